@@ -1,0 +1,1 @@
+"""Demo MCP-style streamable-HTTP server used by unguard's bundled example."""

@@ -1,0 +1,768 @@
+//! The mutation loop: baseline → canary → mutants, on N workers with one
+//! scratch copy each. Reads the plan, writes the results model; knows nothing
+//! about report formats.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use tokio::sync::watch;
+
+use crate::diag::{Diagnostic, Diagnostics};
+use crate::junit::{self, TestPattern};
+use crate::outcome;
+use crate::plan::{Entry, Mutant, Plan};
+use crate::progress::Progress;
+use crate::results::{
+    BaselineResult, CanaryResult, MutantResult, Outcome, Results, Summary, TimeoutPolicy, SCHEMA,
+};
+use crate::run::{self, Exit, Invocation};
+use crate::spec::{Spec, TestConfig, TimeoutSetting};
+use crate::workspace::{Manifest, Scratch, INTERRUPTED};
+use crate::{gate, mutate};
+
+/// Floor and multiplier of the automatic timeout (as cargo-mutants).
+pub const AUTO_TIMEOUT_MIN: Duration = Duration::from_secs(20);
+pub const AUTO_TIMEOUT_FACTOR: u32 = 5;
+/// Cap for the baseline run when no fixed timeout is configured.
+pub const BASELINE_CAP: Duration = Duration::from_secs(30 * 60);
+
+#[derive(Debug, Clone)]
+pub struct EngineOptions {
+    pub out: PathBuf,
+    pub jobs: usize,
+    pub no_canary: bool,
+    pub timeout_policy: TimeoutPolicy,
+    /// Overrides every timeout (`--timeout`).
+    pub timeout: Option<Duration>,
+    /// Root as the user wrote it (for the results).
+    pub root_display: String,
+}
+
+/// Why the loop stopped before producing verdicts.
+#[derive(Debug)]
+pub enum Abort {
+    /// Exit 4: the unmutated suite is red or ran no tests.
+    BaselineRed(String),
+    /// Exit 1: the spec is inconsistent with the suite (e.g. a killed_by that names no test).
+    Spec(Diagnostics),
+    /// Exit 130.
+    Interrupted,
+    /// Anything else (I/O): exit 1.
+    Internal(anyhow::Error),
+}
+
+impl From<anyhow::Error> for Abort {
+    fn from(e: anyhow::Error) -> Self {
+        Abort::Internal(e)
+    }
+}
+
+struct Ctx {
+    plan: Plan,
+    opts: EngineOptions,
+    /// Per test config: the timeout mutants run under.
+    timeouts: Vec<Duration>,
+    patterns: HashMap<String, Vec<TestPattern>>,
+    progress: Progress,
+    /// (file, test index) pairs whose canary stayed green.
+    unreached: Mutex<BTreeSet<(String, usize)>>,
+}
+
+enum Job {
+    Canary { file: String, test: usize },
+    Mutant(usize),
+}
+
+enum JobResult {
+    Canary {
+        file: String,
+        test: usize,
+        result: CanaryResult,
+    },
+    Mutant(usize, MutantResult),
+}
+
+fn env_for(
+    cfg: &TestConfig,
+    worker: usize,
+    label: &str,
+    scratch: &Scratch,
+) -> Vec<(String, String)> {
+    let mut env: Vec<(String, String)> = cfg
+        .env
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    env.push(("UNGUARD_WORKER".into(), worker.to_string()));
+    env.push(("UNGUARD_MUTANT".into(), label.to_string()));
+    env.push((
+        "PYTHONPYCACHEPREFIX".into(),
+        scratch.pycache.display().to_string(),
+    ));
+    env
+}
+
+fn test_timeout(ctx: &Ctx, m: Option<&Mutant>, test: usize) -> Duration {
+    if let Some(t) = ctx.opts.timeout {
+        return t;
+    }
+    if let Some(t) = m.and_then(|m| m.timeout) {
+        return t;
+    }
+    ctx.timeouts[test]
+}
+
+/// Run the loop. The manifest must describe the target tree; the output dir must exist.
+pub fn execute(
+    spec: &Spec,
+    plan: Plan,
+    manifest: Manifest,
+    opts: EngineOptions,
+) -> Result<Results, Abort> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(opts.jobs.clamp(1, 8))
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    rt.block_on(execute_async(spec, plan, manifest, opts))
+}
+
+async fn execute_async(
+    spec: &Spec,
+    plan: Plan,
+    manifest: Manifest,
+    opts: EngineOptions,
+) -> Result<Results, Abort> {
+    let started = Instant::now();
+    let (cancel_tx, cancel_rx) = watch::channel(false);
+    let signals = tokio::spawn(async move {
+        let mut term =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = async { match term.as_mut() { Some(t) => { t.recv().await; } None => std::future::pending::<()>().await } } => {}
+        }
+        INTERRUPTED.store(true, Ordering::SeqCst);
+        let _ = cancel_tx.send(true);
+    });
+
+    let ready: Vec<usize> = plan
+        .entries
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| matches!(e, Entry::Ready(_)))
+        .map(|(i, _)| i)
+        .collect();
+    let workers = opts.jobs.max(1).min(ready.len().max(1));
+
+    // Scratch copies, in parallel.
+    let manifest = Arc::new(manifest);
+    let mut handles = Vec::new();
+    for w in 0..workers {
+        let m = manifest.clone();
+        handles.push(tokio::task::spawn_blocking(move || Scratch::create(&m, w)));
+    }
+    let mut scratches = Vec::new();
+    let mut copy_err = None;
+    for h in handles {
+        match h.await.context("copy task")? {
+            Ok(s) => scratches.push(s),
+            Err(e) => copy_err = Some(e),
+        }
+    }
+    if INTERRUPTED.load(Ordering::SeqCst) {
+        return Err(Abort::Interrupted);
+    }
+    if let Some(e) = copy_err {
+        return Err(Abort::Internal(e));
+    }
+
+    let progress = Progress::new(0);
+    // Baselines: one per distinct test configuration.
+    let mut baselines = Vec::new();
+    let mut timeouts = Vec::new();
+    let mut baseline_reports = Vec::new();
+    for (i, cfg) in plan.tests.iter().enumerate() {
+        let scratch = &mut scratches[0];
+        scratch.purge_stale_bytecode();
+        let junit_path = scratch.next_junit_path("baseline");
+        let log_name = if plan.tests.len() == 1 {
+            "baseline.log".to_string()
+        } else {
+            format!("baseline-{}.log", i + 1)
+        };
+        let log = opts.out.join(&log_name);
+        let cap = opts.timeout.unwrap_or(match cfg.timeout {
+            TimeoutSetting::Fixed(d) => d,
+            TimeoutSetting::Auto => BASELINE_CAP,
+        });
+        progress.line(&format!("baseline: {}", cfg.command.display()));
+        let res = run::run(
+            Invocation {
+                command: &cfg.command,
+                cwd: &scratch.tree,
+                env: env_for(cfg, 0, "baseline", scratch),
+                substitutions: vec![("{junit}", junit_path.display().to_string())],
+                log: &log,
+                timeout: cap,
+                label: format!("baseline of `{}`", cfg.command.display()),
+            },
+            cancel_rx.clone(),
+        )
+        .await;
+        let tail = || run::log_tail(&log, 25);
+        match &res.exit {
+            Exit::Interrupted => return Err(Abort::Interrupted),
+            Exit::Code(0) => {}
+            Exit::Code(5) if cfg.preset == "pytest" => {
+                return Err(Abort::BaselineRed(format!(
+                    "the baseline ran no tests (pytest exit 5: no tests collected); every mutant would survive.\nlog: {}\n{}",
+                    log.display(),
+                    tail()
+                )))
+            }
+            other => {
+                return Err(Abort::BaselineRed(format!(
+                    "the unmutated suite is not green ({}): fix the suite first, a red baseline makes every verdict meaningless.\nlog: {}\n{}",
+                    other.describe(),
+                    log.display(),
+                    tail()
+                )))
+            }
+        }
+        let report = match &cfg.junit {
+            None => {
+                progress.line("warning: no `test.junit` configured: tests are not counted, and a suite that runs zero tests would look green");
+                None
+            }
+            Some(_) => match junit::read(&junit_path) {
+                Err(e) => {
+                    return Err(Abort::BaselineRed(format!(
+                        "the baseline wrote no readable JUnit report ({e}); pass {{junit}} to the test command, e.g. `pytest --junitxml={{junit}}`.\nlog: {}",
+                        log.display()
+                    )))
+                }
+                Ok(r) if r.total() == 0 => {
+                    return Err(Abort::BaselineRed(format!(
+                        "the baseline ran 0 tests (JUnit report is empty): every mutant would survive.\nlog: {}",
+                        log.display()
+                    )))
+                }
+                Ok(r) if !r.red().is_empty() => {
+                    let red: Vec<String> = r.red().iter().map(|c| c.id()).collect();
+                    return Err(Abort::BaselineRed(format!(
+                        "the baseline exited 0 but its JUnit report has {} red test(s): {}\nlog: {}",
+                        red.len(),
+                        red.join(", "),
+                        log.display()
+                    )));
+                }
+                Ok(r) => Some(r),
+            },
+        };
+        let timeout = match cfg.timeout {
+            TimeoutSetting::Fixed(d) => d,
+            TimeoutSetting::Auto => AUTO_TIMEOUT_MIN.max(res.duration * AUTO_TIMEOUT_FACTOR),
+        };
+        let total = report.as_ref().map(|r| r.total());
+        progress.line(&format!(
+            "baseline: green in {:.1}s{}; mutant timeout {:.1}s",
+            res.duration.as_secs_f64(),
+            total.map(|t| format!(", {t} tests")).unwrap_or_default(),
+            opts.timeout.unwrap_or(timeout).as_secs_f64()
+        ));
+        baselines.push(BaselineResult {
+            command: cfg.command.display(),
+            duration_s: res.duration.as_secs_f64(),
+            tests_total: total,
+            timeout_s: opts.timeout.unwrap_or(timeout).as_secs_f64(),
+            log_file: log_name,
+        });
+        timeouts.push(timeout);
+        baseline_reports.push(report);
+    }
+
+    // Every killed_by pattern must name at least one test of its baseline.
+    let mut diags = Diagnostics::default();
+    let mut patterns = HashMap::new();
+    for m in plan.ready() {
+        let pats: Vec<TestPattern> = m.killed_by.iter().map(|k| TestPattern::new(k)).collect();
+        if let Some(Some(report)) = baseline_reports.get(m.test) {
+            for p in &pats {
+                if !report.cases.iter().any(|c| p.matches(c)) {
+                    let sample: Vec<String> = report.cases.iter().take(3).map(|c| c.id()).collect();
+                    diags.push(
+                        Diagnostic::new(&m.pos.path, m.pos.line, m.pos.col, format!(
+                            "mutation `{}`: killed_by `{}` names no test of the baseline ({} tests)",
+                            m.id,
+                            p.raw(),
+                            report.total()
+                        ))
+                        .with_fix(format!("use a JUnit id like `{}` or a pytest node id", sample.first().cloned().unwrap_or_default())),
+                    );
+                }
+            }
+        }
+        patterns.insert(m.id.clone(), pats);
+    }
+    if !diags.is_empty() {
+        return Err(Abort::Spec(diags));
+    }
+
+    let ctx = Arc::new(Ctx {
+        plan,
+        opts: opts.clone(),
+        timeouts,
+        patterns,
+        progress,
+        unreached: Mutex::new(BTreeSet::new()),
+    });
+
+    // Canaries: one per (file, test command) that has mutants.
+    let mut canary_jobs: VecDeque<Job> = VecDeque::new();
+    if !opts.no_canary {
+        let mut pairs: BTreeMap<(String, usize), bool> = BTreeMap::new();
+        for m in ctx.plan.ready() {
+            let e = pairs.entry((m.file.clone(), m.test)).or_insert(true);
+            *e &= m.canary;
+        }
+        for ((file, test), enabled) in pairs {
+            if enabled {
+                canary_jobs.push_back(Job::Canary { file, test });
+            }
+        }
+    }
+    let canary_count = canary_jobs.len();
+    let (scratches, canary_results) = run_phase(&ctx, scratches, canary_jobs, &cancel_rx).await;
+    let mut canaries: Vec<CanaryResult> = Vec::new();
+    for r in canary_results {
+        if let JobResult::Canary { file, test, result } = r {
+            if !result.reached {
+                ctx.unreached.lock().expect("lock").insert((file, test));
+            }
+            canaries.push(result);
+        }
+    }
+    canaries.sort_by(|a, b| (&a.file, &a.command).cmp(&(&b.file, &b.command)));
+    let interrupted_in_canary = INTERRUPTED.load(Ordering::SeqCst) && canaries.len() < canary_count;
+
+    // Mutants in reached files.
+    let mut results: BTreeMap<usize, MutantResult> = BTreeMap::new();
+    let mut mutant_jobs = VecDeque::new();
+    for (i, e) in ctx.plan.entries.iter().enumerate() {
+        if let Entry::Ready(m) = e {
+            if ctx
+                .unreached
+                .lock()
+                .expect("lock")
+                .contains(&(m.file.clone(), m.test))
+            {
+                results.insert(i, unreached_result(m, &ctx));
+            } else {
+                mutant_jobs.push_back(Job::Mutant(i));
+            }
+        }
+    }
+    let (scratches, mutant_results) = if interrupted_in_canary {
+        (scratches, Vec::new())
+    } else {
+        run_phase(&ctx, scratches, mutant_jobs, &cancel_rx).await
+    };
+    for r in mutant_results {
+        if let JobResult::Mutant(i, m) = r {
+            results.insert(i, m);
+        }
+    }
+    ctx.progress.finish();
+    // Scratch copies go now (TempDir drop removes them).
+    drop(scratches);
+    signals.abort();
+
+    let interrupted = INTERRUPTED.load(Ordering::SeqCst);
+    // Rejected entries (no-op / ambiguous) keep their place in spec order.
+    for (i, e) in ctx.plan.entries.iter().enumerate() {
+        if let Entry::Rejected(r) = e {
+            results.insert(i, crate::engine::rejected_result(r));
+        }
+    }
+    let mutants: Vec<MutantResult> = results.into_values().collect();
+    let summary = Summary::compute(&mutants, opts.timeout_policy);
+    let gate = gate::evaluate(&summary, opts.timeout_policy, interrupted);
+    Ok(Results {
+        schema: SCHEMA.into(),
+        unguard_version: env!("CARGO_PKG_VERSION").into(),
+        root: opts.root_display.clone(),
+        spec: spec.spec_path.display().to_string(),
+        timeout_policy: opts.timeout_policy,
+        jobs: workers,
+        interrupted,
+        duration_s: started.elapsed().as_secs_f64(),
+        baselines,
+        canaries,
+        mutants,
+        summary,
+        gate,
+    })
+}
+
+/// Results for mutations that never applied.
+pub fn rejected_result(r: &crate::plan::Rejected) -> MutantResult {
+    let (outcome, detail) = match &r.problem {
+        mutate::ApplyProblem::NoOp(d) => (Outcome::NoOp, d.clone()),
+        mutate::ApplyProblem::Ambiguous(d) => (Outcome::Ambiguous, d.clone()),
+        mutate::ApplyProblem::Binary(d) => (Outcome::NoOp, d.clone()),
+    };
+    MutantResult {
+        id: r.id.clone(),
+        control: r.control.clone(),
+        rule: r.rule.clone(),
+        file: r.file.clone(),
+        line: 0,
+        outcome,
+        red_tests: vec![],
+        tests_total: None,
+        duration_s: 0.0,
+        detail,
+        killed_by: vec![],
+        exit: None,
+        diff_file: None,
+        log_file: None,
+        spec_pos: format!("{}:{}:{}", r.pos.path, r.pos.line, r.pos.col),
+    }
+}
+
+fn base_result(m: &Mutant, outcome: Outcome, detail: String) -> MutantResult {
+    MutantResult {
+        id: m.id.clone(),
+        control: m.control.clone(),
+        rule: m.rule.clone(),
+        file: m.file.clone(),
+        line: m.line,
+        outcome,
+        red_tests: vec![],
+        tests_total: None,
+        duration_s: 0.0,
+        detail,
+        killed_by: m.killed_by.clone(),
+        exit: None,
+        diff_file: None,
+        log_file: None,
+        spec_pos: format!("{}:{}:{}", m.pos.path, m.pos.line, m.pos.col),
+    }
+}
+
+fn unreached_result(m: &Mutant, ctx: &Ctx) -> MutantResult {
+    let _ = ctx;
+    base_result(
+        m,
+        Outcome::Unreached,
+        format!(
+            "emptying {} did not turn the suite red: the suite does not run this copy of the file (editable install? prebuilt dist/? set `test.env: {{PYTHONPATH: src}}`), so no verdict is possible",
+            m.file
+        ),
+    )
+}
+
+/// Run a queue of jobs on all workers; returns the scratches for reuse.
+async fn run_phase(
+    ctx: &Arc<Ctx>,
+    scratches: Vec<Scratch>,
+    jobs: VecDeque<Job>,
+    cancel: &watch::Receiver<bool>,
+) -> (Vec<Scratch>, Vec<JobResult>) {
+    if jobs.is_empty() {
+        return (scratches, Vec::new());
+    }
+    let queue = Arc::new(Mutex::new(jobs));
+    let mut handles = Vec::new();
+    for (w, scratch) in scratches.into_iter().enumerate() {
+        let ctx = ctx.clone();
+        let queue = queue.clone();
+        let cancel = cancel.clone();
+        handles.push(tokio::spawn(async move {
+            worker(w, scratch, ctx, queue, cancel).await
+        }));
+    }
+    let mut scratches = Vec::new();
+    let mut results = Vec::new();
+    for h in handles {
+        match h.await {
+            Ok((s, mut r)) => {
+                scratches.push(s);
+                results.append(&mut r);
+            }
+            Err(e) => ctx
+                .progress
+                .line(&format!("internal error: worker task failed: {e}")),
+        }
+    }
+    (scratches, results)
+}
+
+async fn worker(
+    w: usize,
+    mut scratch: Scratch,
+    ctx: Arc<Ctx>,
+    queue: Arc<Mutex<VecDeque<Job>>>,
+    cancel: watch::Receiver<bool>,
+) -> (Scratch, Vec<JobResult>) {
+    let mut out = Vec::new();
+    loop {
+        if *cancel.borrow() {
+            break;
+        }
+        let job = queue.lock().expect("queue lock").pop_front();
+        let Some(job) = job else { break };
+        let r = match job {
+            Job::Canary { file, test } => {
+                run_canary(w, &mut scratch, &ctx, &file, test, cancel.clone()).await
+            }
+            Job::Mutant(i) => run_mutant(w, &mut scratch, &ctx, i, cancel.clone()).await,
+        };
+        match r {
+            Ok(Some(r)) => out.push(r),
+            Ok(None) => break, // interrupted
+            Err(e) => ctx
+                .progress
+                .line(&format!("internal error on worker {w}: {e:#}")),
+        }
+    }
+    (scratch, out)
+}
+
+fn sanitize(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+async fn run_canary(
+    w: usize,
+    scratch: &mut Scratch,
+    ctx: &Ctx,
+    file: &str,
+    test: usize,
+    cancel: watch::Receiver<bool>,
+) -> Result<Option<JobResult>> {
+    let cfg = &ctx.plan.tests[test];
+    let original = ctx
+        .plan
+        .originals
+        .get(file)
+        .context("original bytes")?
+        .clone();
+    scratch.write(file, b"")?;
+    scratch.purge_stale_bytecode();
+    let log_name = if ctx.plan.tests.len() == 1 {
+        format!("canary-{}.log", sanitize(file))
+    } else {
+        format!("canary-{}-{}.log", sanitize(file), test + 1)
+    };
+    let log = ctx.opts.out.join(&log_name);
+    let junit_path = scratch.next_junit_path("canary");
+    ctx.progress.status(&format!("canary {file}"));
+    let res = run::run(
+        Invocation {
+            command: &cfg.command,
+            cwd: &scratch.tree,
+            env: env_for(cfg, w, "canary", scratch),
+            substitutions: vec![("{junit}", junit_path.display().to_string())],
+            log: &log,
+            timeout: test_timeout(ctx, None, test),
+            label: format!("canary: {file} emptied"),
+        },
+        cancel,
+    )
+    .await;
+    scratch.write(file, &original)?;
+    let reached = match &res.exit {
+        Exit::Interrupted => return Ok(None),
+        Exit::SpawnFailed(e) => bail!("canary for {file}: {e}"),
+        Exit::Code(0) => false,
+        _ => true,
+    };
+    let line = format!(
+        "canary {file}: {} ({})",
+        if reached {
+            "reached"
+        } else {
+            "UNREACHED: the suite stays green with this file emptied"
+        },
+        res.exit.describe()
+    );
+    ctx.progress.line(&line);
+    Ok(Some(JobResult::Canary {
+        file: file.to_string(),
+        test,
+        result: CanaryResult {
+            file: file.to_string(),
+            command: cfg.command.display(),
+            reached,
+            exit: res.exit.describe(),
+            duration_s: res.duration.as_secs_f64(),
+            log_file: log_name,
+        },
+    }))
+}
+
+async fn run_mutant(
+    w: usize,
+    scratch: &mut Scratch,
+    ctx: &Ctx,
+    index: usize,
+    cancel: watch::Receiver<bool>,
+) -> Result<Option<JobResult>> {
+    let Entry::Ready(m) = &ctx.plan.entries[index] else {
+        bail!("job for a rejected mutation");
+    };
+    let cfg = &ctx.plan.tests[m.test];
+    let original = ctx
+        .plan
+        .originals
+        .get(&m.file)
+        .context("original bytes")?
+        .clone();
+    let started = Instant::now();
+    ctx.progress.status(&m.id);
+
+    // Apply, then prove on disk that it arrived.
+    scratch.write(&m.file, &m.mutated)?;
+    let on_disk = scratch.read(&m.file)?;
+    let diff = mutate::unified_diff(&m.file, &original, &on_disk);
+    let diff_name = format!("{}.diff", m.id);
+    let log_name = format!("{}.log", m.id);
+    std::fs::write(ctx.opts.out.join(&diff_name), &diff)?;
+    if diff.is_empty() {
+        scratch.write(&m.file, &original)?;
+        let mut r = base_result(
+            m,
+            Outcome::NoOp,
+            "the mutant did not change the file on disk".into(),
+        );
+        r.diff_file = Some(diff_name);
+        return Ok(Some(JobResult::Mutant(index, r)));
+    }
+    let timeout = test_timeout(ctx, Some(m), m.test);
+    let log = ctx.opts.out.join(&log_name);
+
+    // Viability check (e.g. a compiler) before the suite.
+    if let Some(check) = &cfg.check {
+        scratch.purge_stale_bytecode();
+        let check_log = ctx.opts.out.join(format!("{}.check.log", m.id));
+        let res = run::run(
+            Invocation {
+                command: check,
+                cwd: &scratch.tree,
+                env: env_for(cfg, w, &m.id, scratch),
+                substitutions: vec![("{file}", m.file.clone())],
+                log: &check_log,
+                timeout,
+                label: format!("check of mutant {}", m.id),
+            },
+            cancel.clone(),
+        )
+        .await;
+        match res.exit {
+            Exit::Interrupted => {
+                scratch.write(&m.file, &original)?;
+                return Ok(None);
+            }
+            Exit::Code(0) => {}
+            other => {
+                scratch.write(&m.file, &original)?;
+                let mut r = base_result(
+                    m,
+                    Outcome::Unviable,
+                    format!("the mutant fails `test.check` ({}): it does not build, so it proves nothing", other.describe()),
+                );
+                r.duration_s = started.elapsed().as_secs_f64();
+                r.diff_file = Some(diff_name);
+                r.log_file = Some(format!("{}.check.log", m.id));
+                r.exit = Some(other.describe());
+                report_line(ctx, &r);
+                return Ok(Some(JobResult::Mutant(index, r)));
+            }
+        }
+    }
+
+    scratch.purge_stale_bytecode();
+    let junit_path = scratch.next_junit_path(&m.id);
+    let _ = std::fs::remove_file(&junit_path);
+    let res = run::run(
+        Invocation {
+            command: &cfg.command,
+            cwd: &scratch.tree,
+            env: env_for(cfg, w, &m.id, scratch),
+            substitutions: vec![
+                ("{junit}", junit_path.display().to_string()),
+                ("{file}", m.file.clone()),
+            ],
+            log: &log,
+            timeout,
+            label: format!("mutant {} ({}:{})", m.id, m.file, m.line),
+        },
+        cancel,
+    )
+    .await;
+    // Restore before anything else, so the next job sees the original.
+    scratch.write(&m.file, &original)?;
+    if res.exit == Exit::Interrupted {
+        return Ok(None);
+    }
+    let report = cfg.junit.as_ref().map(|_| junit::read(&junit_path));
+    let pats = ctx.patterns.get(&m.id).map(Vec::as_slice).unwrap_or(&[]);
+    let v = outcome::classify(&res, cfg, report, pats, timeout.as_secs_f64());
+    let mut r = base_result(m, v.outcome, v.detail);
+    r.red_tests = v.red_tests;
+    r.tests_total = v.tests_total;
+    r.duration_s = res.duration.as_secs_f64();
+    r.exit = Some(res.exit.describe());
+    r.diff_file = Some(diff_name);
+    r.log_file = Some(log_name);
+    report_line(ctx, &r);
+    Ok(Some(JobResult::Mutant(index, r)))
+}
+
+fn report_line(ctx: &Ctx, r: &MutantResult) {
+    ctx.progress.line(&format!(
+        "{:<13} {} ({}:{}) {:.1}s",
+        r.outcome.as_str(),
+        r.id,
+        r.file,
+        r.line,
+        r.duration_s
+    ));
+    ctx.progress.inc();
+}
+
+/// Create (or reuse) the output directory. An existing directory is only
+/// cleared when unguard made it (it holds the `.unguard-out` marker).
+pub fn prepare_out_dir(out: &Path) -> Result<()> {
+    const MARKER: &str = ".unguard-out";
+    if out.exists() {
+        let is_ours = out.join(MARKER).exists();
+        let empty = std::fs::read_dir(out)?.next().is_none();
+        if !is_ours && !empty {
+            bail!(
+                "output directory {} exists and was not made by unguard; refusing to clear it (choose another --out)",
+                out.display()
+            );
+        }
+        if is_ours {
+            std::fs::remove_dir_all(out).with_context(|| format!("clearing {}", out.display()))?;
+        }
+    }
+    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    std::fs::write(out.join(MARKER), "made by unguard; cleared on every run\n")?;
+    Ok(())
+}

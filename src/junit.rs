@@ -1,0 +1,229 @@
+//! Reading JUnit XML reports (pytest, unittest runners, jest-junit, nextest …)
+//! and matching `expect.killed_by` patterns against their test cases.
+
+use std::path::Path;
+
+use quick_xml::events::Event;
+use quick_xml::Reader;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    Passed,
+    Failed,
+    Error,
+    Skipped,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TestCase {
+    pub classname: String,
+    pub name: String,
+    pub status: Status,
+}
+
+impl TestCase {
+    /// The canonical name unguard reports: `classname::name`.
+    pub fn id(&self) -> String {
+        if self.classname.is_empty() {
+            self.name.clone()
+        } else {
+            format!("{}::{}", self.classname, self.name)
+        }
+    }
+    pub fn is_red(&self) -> bool {
+        matches!(self.status, Status::Failed | Status::Error)
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Report {
+    pub cases: Vec<TestCase>,
+}
+
+impl Report {
+    pub fn total(&self) -> usize {
+        self.cases.len()
+    }
+    pub fn red(&self) -> Vec<&TestCase> {
+        self.cases.iter().filter(|c| c.is_red()).collect()
+    }
+}
+
+fn attr(e: &quick_xml::events::BytesStart<'_>, key: &[u8]) -> String {
+    e.attributes()
+        .flatten()
+        .find(|a| a.key.as_ref() == key)
+        .and_then(|a| a.unescape_value().ok().map(|v| v.into_owned()))
+        .unwrap_or_default()
+}
+
+/// Parse a JUnit XML document.
+pub fn parse(xml: &str) -> Result<Report, String> {
+    let mut reader = Reader::from_str(xml);
+    let mut cases = Vec::new();
+    let mut current: Option<TestCase> = None;
+    let mut saw_root = false;
+    loop {
+        match reader.read_event() {
+            Err(e) => {
+                return Err(format!(
+                    "malformed JUnit XML at byte {}: {e}",
+                    reader.buffer_position()
+                ))
+            }
+            Ok(Event::Eof) => break,
+            Ok(Event::Start(e)) => match e.name().as_ref() {
+                b"testsuites" | b"testsuite" => saw_root = true,
+                b"testcase" => {
+                    current = Some(TestCase {
+                        classname: attr(&e, b"classname"),
+                        name: attr(&e, b"name"),
+                        status: Status::Passed,
+                    })
+                }
+                other => mark(&mut current, other),
+            },
+            Ok(Event::Empty(e)) => match e.name().as_ref() {
+                b"testsuites" | b"testsuite" => saw_root = true,
+                b"testcase" => cases.push(TestCase {
+                    classname: attr(&e, b"classname"),
+                    name: attr(&e, b"name"),
+                    status: Status::Passed,
+                }),
+                other => mark(&mut current, other),
+            },
+            Ok(Event::End(e)) if e.name().as_ref() == b"testcase" => {
+                if let Some(c) = current.take() {
+                    cases.push(c);
+                }
+            }
+            Ok(_) => {}
+        }
+    }
+    if !saw_root {
+        return Err("not a JUnit report: no <testsuite> or <testsuites> element".into());
+    }
+    Ok(Report { cases })
+}
+
+fn mark(current: &mut Option<TestCase>, element: &[u8]) {
+    if let Some(c) = current {
+        let new = match element {
+            b"failure" => Status::Failed,
+            b"error" => Status::Error,
+            b"skipped" => Status::Skipped,
+            _ => return,
+        };
+        // Failure/error outrank skipped; keep the worst.
+        if !(c.is_red() && new == Status::Skipped) {
+            c.status = new;
+        }
+    }
+}
+
+pub fn read(path: &Path) -> Result<Report, String> {
+    let bytes =
+        std::fs::read(path).map_err(|e| format!("no JUnit report at {}: {e}", path.display()))?;
+    parse(&String::from_utf8_lossy(&bytes))
+}
+
+/// Normalise a `killed_by` pattern: a pytest node id
+/// (`tests/test_x.py::TestC::test_y`) becomes the JUnit form
+/// (`tests.test_x.TestC::test_y`).
+fn normalise(pattern: &str) -> String {
+    let parts: Vec<&str> = pattern.split("::").collect();
+    if parts.len() >= 2 && parts[0].ends_with(".py") {
+        let module = parts[0].trim_end_matches(".py").replace('/', ".");
+        let mut class = vec![module];
+        class.extend(parts[1..parts.len() - 1].iter().map(|s| s.to_string()));
+        format!("{}::{}", class.join("."), parts[parts.len() - 1])
+    } else {
+        pattern.to_string()
+    }
+}
+
+/// A compiled `killed_by` pattern: exact `classname::name`, pytest node id,
+/// or a glob where `*` matches any run of characters.
+#[derive(Debug, Clone)]
+pub struct TestPattern {
+    raw: String,
+    re: regex::Regex,
+}
+
+impl TestPattern {
+    pub fn new(pattern: &str) -> TestPattern {
+        let norm = normalise(pattern);
+        let re = format!(
+            "^{}$",
+            norm.split('*')
+                .map(regex::escape)
+                .collect::<Vec<_>>()
+                .join(".*")
+        );
+        TestPattern {
+            raw: pattern.to_string(),
+            re: regex::Regex::new(&re).expect("escaped pattern is a valid regex"),
+        }
+    }
+    pub fn raw(&self) -> &str {
+        &self.raw
+    }
+    pub fn matches(&self, case: &TestCase) -> bool {
+        self.re.is_match(&case.id())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PYTEST: &str = r#"<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest" errors="0" failures="1" skipped="1" tests="4">
+<testcase classname="tests.test_transport" name="test_right_host_wrong_port_is_rejected" time="0.01"><failure message="assert 200 == 421">x</failure></testcase>
+<testcase classname="tests.test_transport.TestOrigin" name="test_ok[a|b]" time="0.01" />
+<testcase classname="tests.test_transport" name="test_skip" time="0.0"><skipped message="no"/></testcase>
+<testcase classname="tests.test_auth" name="test_err" time="0.0"><error message="boom"/></testcase>
+</testsuite></testsuites>"#;
+
+    #[test]
+    fn parses_statuses() {
+        let r = parse(PYTEST).unwrap();
+        assert_eq!(r.total(), 4);
+        let red: Vec<String> = r.red().iter().map(|c| c.id()).collect();
+        assert_eq!(
+            red,
+            vec![
+                "tests.test_transport::test_right_host_wrong_port_is_rejected",
+                "tests.test_auth::test_err"
+            ]
+        );
+        assert_eq!(r.cases[2].status, Status::Skipped);
+    }
+
+    #[test]
+    fn rejects_non_junit() {
+        assert!(parse("<html></html>").is_err());
+        assert!(
+            parse("<testsuite><testcase").is_err()
+                || parse("<testsuite><testcase").unwrap().total() == 0
+        );
+    }
+
+    #[test]
+    fn patterns() {
+        let r = parse(PYTEST).unwrap();
+        let c0 = &r.cases[0];
+        let c1 = &r.cases[1];
+        assert!(
+            TestPattern::new("tests.test_transport::test_right_host_wrong_port_is_rejected")
+                .matches(c0)
+        );
+        assert!(TestPattern::new(
+            "tests/test_transport.py::test_right_host_wrong_port_is_rejected"
+        )
+        .matches(c0));
+        assert!(TestPattern::new("tests/test_transport.py::TestOrigin::test_ok[a|b]").matches(c1));
+        assert!(TestPattern::new("*wrong_port*").matches(c0));
+        assert!(!TestPattern::new("*wrong_port").matches(c1));
+        assert!(!TestPattern::new("tests.test_transport::test_right_host").matches(c0));
+    }
+}

@@ -1,0 +1,25 @@
+//! unguard: mutation testing for the security controls of MCP servers.
+//!
+//! Data flows one way through one module per stage:
+//! [`spec`] (load + validate YAML) → [`plan`] (mutants with sites, diffs,
+//! expected killers) → [`workspace`] (scratch copies, restore) → [`mutate`]
+//! (match, replace, diff proof) → [`run`] (process groups, timeout, logs) →
+//! [`outcome`] (verdict per mutant, from exit code and [`junit`]) →
+//! [`results`] (the model every report reads) → [`report`] → [`gate`] (exit code).
+//! [`engine`] drives the loop; [`commands`] maps subcommands onto it.
+
+pub mod cli;
+pub mod commands;
+pub mod diag;
+pub mod engine;
+pub mod gate;
+pub mod junit;
+pub mod mutate;
+pub mod outcome;
+pub mod plan;
+pub mod progress;
+pub mod report;
+pub mod results;
+pub mod run;
+pub mod spec;
+pub mod workspace;

@@ -1,0 +1,279 @@
+//! Matching a mutation's pattern against file bytes, replacing, and proving
+//! by diff that the replacement changed something.
+
+use std::ops::Range;
+
+use regex::bytes::{NoExpand, Regex};
+
+use crate::spec::{Count, Pattern};
+
+/// Why a mutation could not be applied. Both are spec errors, never "survived".
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ApplyProblem {
+    /// Nothing matched, or the replacement equals the matched text.
+    NoOp(String),
+    /// The number of matches is not the `count` the spec declares.
+    Ambiguous(String),
+    /// The file cannot be mutated as text.
+    Binary(String),
+}
+
+/// A successfully applied mutation.
+#[derive(Debug, Clone)]
+pub struct Applied {
+    pub mutated: Vec<u8>,
+    /// 1-based line and column of the first match.
+    pub line: usize,
+    pub col: usize,
+    /// Number of sites replaced.
+    pub sites: usize,
+}
+
+/// Compile a pattern to a byte regex. Literal text becomes an escaped regex in
+/// which every whitespace run matches `\s+` (unless `exact_whitespace`), so a
+/// `find` written on one line still hits text wrapped over two.
+pub fn compile(pattern: &Pattern) -> Result<Regex, regex::Error> {
+    match pattern {
+        Pattern::Regex(r) => Regex::new(r),
+        Pattern::Literal {
+            text,
+            exact_whitespace: true,
+        } => Regex::new(&regex::escape(text)),
+        Pattern::Literal {
+            text,
+            exact_whitespace: false,
+        } => {
+            let mut re = String::new();
+            let mut in_ws = false;
+            for ch in text.chars() {
+                if ch.is_whitespace() {
+                    if !in_ws {
+                        re.push_str(r"\s+");
+                        in_ws = true;
+                    }
+                } else {
+                    in_ws = false;
+                    re.push_str(&regex::escape(ch.encode_utf8(&mut [0u8; 4])));
+                }
+            }
+            Regex::new(&re)
+        }
+    }
+}
+
+/// Heuristic shared with git: a NUL byte in the first 8 KiB means binary.
+pub fn is_binary(content: &[u8]) -> bool {
+    content.iter().take(8192).any(|b| *b == 0)
+}
+
+/// 1-based (line, column) of a byte offset; column counts characters.
+pub fn line_col(content: &[u8], offset: usize) -> (usize, usize) {
+    let before = &content[..offset.min(content.len())];
+    let line = before.iter().filter(|b| **b == b'\n').count() + 1;
+    let line_start = before
+        .iter()
+        .rposition(|b| *b == b'\n')
+        .map(|p| p + 1)
+        .unwrap_or(0);
+    let col = String::from_utf8_lossy(&before[line_start..])
+        .chars()
+        .count()
+        + 1;
+    (line, col)
+}
+
+/// Find every match of `pattern` in `content` (non-overlapping, left to right).
+pub fn find_matches(re: &Regex, content: &[u8]) -> Vec<Range<usize>> {
+    re.find_iter(content).map(|m| m.range()).collect()
+}
+
+/// Apply the mutation to `content` in memory.
+pub fn apply(
+    pattern: &Pattern,
+    replace: &str,
+    count: Count,
+    content: &[u8],
+) -> Result<Applied, ApplyProblem> {
+    if is_binary(content) {
+        return Err(ApplyProblem::Binary(
+            "file looks binary (contains NUL bytes); unguard mutates text files only".into(),
+        ));
+    }
+    let re = compile(pattern)
+        .map_err(|e| ApplyProblem::NoOp(format!("pattern does not compile: {e}")))?;
+    let matches = find_matches(&re, content);
+    let what = match pattern {
+        Pattern::Literal { .. } => "find text",
+        Pattern::Regex(_) => "regex",
+    };
+    if matches.is_empty() {
+        return Err(ApplyProblem::NoOp(format!(
+            "{what} matches nothing in the file: the code moved or the spec is stale"
+        )));
+    }
+    match count {
+        Count::Exactly(n) if matches.len() != n => {
+            let lines: Vec<String> = matches
+                .iter()
+                .take(5)
+                .map(|r| line_col(content, r.start).0.to_string())
+                .collect();
+            return Err(ApplyProblem::Ambiguous(format!(
+                "{what} matches {} times (lines {}{}), the spec expects exactly {n}",
+                matches.len(),
+                lines.join(", "),
+                if matches.len() > 5 { ", …" } else { "" }
+            )));
+        }
+        _ => {}
+    }
+    let mutated = match pattern {
+        Pattern::Literal { .. } => re
+            .replace_all(content, NoExpand(replace.as_bytes()))
+            .into_owned(),
+        Pattern::Regex(_) => re.replace_all(content, replace.as_bytes()).into_owned(),
+    };
+    if mutated == content {
+        return Err(ApplyProblem::NoOp(
+            "the replacement leaves the file unchanged (replace equals the matched text)".into(),
+        ));
+    }
+    let (line, col) = line_col(content, matches[0].start);
+    Ok(Applied {
+        mutated,
+        line,
+        col,
+        sites: matches.len(),
+    })
+}
+
+/// Unified diff original → mutant, with `a/` and `b/` headers like git.
+/// An empty string means nothing changed.
+pub fn unified_diff(path: &str, original: &[u8], mutated: &[u8]) -> String {
+    if original == mutated {
+        return String::new();
+    }
+    let old = String::from_utf8_lossy(original);
+    let new = String::from_utf8_lossy(mutated);
+    let diff = similar::TextDiff::from_lines(old.as_ref(), new.as_ref());
+    diff.unified_diff()
+        .context_radius(3)
+        .header(&format!("a/{path}"), &format!("b/{path}"))
+        .missing_newline_hint(true)
+        .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lit(s: &str) -> Pattern {
+        Pattern::Literal {
+            text: s.into(),
+            exact_whitespace: false,
+        }
+    }
+
+    #[test]
+    fn literal_matches_across_line_break() {
+        let content = b"at most 5\npartial results\n";
+        let a = apply(&lit("5 partial"), "50 partial", Count::Exactly(1), content).unwrap();
+        assert_eq!(a.mutated, b"at most 50 partial results\n");
+        assert_eq!((a.line, a.col), (1, 9));
+    }
+
+    #[test]
+    fn exact_whitespace_does_not_cross_lines() {
+        let p = Pattern::Literal {
+            text: "5 partial".into(),
+            exact_whitespace: true,
+        };
+        let r = apply(&p, "x", Count::Exactly(1), b"5\npartial");
+        assert!(matches!(r, Err(ApplyProblem::NoOp(_))));
+    }
+
+    #[test]
+    fn literal_special_chars_are_literal() {
+        let a = apply(
+            &lit("f\"127.0.0.1:{port}\""),
+            "\"127.0.0.1:*\"",
+            Count::Exactly(1),
+            b"h = [f\"127.0.0.1:{port}\"]",
+        )
+        .unwrap();
+        assert_eq!(a.mutated, b"h = [\"127.0.0.1:*\"]");
+    }
+
+    #[test]
+    fn literal_replace_does_not_expand_dollars() {
+        let a = apply(&lit("x"), "$1", Count::Exactly(1), b"x").unwrap();
+        assert_eq!(a.mutated, b"$1");
+    }
+
+    #[test]
+    fn regex_expands_groups() {
+        let a = apply(
+            &Pattern::Regex(r"check\((\w+)\)".into()),
+            "skip($1)",
+            Count::Exactly(1),
+            b"if check(host):",
+        )
+        .unwrap();
+        assert_eq!(a.mutated, b"if skip(host):");
+    }
+
+    #[test]
+    fn zero_matches_is_noop() {
+        assert!(matches!(
+            apply(&lit("nope"), "x", Count::Exactly(1), b"abc"),
+            Err(ApplyProblem::NoOp(_))
+        ));
+    }
+
+    #[test]
+    fn identical_replacement_is_noop() {
+        assert!(matches!(
+            apply(&lit("abc"), "abc", Count::Exactly(1), b"abc"),
+            Err(ApplyProblem::NoOp(_))
+        ));
+    }
+
+    #[test]
+    fn wrong_count_is_ambiguous() {
+        let r = apply(&lit("a"), "b", Count::Exactly(1), b"a\na\n");
+        match r {
+            Err(ApplyProblem::Ambiguous(m)) => assert!(m.contains("lines 1, 2"), "{m}"),
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            apply(&lit("a"), "b", Count::Exactly(3), b"a a"),
+            Err(ApplyProblem::Ambiguous(_))
+        ));
+        let a = apply(&lit("a"), "b", Count::Exactly(2), b"a a").unwrap();
+        assert_eq!(a.mutated, b"b b");
+        let a = apply(&lit("a"), "b", Count::All, b"a a a").unwrap();
+        assert_eq!((a.mutated.as_slice(), a.sites), (&b"b b b"[..], 3));
+    }
+
+    #[test]
+    fn binary_is_refused() {
+        assert!(matches!(
+            apply(&lit("a"), "b", Count::All, b"a\0b"),
+            Err(ApplyProblem::Binary(_))
+        ));
+    }
+
+    #[test]
+    fn diff_is_empty_only_when_unchanged() {
+        assert_eq!(unified_diff("f", b"a\n", b"a\n"), "");
+        let d = unified_diff("src/f.py", b"a\nb\n", b"a\nc\n");
+        assert!(d.starts_with("--- a/src/f.py\n+++ b/src/f.py\n"), "{d}");
+        assert!(d.contains("-b\n+c\n"), "{d}");
+    }
+
+    #[test]
+    fn line_col_counts_chars() {
+        assert_eq!(line_col("é\nxyz".as_bytes(), 5), (2, 3));
+        assert_eq!(line_col("éa".as_bytes(), 2), (1, 2));
+    }
+}

@@ -1,0 +1,256 @@
+//! Running a test command: its own process group, stdin from /dev/null,
+//! output to a log file, a timeout that kills the whole process tree.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use tokio::sync::watch;
+
+use crate::spec::Command;
+
+/// Grace period between SIGTERM and SIGKILL for a process group.
+pub const KILL_GRACE: Duration = Duration::from_secs(2);
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Exit {
+    /// The command exited with this code.
+    Code(i32),
+    /// The command was killed by this signal (not by unguard).
+    Signal(i32),
+    /// unguard killed it at the timeout.
+    Timeout,
+    /// unguard killed it because the run was interrupted (Ctrl-C / SIGTERM).
+    Interrupted,
+    /// The command could not be started at all.
+    SpawnFailed(String),
+}
+
+impl Exit {
+    pub fn describe(&self) -> String {
+        match self {
+            Exit::Code(c) => format!("exit code {c}"),
+            Exit::Signal(s) => format!("killed by signal {s}"),
+            Exit::Timeout => "timed out (process group killed)".into(),
+            Exit::Interrupted => "interrupted".into(),
+            Exit::SpawnFailed(e) => format!("could not start: {e}"),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct RunResult {
+    pub exit: Exit,
+    pub duration: Duration,
+}
+
+/// What to run and where.
+pub struct Invocation<'a> {
+    pub command: &'a Command,
+    pub cwd: &'a Path,
+    /// Extra environment on top of unguard's own.
+    pub env: Vec<(String, String)>,
+    /// Placeholders like `{junit}` → value, expanded in the command.
+    pub substitutions: Vec<(&'static str, String)>,
+    pub log: &'a Path,
+    pub timeout: Duration,
+    /// One line for the log header (what this run is).
+    pub label: String,
+}
+
+/// Quote for `sh` only when needed.
+pub fn shell_quote(s: &str) -> String {
+    if !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+=:,@%".contains(c))
+    {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}
+
+fn expand(text: &str, subs: &[(&'static str, String)], quote: bool) -> String {
+    let mut out = text.to_string();
+    for (key, value) in subs {
+        let v = if quote {
+            shell_quote(value)
+        } else {
+            value.clone()
+        };
+        out = out.replace(key, &v);
+    }
+    out
+}
+
+/// The argv that will be executed.
+pub fn argv(command: &Command, subs: &[(&'static str, String)]) -> Vec<String> {
+    match command {
+        Command::Shell(s) => vec!["sh".into(), "-c".into(), expand(s, subs, true)],
+        Command::Argv(v) => v.iter().map(|a| expand(a, subs, false)).collect(),
+    }
+}
+
+fn signal_group(pgid: i32, sig: i32) {
+    if pgid > 0 {
+        // SAFETY: killpg has no memory-safety preconditions. pgid is the pid of
+        // a child we spawned as a group leader; Linux does not reuse a pid while
+        // a process group with that id still exists.
+        unsafe {
+            libc::killpg(pgid, sig);
+        }
+    }
+}
+
+/// Run the invocation to completion, timeout or cancellation. Never leaves a
+/// process of the group alive: after the leader exits, stragglers that stayed
+/// in its group (background servers, stuck grandchildren) are killed too.
+pub async fn run(inv: Invocation<'_>, mut cancel: watch::Receiver<bool>) -> RunResult {
+    let started = Instant::now();
+    let argv = argv(inv.command, &inv.substitutions);
+    let mut log = match std::fs::File::create(inv.log) {
+        Ok(f) => f,
+        Err(e) => {
+            return RunResult {
+                exit: Exit::SpawnFailed(format!("cannot create log {}: {e}", inv.log.display())),
+                duration: started.elapsed(),
+            }
+        }
+    };
+    let _ = writeln!(
+        log,
+        "# unguard: {}\n# cwd: {}\n# timeout: {:.1}s\n$ {}\n",
+        inv.label,
+        inv.cwd.display(),
+        inv.timeout.as_secs_f64(),
+        match inv.command {
+            Command::Shell(_) => argv[2].clone(),
+            Command::Argv(_) => argv.join(" "),
+        }
+    );
+    let stdout = log.try_clone();
+    let stderr = log.try_clone();
+    let (Ok(stdout), Ok(stderr)) = (stdout, stderr) else {
+        return RunResult {
+            exit: Exit::SpawnFailed("cannot duplicate the log file handle".into()),
+            duration: started.elapsed(),
+        };
+    };
+    let mut cmd = tokio::process::Command::new(&argv[0]);
+    cmd.args(&argv[1..])
+        .current_dir(inv.cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(stdout))
+        .stderr(Stdio::from(stderr))
+        .process_group(0)
+        .kill_on_drop(true);
+    for (k, v) in &inv.env {
+        cmd.env(k, v);
+    }
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => {
+            let msg = format!("`{}`: {e}", argv[0]);
+            let _ = writeln!(log, "# unguard: could not start {msg}");
+            return RunResult {
+                exit: Exit::SpawnFailed(msg),
+                duration: started.elapsed(),
+            };
+        }
+    };
+    let pgid = child.id().map(|p| p as i32).unwrap_or(0);
+
+    let deadline = tokio::time::sleep(inv.timeout);
+    tokio::pin!(deadline);
+    let exit = tokio::select! {
+        status = child.wait() => match status {
+            Ok(s) => status_to_exit(s),
+            Err(e) => Exit::SpawnFailed(format!("waiting for the child: {e}")),
+        },
+        _ = &mut deadline => {
+            terminate(&mut child, pgid).await;
+            Exit::Timeout
+        }
+        _ = wait_cancel(&mut cancel) => {
+            terminate(&mut child, pgid).await;
+            Exit::Interrupted
+        }
+    };
+    // Whatever is left in the group (daemons, background jobs) goes too.
+    signal_group(pgid, libc::SIGKILL);
+    let duration = started.elapsed();
+    let _ = writeln!(
+        log,
+        "\n# unguard: {} after {:.2}s",
+        exit.describe(),
+        duration.as_secs_f64()
+    );
+    RunResult { exit, duration }
+}
+
+async fn wait_cancel(cancel: &mut watch::Receiver<bool>) {
+    loop {
+        if *cancel.borrow() {
+            return;
+        }
+        if cancel.changed().await.is_err() {
+            // Sender gone: never cancelled.
+            std::future::pending::<()>().await;
+        }
+    }
+}
+
+/// SIGTERM the group, give it a short grace, SIGKILL, reap the leader.
+async fn terminate(child: &mut tokio::process::Child, pgid: i32) {
+    signal_group(pgid, libc::SIGTERM);
+    if tokio::time::timeout(KILL_GRACE, child.wait())
+        .await
+        .is_err()
+    {
+        signal_group(pgid, libc::SIGKILL);
+        let _ = child.wait().await;
+    }
+}
+
+fn status_to_exit(s: std::process::ExitStatus) -> Exit {
+    use std::os::unix::process::ExitStatusExt;
+    match (s.code(), s.signal()) {
+        (Some(c), _) => Exit::Code(c),
+        (None, Some(sig)) => Exit::Signal(sig),
+        _ => Exit::Code(-1),
+    }
+}
+
+/// The last `n` lines of a log file (for error messages).
+pub fn log_tail(path: &Path, n: usize) -> String {
+    let text = std::fs::read(path).unwrap_or_default();
+    let text = String::from_utf8_lossy(&text);
+    let lines: Vec<&str> = text.lines().collect();
+    let start = lines.len().saturating_sub(n);
+    lines[start..].join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoting() {
+        assert_eq!(shell_quote("/tmp/a-b/x.xml"), "/tmp/a-b/x.xml");
+        assert_eq!(shell_quote("a b"), "'a b'");
+        assert_eq!(shell_quote("it's"), r"'it'\''s'");
+    }
+
+    #[test]
+    fn argv_expands_placeholders() {
+        let subs = vec![("{junit}", "/tmp/j 1.xml".to_string())];
+        let a = argv(&Command::Shell("pytest --junitxml={junit}".into()), &subs);
+        assert_eq!(a, vec!["sh", "-c", "pytest --junitxml='/tmp/j 1.xml'"]);
+        let a = argv(
+            &Command::Argv(vec!["pytest".into(), "--junitxml={junit}".into()]),
+            &subs,
+        );
+        assert_eq!(a, vec!["pytest", "--junitxml=/tmp/j 1.xml"]);
+    }
+}

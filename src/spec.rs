@@ -1,0 +1,939 @@
+//! Loading and validating `unguard.yaml` (version 1) and the files it includes.
+//!
+//! The raw serde types mirror the YAML one to one (`deny_unknown_fields`
+//! everywhere); [`load`] turns them into a validated [`Spec`] or a list of
+//! [`Diagnostic`]s, each with file, line, column and a fix.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Component, Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_saphyr::Spanned;
+
+use crate::diag::{Diagnostic, Diagnostics};
+
+// ---------------------------------------------------------------- raw YAML
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSpec {
+    version: Spanned<u32>,
+    #[serde(default)]
+    test: Option<Spanned<RawTest>>,
+    #[serde(default)]
+    workspace: Option<RawWorkspace>,
+    #[serde(default)]
+    include: Vec<Spanned<String>>,
+    #[serde(default)]
+    mutations: Vec<Spanned<RawMutation>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawInclude {
+    #[serde(default)]
+    mutations: Vec<Spanned<RawMutation>>,
+}
+
+#[derive(Debug, Deserialize, Clone, Default)]
+#[serde(deny_unknown_fields)]
+struct RawTest {
+    #[serde(default)]
+    command: Option<Spanned<RawCommand>>,
+    #[serde(default)]
+    junit: Option<Spanned<String>>,
+    #[serde(default)]
+    timeout: Option<Spanned<String>>,
+    #[serde(default)]
+    env: Option<BTreeMap<String, String>>,
+    #[serde(default)]
+    preset: Option<Spanned<String>>,
+    #[serde(default)]
+    fail_codes: Option<Vec<i32>>,
+    #[serde(default)]
+    check: Option<Spanned<RawCommand>>,
+}
+
+#[derive(Debug, Deserialize, Clone)]
+#[serde(untagged)]
+enum RawCommand {
+    Shell(String),
+    Argv(Vec<String>),
+}
+
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawWorkspace {
+    #[serde(default)]
+    link: Vec<Spanned<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawMutation {
+    id: Spanned<String>,
+    control: String,
+    #[serde(default)]
+    rule: Option<String>,
+    file: Spanned<String>,
+    #[serde(default)]
+    find: Option<Spanned<String>>,
+    #[serde(default)]
+    regex: Option<Spanned<String>>,
+    replace: Spanned<String>,
+    #[serde(default)]
+    exact_whitespace: bool,
+    #[serde(default)]
+    count: Option<Spanned<RawCount>>,
+    #[serde(default)]
+    canary: Option<bool>,
+    #[serde(default)]
+    expect: Option<RawExpect>,
+    #[serde(default)]
+    timeout: Option<Spanned<String>>,
+    #[serde(default)]
+    test: Option<Spanned<RawTest>>,
+}
+
+#[derive(Debug, Deserialize, Clone)]
+#[serde(untagged)]
+enum RawCount {
+    N(u32),
+    Word(String),
+}
+
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawExpect {
+    #[serde(default)]
+    killed_by: Vec<Spanned<String>>,
+}
+
+// ---------------------------------------------------------- validated model
+
+/// How the test command is started.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize)]
+pub enum Command {
+    /// Run through `sh -c`.
+    Shell(String),
+    /// Executed directly, no shell.
+    Argv(Vec<String>),
+}
+
+impl Command {
+    pub fn display(&self) -> String {
+        match self {
+            Command::Shell(s) => s.clone(),
+            Command::Argv(v) => v.join(" "),
+        }
+    }
+}
+
+/// Which exit codes of the test command mean "tests failed".
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum FailCodes {
+    /// Every non-zero exit counts as tests failed (generic runners).
+    AnyNonZero,
+    /// Only these codes; any other non-zero code is not a test failure.
+    Only(Vec<i32>),
+}
+
+impl FailCodes {
+    pub fn is_test_failure(&self, code: i32) -> bool {
+        match self {
+            FailCodes::AnyNonZero => code != 0,
+            FailCodes::Only(codes) => codes.contains(&code),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TimeoutSetting {
+    /// max(20 s, 5 × baseline duration).
+    Auto,
+    Fixed(Duration),
+}
+
+/// The effective test configuration for one mutant (global merged with overrides).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct TestConfig {
+    pub command: Command,
+    /// Where the command writes JUnit XML; may contain `{junit}`.
+    pub junit: Option<String>,
+    pub timeout: TimeoutSetting,
+    pub env: BTreeMap<String, String>,
+    pub fail_codes: FailCodes,
+    /// Name of the preset that set `fail_codes` ("pytest", "generic", or "custom").
+    pub preset: String,
+    /// Optional viability check run on each mutant before the suite.
+    pub check: Option<Command>,
+}
+
+/// How a mutation finds its site.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Pattern {
+    /// Literal text; unless `exact_whitespace`, every whitespace run matches any
+    /// whitespace run (including line breaks) in the file.
+    Literal {
+        text: String,
+        exact_whitespace: bool,
+    },
+    /// A regular expression (Rust `regex` syntax), `$1`/`${name}` in the replacement.
+    Regex(String),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Count {
+    Exactly(usize),
+    All,
+}
+
+/// A source position inside a spec file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpecPos {
+    pub path: String,
+    pub line: u64,
+    pub col: u64,
+}
+
+#[derive(Debug, Clone)]
+pub struct MutationSpec {
+    pub id: String,
+    pub control: String,
+    pub rule: Option<String>,
+    /// Path relative to the target root, with `/` separators.
+    pub file: String,
+    pub pattern: Pattern,
+    pub replace: String,
+    pub count: Count,
+    pub canary: bool,
+    pub killed_by: Vec<String>,
+    pub timeout: Option<Duration>,
+    pub test: TestConfig,
+    /// Where the mutation is declared (its `id:`).
+    pub pos: SpecPos,
+}
+
+#[derive(Debug, Clone)]
+pub struct Spec {
+    /// Canonical target root; every relative path resolves against it.
+    pub root: PathBuf,
+    pub spec_path: PathBuf,
+    pub test: TestConfig,
+    /// Extra ignored directories to symlink into every copy.
+    pub link: Vec<String>,
+    pub mutations: Vec<MutationSpec>,
+}
+
+/// Either the spec could not be read at all, or it has problems to fix.
+#[derive(Debug)]
+pub enum SpecError {
+    Diagnostics(Diagnostics),
+}
+
+impl std::fmt::Display for SpecError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SpecError::Diagnostics(d) => write!(f, "{d}"),
+        }
+    }
+}
+
+// ------------------------------------------------------------------ loading
+
+struct SourceFile {
+    display: String,
+    text: String,
+}
+
+impl SourceFile {
+    fn diag(&self, line: u64, col: u64, msg: impl Into<String>) -> Diagnostic {
+        Diagnostic::new(&self.display, line, col, msg).with_source(&self.text)
+    }
+    fn at<T>(&self, s: &Spanned<T>, msg: impl Into<String>) -> Diagnostic {
+        self.diag(s.referenced.line(), s.referenced.column(), msg)
+    }
+}
+
+fn display_path(p: &Path) -> String {
+    if let Ok(cwd) = std::env::current_dir() {
+        if let Ok(rel) = p.strip_prefix(&cwd) {
+            return rel.display().to_string();
+        }
+    }
+    p.display().to_string()
+}
+
+fn read_source(path: &Path) -> Result<SourceFile, Diagnostic> {
+    let display = display_path(path);
+    match std::fs::read(path) {
+        Ok(bytes) => match String::from_utf8(bytes) {
+            Ok(text) => Ok(SourceFile { display, text }),
+            Err(e) => {
+                let upto = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+                let line = upto.iter().filter(|b| **b == b'\n').count() as u64 + 1;
+                Err(
+                    Diagnostic::new(display, line, 1, "spec file is not valid UTF-8")
+                        .with_fix("save the file as UTF-8"),
+                )
+            }
+        },
+        Err(e) => Err(
+            Diagnostic::new(display, 0, 0, format!("cannot read spec file: {e}"))
+                .with_fix("create it (`unguard.yaml` in the target root) or pass --config FILE"),
+        ),
+    }
+}
+
+fn parse_yaml<T: for<'de> Deserialize<'de>>(src: &SourceFile) -> Result<T, Diagnostic> {
+    if src.text.trim().is_empty() {
+        return Err(Diagnostic::new(&src.display, 1, 1, "spec file is empty")
+            .with_fix("start it with `version: 1` and a `mutations:` list (see README)"));
+    }
+    serde_saphyr::from_str::<T>(&src.text).map_err(|e| {
+        let (line, col) = e
+            .location()
+            .map(|l| (l.line(), l.column()))
+            .unwrap_or((0, 0));
+        let opts = serde_saphyr::render_options! { source_name: Some(src.display.as_str()) };
+        let rendered = e.render_with_options(opts);
+        // First line of the rendering is "error: line L column C: message"; keep the message.
+        let mut lines = rendered.lines();
+        let head = lines.next().unwrap_or_default();
+        let message = head
+            .split_once(": ")
+            .map(|(_, rest)| rest)
+            .map(|rest| match rest.split_once(": ") {
+                Some((pos, msg)) if pos.starts_with("line ") => msg,
+                _ => rest,
+            })
+            .unwrap_or(head)
+            .to_string();
+        let snippet: Vec<&str> = lines.collect();
+        let fix = yaml_fix_hint(&message);
+        let mut d = Diagnostic::new(&src.display, line, col, message);
+        if !snippet.is_empty() {
+            d.snippet = Some(snippet.join("\n"));
+        }
+        d.with_fix(fix)
+    })
+}
+
+fn yaml_fix_hint(message: &str) -> String {
+    if message.contains("unknown field") {
+        "remove the key or correct its spelling to one of the expected keys".into()
+    } else if message.contains("duplicate mapping key") {
+        "each key may appear once per mapping: delete or merge the repeated key".into()
+    } else if message.contains("missing field") {
+        "add the missing key (see the spec format in README)".into()
+    } else if message.contains("did not match any variant") {
+        "check the value's type: a command is a string or a list of strings; count is a number or `all`".into()
+    } else {
+        "fix the YAML at this position (quote strings that contain `:` or `#`)".into()
+    }
+}
+
+/// Parse a duration like `45s`, `2m`, `1m30s`, `500ms`.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    humantime::parse_duration(s.trim()).map_err(|e| e.to_string())
+}
+
+/// Load `spec_path` (and its includes) for the target `root`.
+pub fn load(root: &Path, spec_path: &Path) -> Result<Spec, SpecError> {
+    let mut diags = Diagnostics::default();
+    let root = match root.canonicalize() {
+        Ok(r) => r,
+        Err(e) => {
+            diags.push(
+                Diagnostic::new(display_path(root), 0, 0, format!("target directory: {e}"))
+                    .with_fix("pass an existing directory as PATH"),
+            );
+            return Err(SpecError::Diagnostics(diags));
+        }
+    };
+    let src = match read_source(spec_path) {
+        Ok(s) => s,
+        Err(d) => {
+            diags.push(d);
+            return Err(SpecError::Diagnostics(diags));
+        }
+    };
+    let raw: RawSpec = match parse_yaml(&src) {
+        Ok(r) => r,
+        Err(d) => {
+            diags.push(d);
+            return Err(SpecError::Diagnostics(diags));
+        }
+    };
+
+    if raw.version.value != 1 {
+        diags.push(
+            src.at(
+                &raw.version,
+                format!("unsupported spec version {}", raw.version.value),
+            )
+            .with_fix("this unguard reads `version: 1`"),
+        );
+    }
+
+    let global = match &raw.test {
+        Some(t) => resolve_test(&src, t, None, &mut diags),
+        None => {
+            diags.push(
+                src.diag(1, 1, "missing `test:` section")
+                    .with_fix("add `test: {command: \"python3 -m pytest -q\"}`"),
+            );
+            None
+        }
+    };
+
+    let mut link = Vec::new();
+    if let Some(ws) = &raw.workspace {
+        for l in &ws.link {
+            match check_rel_path(&l.value) {
+                Ok(p) if !p.contains('/') => link.push(p),
+                Ok(_) => diags.push(src.at(l, "`workspace.link` entries must be top-level directory names").with_fix(
+                    "name a directory at the top of the target (e.g. `.venv`); nested environment dirs are copied as they are",
+                )),
+                Err(why) => diags.push(src.at(l, why).with_fix("use a directory name relative to the target root")),
+            }
+        }
+    }
+
+    // Collect mutations from the main file and every include, in order.
+    let mut sources: Vec<(SourceFile, Vec<Spanned<RawMutation>>)> = Vec::new();
+    let mut main_mutations = raw.mutations;
+    let mut include_files: Vec<PathBuf> = Vec::new();
+    for inc in &raw.include {
+        if let Err(why) = check_rel_path(&inc.value) {
+            diags.push(
+                src.at(inc, format!("include: {why}"))
+                    .with_fix("include paths are relative to the target root and stay inside it"),
+            );
+            continue;
+        }
+        let pattern = root.join(&inc.value);
+        let matched: Vec<PathBuf> = match glob::glob(&pattern.to_string_lossy()) {
+            Ok(paths) => paths.filter_map(Result::ok).collect(),
+            Err(e) => {
+                diags.push(
+                    src.at(inc, format!("bad include pattern: {e}"))
+                        .with_fix("use a glob like `mutations/*.yaml`"),
+                );
+                continue;
+            }
+        };
+        if matched.is_empty() {
+            diags.push(
+                src.at(inc, format!("include `{}` matches no file", inc.value))
+                    .with_fix("correct the path or remove the entry"),
+            );
+        }
+        for m in matched {
+            match m.canonicalize() {
+                Ok(c) if c.starts_with(&root) => include_files.push(c),
+                _ => diags.push(
+                    src.at(
+                        inc,
+                        format!("include `{}` leaves the target root", m.display()),
+                    )
+                    .with_fix("keep included spec files inside the target"),
+                ),
+            }
+        }
+    }
+    include_files.sort();
+    include_files.dedup();
+    let main_display = src.display.clone();
+    sources.push((src, std::mem::take(&mut main_mutations)));
+    for path in include_files {
+        match read_source(&path).and_then(|s| parse_yaml::<RawInclude>(&s).map(|r| (s, r))) {
+            Ok((s, r)) => sources.push((s, r.mutations)),
+            Err(d) => diags.push(d),
+        }
+    }
+
+    let mut mutations = Vec::new();
+    let mut seen_ids: HashMap<String, SpecPos> = HashMap::new();
+    if let Some(global) = &global {
+        for (src, raws) in &sources {
+            for m in raws {
+                if let Some(ms) = resolve_mutation(&root, src, m, global, &mut seen_ids, &mut diags)
+                {
+                    mutations.push(ms);
+                }
+            }
+        }
+        if mutations.is_empty() && diags.is_empty() {
+            diags.push(
+                Diagnostic::new(&main_display, 1, 1, "the spec declares no mutations")
+                    .with_fix("add a `mutations:` list (or an `include:` of files that have one)"),
+            );
+        }
+    }
+
+    if !diags.is_empty() {
+        return Err(SpecError::Diagnostics(diags));
+    }
+    Ok(Spec {
+        root,
+        spec_path: spec_path.to_path_buf(),
+        test: global.expect("global test config is present when there are no diagnostics"),
+        link,
+        mutations,
+    })
+}
+
+fn resolve_command(
+    src: &SourceFile,
+    c: &Spanned<RawCommand>,
+    diags: &mut Diagnostics,
+) -> Option<Command> {
+    match &c.value {
+        RawCommand::Shell(s) if s.trim().is_empty() => {
+            diags.push(
+                src.at(c, "empty command")
+                    .with_fix("give the command that runs the test suite"),
+            );
+            None
+        }
+        RawCommand::Argv(v) if v.is_empty() || v[0].trim().is_empty() => {
+            diags.push(
+                src.at(c, "empty argv list")
+                    .with_fix("the first element is the program to run"),
+            );
+            None
+        }
+        RawCommand::Shell(s) => Some(Command::Shell(s.clone())),
+        RawCommand::Argv(v) => Some(Command::Argv(v.clone())),
+    }
+}
+
+fn looks_like_pytest(c: &Command) -> bool {
+    let text = c.display();
+    text.split(|ch: char| ch.is_whitespace() || ch == '/')
+        .any(|w| w == "pytest" || w == "py.test")
+}
+
+/// Resolve a `test:` block; with `base`, unset keys inherit from it.
+fn resolve_test(
+    src: &SourceFile,
+    t: &Spanned<RawTest>,
+    base: Option<&TestConfig>,
+    diags: &mut Diagnostics,
+) -> Option<TestConfig> {
+    let raw = &t.value;
+    let before = diags.0.len();
+    let command = match (&raw.command, base) {
+        (Some(c), _) => resolve_command(src, c, diags),
+        (None, Some(b)) => Some(b.command.clone()),
+        (None, None) => {
+            diags.push(
+                src.at(t, "`test` needs a `command`")
+                    .with_fix("add `command: \"python3 -m pytest -q --junitxml={junit}\"`"),
+            );
+            None
+        }
+    };
+    let timeout = match &raw.timeout {
+        None => base.map(|b| b.timeout).unwrap_or(TimeoutSetting::Auto),
+        Some(s) if s.value.trim() == "auto" => TimeoutSetting::Auto,
+        Some(s) => match parse_duration(&s.value) {
+            Ok(d) if d.is_zero() => {
+                diags.push(
+                    src.at(s, "timeout must be greater than zero")
+                        .with_fix("write e.g. `45s` or `auto`"),
+                );
+                TimeoutSetting::Auto
+            }
+            Ok(d) => TimeoutSetting::Fixed(d),
+            Err(e) => {
+                diags.push(
+                    src.at(s, format!("bad timeout `{}`: {e}", s.value))
+                        .with_fix("write a duration like `45s`, `2m`, or `auto`"),
+                );
+                TimeoutSetting::Auto
+            }
+        },
+    };
+    let junit = match &raw.junit {
+        Some(j) if j.value.trim().is_empty() => {
+            diags.push(
+                src.at(j, "empty `junit` path")
+                    .with_fix("use `{junit}` and pass it to the test command"),
+            );
+            None
+        }
+        Some(j) => Some(j.value.clone()),
+        None => base.and_then(|b| b.junit.clone()),
+    };
+    let mut env = base.map(|b| b.env.clone()).unwrap_or_default();
+    if let Some(e) = &raw.env {
+        env.extend(e.clone());
+    }
+    let check = match &raw.check {
+        Some(c) => resolve_command(src, c, diags),
+        None => base.and_then(|b| b.check.clone()),
+    };
+    let command = command?;
+    let (fail_codes, preset) = match (&raw.fail_codes, &raw.preset) {
+        (Some(codes), _) => {
+            if codes.is_empty() || codes.contains(&0) {
+                diags.push(
+                    src.at(t, "`fail_codes` must list non-zero exit codes")
+                        .with_fix("e.g. `fail_codes: [1]`"),
+                );
+            }
+            (FailCodes::Only(codes.clone()), "custom".to_string())
+        }
+        (None, Some(p)) => match p.value.as_str() {
+            "pytest" => (FailCodes::Only(vec![1]), "pytest".into()),
+            "generic" => (FailCodes::AnyNonZero, "generic".into()),
+            other => {
+                diags.push(
+                    src.at(p, format!("unknown preset `{other}`"))
+                        .with_fix("use `pytest` or `generic`, or set `fail_codes`"),
+                );
+                (FailCodes::AnyNonZero, "generic".into())
+            }
+        },
+        (None, None) => match base {
+            Some(b) if raw.command.is_none() => (b.fail_codes.clone(), b.preset.clone()),
+            _ if looks_like_pytest(&command) => (FailCodes::Only(vec![1]), "pytest".into()),
+            _ => (FailCodes::AnyNonZero, "generic".into()),
+        },
+    };
+    if diags.0.len() > before {
+        return None;
+    }
+    Some(TestConfig {
+        command,
+        junit,
+        timeout,
+        env,
+        fail_codes,
+        preset,
+        check,
+    })
+}
+
+/// A relative path that stays inside the root: no absolute paths, no `..`.
+/// Returns it normalised with `/` separators.
+pub fn check_rel_path(p: &str) -> Result<String, String> {
+    if p.trim().is_empty() {
+        return Err("empty path".into());
+    }
+    let path = Path::new(p);
+    let mut parts = Vec::new();
+    for comp in path.components() {
+        match comp {
+            Component::Normal(s) => parts.push(s.to_string_lossy().to_string()),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                return Err(format!("path `{p}` leaves the target root (`..`)"))
+            }
+            Component::RootDir | Component::Prefix(_) => {
+                return Err(format!("path `{p}` is absolute"))
+            }
+        }
+    }
+    if parts.is_empty() {
+        return Err(format!("path `{p}` names the root itself"));
+    }
+    Ok(parts.join("/"))
+}
+
+fn valid_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 100
+        && !id.starts_with('.')
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+}
+
+fn resolve_mutation(
+    root: &Path,
+    src: &SourceFile,
+    m: &Spanned<RawMutation>,
+    global: &TestConfig,
+    seen: &mut HashMap<String, SpecPos>,
+    diags: &mut Diagnostics,
+) -> Option<MutationSpec> {
+    let raw = &m.value;
+    let before = diags.0.len();
+    let id = raw.id.value.clone();
+    let pos = SpecPos {
+        path: src.display.clone(),
+        line: raw.id.referenced.line(),
+        col: raw.id.referenced.column(),
+    };
+    if !valid_id(&id) {
+        diags.push(src.at(&raw.id, format!("invalid mutation id `{id}`")).with_fix(
+            "ids use letters, digits, `-`, `_` and `.` (they name files in the output dir), e.g. `host-allowlist-port-exact`",
+        ));
+    } else if let Some(prev) = seen.get(&id) {
+        diags.push(
+            src.at(
+                &raw.id,
+                format!(
+                    "duplicate mutation id `{id}` (first declared at {}:{}:{})",
+                    prev.path, prev.line, prev.col
+                ),
+            )
+            .with_fix("give every mutation a unique id"),
+        );
+    } else {
+        seen.insert(id.clone(), pos.clone());
+    }
+    if raw.control.trim().is_empty() {
+        diags.push(
+            src.at(m, "`control` is empty")
+                .with_fix("say which security control this mutation removes"),
+        );
+    }
+
+    // file: inside the root, exists, a regular text file, no symlink escape.
+    let file = match check_rel_path(&raw.file.value) {
+        Err(why) => {
+            diags.push(
+                src.at(&raw.file, why)
+                    .with_fix("give the path relative to the target root"),
+            );
+            None
+        }
+        Ok(rel) => {
+            let full = root.join(&rel);
+            match full.canonicalize() {
+                Err(_) => {
+                    diags.push(
+                        src.at(
+                            &raw.file,
+                            format!("file `{rel}` does not exist in {}", display_path(root)),
+                        )
+                        .with_fix("correct the path (relative to the target root)"),
+                    );
+                    None
+                }
+                Ok(c) if !c.starts_with(root) => {
+                    diags.push(
+                        src.at(
+                            &raw.file,
+                            format!(
+                                "file `{rel}` resolves outside the target root (symlink to {})",
+                                c.display()
+                            ),
+                        )
+                        .with_fix(
+                            "mutate the real file inside the target, not a link that leaves it",
+                        ),
+                    );
+                    None
+                }
+                Ok(c) if !c.is_file() => {
+                    diags.push(
+                        src.at(&raw.file, format!("`{rel}` is not a regular file"))
+                            .with_fix("name a source file"),
+                    );
+                    None
+                }
+                Ok(c) if c != full => {
+                    diags.push(
+                        src.at(
+                            &raw.file,
+                            format!("`{rel}` is a symlink (to {})", display_path(&c)),
+                        )
+                        .with_fix(
+                            "name the file the link points to; unguard mutates real files only",
+                        ),
+                    );
+                    None
+                }
+                Ok(_) => Some(rel),
+            }
+        }
+    };
+
+    let pattern = match (&raw.find, &raw.regex) {
+        (Some(_), Some(r)) => {
+            diags.push(
+                src.at(r, "both `find` and `regex` are set")
+                    .with_fix("keep one of them"),
+            );
+            None
+        }
+        (None, None) => {
+            diags.push(
+                src.at(m, "mutation needs `find` (literal text) or `regex`")
+                    .with_fix("add `find: '<text of the control>'`"),
+            );
+            None
+        }
+        (Some(f), None) if f.value.trim().is_empty() => {
+            diags.push(
+                src.at(f, "`find` is empty")
+                    .with_fix("give the exact text of the control to remove"),
+            );
+            None
+        }
+        (Some(f), None) => Some(Pattern::Literal {
+            text: f.value.clone(),
+            exact_whitespace: raw.exact_whitespace,
+        }),
+        (None, Some(r)) => match regex::bytes::Regex::new(&r.value) {
+            Ok(re) if re.is_match(b"") => {
+                diags.push(
+                    src.at(r, "regex matches the empty string")
+                        .with_fix("anchor the regex to the control's text"),
+                );
+                None
+            }
+            Ok(_) => Some(Pattern::Regex(r.value.clone())),
+            Err(e) => {
+                let msg = e
+                    .to_string()
+                    .lines()
+                    .last()
+                    .unwrap_or("invalid regex")
+                    .trim()
+                    .to_string();
+                diags.push(src.at(r, format!("bad regex: {msg}")).with_fix("fix the pattern (Rust regex syntax; escape `(`, `.`, `[` as `\\(` `\\.` `\\[`)"));
+                None
+            }
+        },
+    };
+
+    let count = match &raw.count {
+        None => Count::Exactly(1),
+        Some(c) => match &c.value {
+            RawCount::N(0) => {
+                diags.push(
+                    src.at(c, "`count` must be at least 1")
+                        .with_fix("use a positive number or `all`"),
+                );
+                Count::Exactly(1)
+            }
+            RawCount::N(n) => Count::Exactly(*n as usize),
+            RawCount::Word(w) if w == "all" => Count::All,
+            RawCount::Word(w) => {
+                diags.push(
+                    src.at(c, format!("bad count `{w}`"))
+                        .with_fix("use a positive number or `all`"),
+                );
+                Count::Exactly(1)
+            }
+        },
+    };
+
+    let timeout = match &raw.timeout {
+        None => None,
+        Some(s) => match parse_duration(&s.value) {
+            Ok(d) if !d.is_zero() => Some(d),
+            Ok(_) => {
+                diags.push(
+                    src.at(s, "timeout must be greater than zero")
+                        .with_fix("write e.g. `30s`"),
+                );
+                None
+            }
+            Err(e) => {
+                diags.push(
+                    src.at(s, format!("bad timeout `{}`: {e}", s.value))
+                        .with_fix("write a duration like `30s` or `2m`"),
+                );
+                None
+            }
+        },
+    };
+
+    let test = match &raw.test {
+        None => Some(global.clone()),
+        Some(t) => resolve_test(src, t, Some(global), diags),
+    };
+
+    let killed_by: Vec<String> = raw
+        .expect
+        .as_ref()
+        .map(|e| e.killed_by.iter().map(|k| k.value.clone()).collect())
+        .unwrap_or_default();
+    if let (Some(test), Some(expect)) = (&test, &raw.expect) {
+        if let Some(first) = expect.killed_by.first() {
+            if test.junit.is_none() {
+                diags.push(src.at(first, "`expect.killed_by` needs a JUnit report to know which tests failed").with_fix(
+                    "set `test.junit: \"{junit}\"` and pass {junit} to the test command (e.g. pytest --junitxml={junit})",
+                ));
+            }
+        }
+        for k in &expect.killed_by {
+            if k.value.trim().is_empty() {
+                diags.push(
+                    src.at(k, "empty `killed_by` entry").with_fix(
+                        "name a test as `path/test_x.py::test_name` or `classname::name`",
+                    ),
+                );
+            }
+        }
+    }
+
+    if diags.0.len() > before {
+        return None;
+    }
+    Some(MutationSpec {
+        id,
+        control: raw.control.trim().to_string(),
+        rule: raw.rule.clone(),
+        file: file?,
+        pattern: pattern?,
+        replace: raw.replace.value.clone(),
+        count,
+        canary: raw.canary.unwrap_or(true),
+        killed_by,
+        timeout,
+        test: test?,
+        pos,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rel_paths_stay_inside() {
+        assert_eq!(check_rel_path("./src/a.py").unwrap(), "src/a.py");
+        assert!(check_rel_path("../x").is_err());
+        assert!(check_rel_path("src/../../x").is_err());
+        assert!(check_rel_path("/etc/passwd").is_err());
+        assert!(check_rel_path("").is_err());
+    }
+
+    #[test]
+    fn pytest_detection() {
+        assert!(looks_like_pytest(&Command::Shell(
+            "python3 -m pytest -q".into()
+        )));
+        assert!(looks_like_pytest(&Command::Argv(vec![
+            ".venv/bin/pytest".into()
+        ])));
+        assert!(!looks_like_pytest(&Command::Shell(
+            "python3 -m unittest".into()
+        )));
+    }
+
+    #[test]
+    fn fail_codes() {
+        assert!(FailCodes::AnyNonZero.is_test_failure(2));
+        assert!(!FailCodes::AnyNonZero.is_test_failure(0));
+        assert!(FailCodes::Only(vec![1]).is_test_failure(1));
+        assert!(!FailCodes::Only(vec![1]).is_test_failure(5));
+    }
+
+    #[test]
+    fn ids() {
+        assert!(valid_id("host-allowlist.port_exact"));
+        assert!(!valid_id("../x"));
+        assert!(!valid_id("a b"));
+        assert!(!valid_id(".hidden"));
+    }
+}
