@@ -34,7 +34,8 @@ impl Diagnostic {
     /// Attach a caret snippet rendered from `source`.
     pub fn with_source(mut self, source: &str) -> Self {
         if self.line > 0 {
-            self.snippet = Some(render_snippet(source, self.line, self.col));
+            let header = format!(" --> {}:{}:{}\n", self.path, self.line, self.col);
+            self.snippet = Some(header + &render_snippet(source, self.line, self.col));
         }
         self
     }

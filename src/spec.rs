@@ -256,13 +256,19 @@ impl SourceFile {
     }
 }
 
-fn display_path(p: &Path) -> String {
-    if let Ok(cwd) = std::env::current_dir() {
-        if let Ok(rel) = p.strip_prefix(&cwd) {
-            return rel.display().to_string();
-        }
+/// A path as the user should see it: relative to the current directory when
+/// it lies below it, without `./` noise.
+pub fn display_path(p: &Path) -> String {
+    let p = match std::env::current_dir() {
+        Ok(cwd) if p.is_absolute() => p.strip_prefix(&cwd).unwrap_or(p).to_path_buf(),
+        _ => p.to_path_buf(),
+    };
+    let cleaned: PathBuf = p.components().filter(|c| !matches!(c, Component::CurDir)).collect();
+    if cleaned.as_os_str().is_empty() {
+        ".".into()
+    } else {
+        cleaned.display().to_string()
     }
-    p.display().to_string()
 }
 
 fn read_source(path: &Path) -> Result<SourceFile, Diagnostic> {
@@ -797,6 +803,7 @@ fn resolve_mutation(
                     .last()
                     .unwrap_or("invalid regex")
                     .trim()
+                    .trim_start_matches("error: ")
                     .to_string();
                 diags.push(src.at(r, format!("bad regex: {msg}")).with_fix("fix the pattern (Rust regex syntax; escape `(`, `.`, `[` as `\\(` `\\.` `\\[`)"));
                 None

@@ -1,0 +1,164 @@
+//! Shared helpers for integration tests: real fixture repos in temp dirs,
+//! the real `unguard` binary, tree hashing.
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use assert_cmd::cargo::CommandCargoExt;
+
+/// A fixture target in a temp dir (removed on drop).
+pub struct Fixture {
+    pub dir: tempfile::TempDir,
+    /// TMPDIR for the unguard process: its scratch copies land here, so a test
+    /// can check that none is left behind.
+    pub tmp: tempfile::TempDir,
+}
+
+impl Fixture {
+    /// An empty plain directory.
+    pub fn new() -> Fixture {
+        Fixture {
+            dir: tempfile::Builder::new().prefix("ug-fixture-").tempdir().unwrap(),
+            tmp: tempfile::Builder::new().prefix("ug-tmp-").tempdir().unwrap(),
+        }
+    }
+
+    /// A git repo with `files` committed.
+    pub fn git(files: &[(&str, &str)]) -> Fixture {
+        let f = Fixture::new();
+        f.write_all(files);
+        f.git_cmd(&["init", "-q", "-b", "main"]);
+        f.git_cmd(&["add", "-A"]);
+        f.git_cmd(&["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "init"]);
+        f
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn write(&self, rel: &str, content: &str) {
+        let p = self.path().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, content).unwrap();
+    }
+
+    pub fn write_all(&self, files: &[(&str, &str)]) {
+        for (rel, content) in files {
+            self.write(rel, content);
+        }
+    }
+
+    pub fn read(&self, rel: &str) -> String {
+        std::fs::read_to_string(self.path().join(rel)).unwrap()
+    }
+
+    pub fn git_cmd(&self, args: &[&str]) {
+        let st = Command::new("git").args(args).current_dir(self.path()).status().unwrap();
+        assert!(st.success(), "git {args:?} failed");
+    }
+
+    /// `unguard <args>` with the fixture as cwd.
+    pub fn unguard(&self, args: &[&str]) -> Command {
+        let mut c = Command::cargo_bin("unguard").unwrap();
+        c.args(args)
+            .current_dir(self.path())
+            .env("TMPDIR", self.tmp.path())
+            .env_remove("GITHUB_STEP_SUMMARY");
+        c
+    }
+
+    /// Run `unguard` and return (exit code, stdout, stderr).
+    pub fn run(&self, args: &[&str]) -> (i32, String, String) {
+        let out = self.unguard(args).output().unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+
+    /// Parsed `outcomes.json` of an output dir (relative to the fixture).
+    pub fn outcomes(&self, out_dir: &str) -> serde_json::Value {
+        let text = std::fs::read_to_string(self.path().join(out_dir).join("outcomes.json")).unwrap();
+        serde_json::from_str(&text).unwrap()
+    }
+
+    /// `id -> outcome` from `outcomes.json`.
+    pub fn verdicts(&self, out_dir: &str) -> BTreeMap<String, String> {
+        let v = self.outcomes(out_dir);
+        v["mutants"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| (m["id"].as_str().unwrap().to_string(), m["outcome"].as_str().unwrap().to_string()))
+            .collect()
+    }
+}
+
+/// Every file, symlink and directory under `root` (excluding `skip` names at
+/// any depth) with its content hash and mode bits: equal maps mean an
+/// untouched tree.
+pub fn tree_state(root: &Path, skip: &[&str]) -> BTreeMap<PathBuf, String> {
+    use std::hash::{Hash, Hasher};
+    use std::os::unix::fs::PermissionsExt;
+    let mut out = BTreeMap::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let e = e.unwrap();
+            let name = e.file_name().to_string_lossy().into_owned();
+            if skip.contains(&name.as_str()) {
+                continue;
+            }
+            let p = e.path();
+            let rel = p.strip_prefix(root).unwrap().to_path_buf();
+            let meta = std::fs::symlink_metadata(&p).unwrap();
+            let mode = meta.permissions().mode();
+            if meta.file_type().is_symlink() {
+                out.insert(rel, format!("link {:?}", std::fs::read_link(&p).unwrap()));
+            } else if meta.is_dir() {
+                out.insert(rel, format!("dir {mode:o}"));
+                stack.push(p);
+            } else {
+                let bytes = std::fs::read(&p).unwrap();
+                let mut h = std::collections::hash_map::DefaultHasher::new();
+                bytes.hash(&mut h);
+                out.insert(rel, format!("file {mode:o} {} {:x}", bytes.len(), h.finish()));
+            }
+        }
+    }
+    out
+}
+
+impl Fixture {
+    /// Whatever unguard left in its TMPDIR (must be empty after any run).
+    pub fn leftover_tmp(&self) -> Vec<PathBuf> {
+        std::fs::read_dir(self.tmp.path()).unwrap().flatten().map(|e| e.path()).collect()
+    }
+}
+
+/// Pids of live (non-zombie) processes whose command line contains `marker`.
+pub fn processes_matching(marker: &str) -> Vec<u32> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else { continue };
+        let Ok(cmdline) = std::fs::read(e.path().join("cmdline")) else { continue };
+        let cmd = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        if !cmd.contains(marker) {
+            continue;
+        }
+        let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+        let state = stat.rsplit(')').next().unwrap_or("").trim().chars().next();
+        if state != Some('Z') {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+pub fn python() -> &'static str {
+    "python3"
+}
