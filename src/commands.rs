@@ -153,7 +153,7 @@ pub fn run(args: &RunArgs) -> i32 {
         return EXIT_USAGE;
     }
     let out = args.out.canonicalize().unwrap_or_else(|_| args.out.clone());
-    let manifest = match workspace::manifest(&spec.root, &[out.clone()], &spec.link) {
+    let manifest = match workspace::manifest(&spec.root, std::slice::from_ref(&out), &spec.link) {
         Ok(m) => m,
         Err(e) => {
             eprintln!("error: listing the files of {}: {e:#}", spec.root.display());

@@ -34,18 +34,12 @@ pub fn red_tests_cell(m: &MutantResult) -> String {
     if n == 0 {
         return count;
     }
-    let names: Vec<&str> = m
-        .red_tests
-        .iter()
-        .take(2)
-        .map(|t| short_test_name(t))
-        .collect();
-    let more = if n > 2 {
-        format!(", +{}", n - 2)
+    let first = short_test_name(&m.red_tests[0]);
+    if n > 1 {
+        format!("{count} {first}, +{}", n - 1)
     } else {
-        String::new()
-    };
-    format!("{count} {}{more}", names.join(", "))
+        format!("{count} {first}")
+    }
 }
 
 fn site(m: &MutantResult) -> String {

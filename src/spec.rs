@@ -263,7 +263,10 @@ pub fn display_path(p: &Path) -> String {
         Ok(cwd) if p.is_absolute() => p.strip_prefix(&cwd).unwrap_or(p).to_path_buf(),
         _ => p.to_path_buf(),
     };
-    let cleaned: PathBuf = p.components().filter(|c| !matches!(c, Component::CurDir)).collect();
+    let cleaned: PathBuf = p
+        .components()
+        .filter(|c| !matches!(c, Component::CurDir))
+        .collect();
     if cleaned.as_os_str().is_empty() {
         ".".into()
     } else {

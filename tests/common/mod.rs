@@ -20,8 +20,14 @@ impl Fixture {
     /// An empty plain directory.
     pub fn new() -> Fixture {
         Fixture {
-            dir: tempfile::Builder::new().prefix("ug-fixture-").tempdir().unwrap(),
-            tmp: tempfile::Builder::new().prefix("ug-tmp-").tempdir().unwrap(),
+            dir: tempfile::Builder::new()
+                .prefix("ug-fixture-")
+                .tempdir()
+                .unwrap(),
+            tmp: tempfile::Builder::new()
+                .prefix("ug-tmp-")
+                .tempdir()
+                .unwrap(),
         }
     }
 
@@ -31,7 +37,16 @@ impl Fixture {
         f.write_all(files);
         f.git_cmd(&["init", "-q", "-b", "main"]);
         f.git_cmd(&["add", "-A"]);
-        f.git_cmd(&["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "init"]);
+        f.git_cmd(&[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-q",
+            "-m",
+            "init",
+        ]);
         f
     }
 
@@ -56,7 +71,11 @@ impl Fixture {
     }
 
     pub fn git_cmd(&self, args: &[&str]) {
-        let st = Command::new("git").args(args).current_dir(self.path()).status().unwrap();
+        let st = Command::new("git")
+            .args(args)
+            .current_dir(self.path())
+            .status()
+            .unwrap();
         assert!(st.success(), "git {args:?} failed");
     }
 
@@ -82,7 +101,8 @@ impl Fixture {
 
     /// Parsed `outcomes.json` of an output dir (relative to the fixture).
     pub fn outcomes(&self, out_dir: &str) -> serde_json::Value {
-        let text = std::fs::read_to_string(self.path().join(out_dir).join("outcomes.json")).unwrap();
+        let text =
+            std::fs::read_to_string(self.path().join(out_dir).join("outcomes.json")).unwrap();
         serde_json::from_str(&text).unwrap()
     }
 
@@ -93,7 +113,12 @@ impl Fixture {
             .as_array()
             .unwrap()
             .iter()
-            .map(|m| (m["id"].as_str().unwrap().to_string(), m["outcome"].as_str().unwrap().to_string()))
+            .map(|m| {
+                (
+                    m["id"].as_str().unwrap().to_string(),
+                    m["outcome"].as_str().unwrap().to_string(),
+                )
+            })
             .collect()
     }
 }
@@ -126,7 +151,10 @@ pub fn tree_state(root: &Path, skip: &[&str]) -> BTreeMap<PathBuf, String> {
                 let bytes = std::fs::read(&p).unwrap();
                 let mut h = std::collections::hash_map::DefaultHasher::new();
                 bytes.hash(&mut h);
-                out.insert(rel, format!("file {mode:o} {} {:x}", bytes.len(), h.finish()));
+                out.insert(
+                    rel,
+                    format!("file {mode:o} {} {:x}", bytes.len(), h.finish()),
+                );
             }
         }
     }
@@ -136,7 +164,11 @@ pub fn tree_state(root: &Path, skip: &[&str]) -> BTreeMap<PathBuf, String> {
 impl Fixture {
     /// Whatever unguard left in its TMPDIR (must be empty after any run).
     pub fn leftover_tmp(&self) -> Vec<PathBuf> {
-        std::fs::read_dir(self.tmp.path()).unwrap().flatten().map(|e| e.path()).collect()
+        std::fs::read_dir(self.tmp.path())
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .collect()
     }
 }
 
@@ -144,8 +176,12 @@ impl Fixture {
 pub fn processes_matching(marker: &str) -> Vec<u32> {
     let mut out = Vec::new();
     for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else { continue };
-        let Ok(cmdline) = std::fs::read(e.path().join("cmdline")) else { continue };
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(e.path().join("cmdline")) else {
+            continue;
+        };
         let cmd = String::from_utf8_lossy(&cmdline).replace('\0', " ");
         if !cmd.contains(marker) {
             continue;
