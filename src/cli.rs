@@ -15,20 +15,25 @@ use crate::results::TimeoutPolicy;
 For every control declared in unguard.yaml, unguard removes it in a scratch copy of the \
 working tree, proves by diff that the mutation arrived, runs the target's own test suite \
 under a timeout, and reports whether a test turned red.",
-    after_help = "Exit codes: 0 ok · 1 invalid command line or spec · 2 gate failed (survived or \
-wrong-reason mutants) · 3 timeout under --timeout-is error · 4 baseline red or ran no tests · \
-5 no-op, ambiguous or unreached mutations · 130 interrupted"
+    after_help = EXIT_CODES_HELP
 )]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Commands,
 }
 
+const EXIT_CODES_HELP: &str = "Exit codes (the first that applies wins): 130 interrupted · \
+1 invalid command line or spec · 4 baseline red or ran no tests · 5 no-op, ambiguous or \
+unreached mutations · 2 gate failed (survived or wrong-reason mutants) · 3 timeout under \
+--timeout-is error · 0 ok";
+
 #[derive(Debug, Subcommand)]
 pub enum Commands {
     /// Run every mutation and write the killed/survived table.
+    #[command(after_help = EXIT_CODES_HELP)]
     Run(RunArgs),
     /// Validate the spec and dry-apply every mutation; runs no tests.
+    #[command(after_help = EXIT_CODES_HELP)]
     Check(TargetArgs),
     /// One line per mutant: id, file:line, control.
     List(TargetArgs),

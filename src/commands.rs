@@ -4,9 +4,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::cli::{RunArgs, TargetArgs};
+use crate::diag::Diagnostic;
 use crate::engine::{self, Abort, EngineOptions};
 use crate::gate::{EXIT_BASELINE, EXIT_INTERRUPTED, EXIT_OK, EXIT_SPEC, EXIT_USAGE};
-use crate::mutate::ApplyProblem;
 use crate::plan::{self, Entry, Plan};
 use crate::results::Outcome;
 use crate::spec::{self, Spec};
@@ -32,29 +32,28 @@ fn build_plan(spec: &Spec, only: &[String]) -> Result<Plan, i32> {
     })
 }
 
-/// Print every mutation that cannot be applied, with its position and fix.
+/// Print every mutation that cannot be applied, with its position, a caret
+/// snippet of the spec and the fix.
 fn print_rejected(plan: &Plan) -> usize {
     let mut n = 0;
     for r in plan.rejected() {
         n += 1;
-        let (kind, fix) = match &r.problem {
-            ApplyProblem::NoOp(_) => (
-                "no-op",
-                "update `find`/`regex` to the current code (a mutation that changes nothing would look like a surviving mutant)",
+        let source = std::fs::read_to_string(&r.pos.path).unwrap_or_default();
+        let d = Diagnostic::new(
+            &r.pos.path,
+            r.pos.line,
+            r.pos.col,
+            format!(
+                "{}: mutation `{}` on {}: {}",
+                r.problem.kind(),
+                r.id,
+                r.file,
+                r.problem.detail()
             ),
-            ApplyProblem::Ambiguous(_) => (
-                "ambiguous",
-                "make `find` longer so it names one site, or set `count: N` / `count: all`",
-            ),
-            ApplyProblem::Binary(_) => ("binary file", "point the mutation at a text source file"),
-        };
-        let detail = match &r.problem {
-            ApplyProblem::NoOp(d) | ApplyProblem::Ambiguous(d) | ApplyProblem::Binary(d) => d,
-        };
-        eprintln!(
-            "error: {}:{}:{}: {kind}: mutation `{}` on {}: {detail}\n  = fix: {fix}",
-            r.pos.path, r.pos.line, r.pos.col, r.id, r.file
-        );
+        )
+        .with_source(&source)
+        .with_fix(r.problem.fix());
+        eprintln!("{d}");
     }
     n
 }
@@ -117,11 +116,14 @@ pub fn list(t: &TargetArgs) -> i32 {
                 let _ = writeln!(out, "{}\t{}:{}\t{}", m.id, m.file, m.line, m.control);
             }
             Entry::Rejected(r) => {
-                let kind = match r.problem {
-                    ApplyProblem::Ambiguous(_) => "ambiguous",
-                    _ => "no-op",
-                };
-                let _ = writeln!(out, "{}\t{}:?\t{}\t[{kind}]", r.id, r.file, r.control);
+                let _ = writeln!(
+                    out,
+                    "{}\t{}:?\t{}\t[{}]",
+                    r.id,
+                    r.file,
+                    r.control,
+                    r.problem.kind()
+                );
             }
         }
     }

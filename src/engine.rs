@@ -181,7 +181,7 @@ async fn execute_async(
         return Err(Abort::Internal(e));
     }
 
-    let progress = Progress::new(0);
+    let progress = Progress::new(ready.len() as u64);
     // Baselines: one per distinct test configuration.
     let mut baselines = Vec::new();
     let mut timeouts = Vec::new();
@@ -337,7 +337,12 @@ async fn execute_async(
         }
     }
     let canary_count = canary_jobs.len();
-    let (scratches, canary_results) = run_phase(&ctx, scratches, canary_jobs, &cancel_rx).await;
+    let phase = run_phase(&ctx, scratches, canary_jobs, &cancel_rx).await;
+    if !phase.errors.is_empty() {
+        ctx.progress.finish();
+        return Err(Abort::Internal(anyhow::anyhow!(phase.errors.join("; "))));
+    }
+    let (scratches, canary_results) = (phase.scratches, phase.results);
     let mut canaries: Vec<CanaryResult> = Vec::new();
     for r in canary_results {
         if let JobResult::Canary { file, test, result } = r {
@@ -370,7 +375,12 @@ async fn execute_async(
     let (scratches, mutant_results) = if interrupted_in_canary {
         (scratches, Vec::new())
     } else {
-        run_phase(&ctx, scratches, mutant_jobs, &cancel_rx).await
+        let phase = run_phase(&ctx, scratches, mutant_jobs, &cancel_rx).await;
+        if !phase.errors.is_empty() {
+            ctx.progress.finish();
+            return Err(Abort::Internal(anyhow::anyhow!(phase.errors.join("; "))));
+        }
+        (phase.scratches, phase.results)
     };
     for r in mutant_results {
         if let JobResult::Mutant(i, m) = r {
@@ -412,9 +422,8 @@ async fn execute_async(
 /// Results for mutations that never applied.
 pub fn rejected_result(r: &crate::plan::Rejected) -> MutantResult {
     let (outcome, detail) = match &r.problem {
-        mutate::ApplyProblem::NoOp(d) => (Outcome::NoOp, d.clone()),
         mutate::ApplyProblem::Ambiguous(d) => (Outcome::Ambiguous, d.clone()),
-        mutate::ApplyProblem::Binary(d) => (Outcome::NoOp, d.clone()),
+        other => (Outcome::NoOp, other.detail().to_string()),
     };
     MutantResult {
         id: r.id.clone(),
@@ -467,15 +476,29 @@ fn unreached_result(m: &Mutant, ctx: &Ctx) -> MutantResult {
     )
 }
 
-/// Run a queue of jobs on all workers; returns the scratches for reuse.
+/// What a phase leaves: the scratches for reuse, the results, and internal
+/// errors (a worker stops at its first one: its scratch state is unknown).
+struct PhaseOutput {
+    scratches: Vec<Scratch>,
+    results: Vec<JobResult>,
+    errors: Vec<String>,
+}
+
+/// Run a queue of jobs on all workers.
 async fn run_phase(
     ctx: &Arc<Ctx>,
     scratches: Vec<Scratch>,
     jobs: VecDeque<Job>,
     cancel: &watch::Receiver<bool>,
-) -> (Vec<Scratch>, Vec<JobResult>) {
+) -> PhaseOutput {
+    let mut out = PhaseOutput {
+        scratches: Vec::new(),
+        results: Vec::new(),
+        errors: Vec::new(),
+    };
     if jobs.is_empty() {
-        return (scratches, Vec::new());
+        out.scratches = scratches;
+        return out;
     }
     let queue = Arc::new(Mutex::new(jobs));
     let mut handles = Vec::new();
@@ -487,20 +510,17 @@ async fn run_phase(
             worker(w, scratch, ctx, queue, cancel).await
         }));
     }
-    let mut scratches = Vec::new();
-    let mut results = Vec::new();
     for h in handles {
         match h.await {
-            Ok((s, mut r)) => {
-                scratches.push(s);
-                results.append(&mut r);
+            Ok((s, mut r, e)) => {
+                out.scratches.push(s);
+                out.results.append(&mut r);
+                out.errors.extend(e);
             }
-            Err(e) => ctx
-                .progress
-                .line(&format!("internal error: worker task failed: {e}")),
+            Err(e) => out.errors.push(format!("a worker task failed: {e}")),
         }
     }
-    (scratches, results)
+    out
 }
 
 async fn worker(
@@ -509,7 +529,7 @@ async fn worker(
     ctx: Arc<Ctx>,
     queue: Arc<Mutex<VecDeque<Job>>>,
     cancel: watch::Receiver<bool>,
-) -> (Scratch, Vec<JobResult>) {
+) -> (Scratch, Vec<JobResult>, Option<String>) {
     let mut out = Vec::new();
     loop {
         if *cancel.borrow() {
@@ -526,12 +546,10 @@ async fn worker(
         match r {
             Ok(Some(r)) => out.push(r),
             Ok(None) => break, // interrupted
-            Err(e) => ctx
-                .progress
-                .line(&format!("internal error on worker {w}: {e:#}")),
+            Err(e) => return (scratch, out, Some(format!("worker {w}: {e:#}"))),
         }
     }
-    (scratch, out)
+    (scratch, out, None)
 }
 
 fn sanitize(s: &str) -> String {

@@ -10,12 +10,42 @@ use crate::spec::{Count, Pattern};
 /// Why a mutation could not be applied. Both are spec errors, never "survived".
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ApplyProblem {
-    /// Nothing matched, or the replacement equals the matched text.
+    /// Nothing matched.
     NoOp(String),
+    /// The replacement equals the matched text.
+    Identical(String),
     /// The number of matches is not the `count` the spec declares.
     Ambiguous(String),
     /// The file cannot be mutated as text.
     Binary(String),
+}
+
+impl ApplyProblem {
+    /// Short name shown in messages: `no-op`, `ambiguous` or `binary file`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            ApplyProblem::NoOp(_) | ApplyProblem::Identical(_) => "no-op",
+            ApplyProblem::Ambiguous(_) => "ambiguous",
+            ApplyProblem::Binary(_) => "binary file",
+        }
+    }
+    pub fn detail(&self) -> &str {
+        match self {
+            ApplyProblem::NoOp(d)
+            | ApplyProblem::Identical(d)
+            | ApplyProblem::Ambiguous(d)
+            | ApplyProblem::Binary(d) => d,
+        }
+    }
+    /// One line telling the user what to change.
+    pub fn fix(&self) -> &'static str {
+        match self {
+            ApplyProblem::NoOp(_) => "update `find`/`regex` to the current code (a mutation that changes nothing would look like a surviving mutant)",
+            ApplyProblem::Identical(_) => "change `replace`: it must differ from the text it replaces",
+            ApplyProblem::Ambiguous(_) => "make `find` longer so it names one site, or set `count: N` / `count: all`",
+            ApplyProblem::Binary(_) => "point the mutation at a text source file",
+        }
+    }
 }
 
 /// A successfully applied mutation.
@@ -43,9 +73,15 @@ pub fn compile(pattern: &Pattern) -> Result<Regex, regex::Error> {
             text,
             exact_whitespace: false,
         } => {
-            let mut re = String::new();
+            // Inner whitespace runs are flexible; leading and trailing whitespace
+            // (e.g. the newline a YAML block scalar adds) match literally, so they
+            // cannot swallow the next line's indentation.
+            let core = text.trim_matches(char::is_whitespace);
+            let lead = &text[..text.len() - text.trim_start_matches(char::is_whitespace).len()];
+            let trail = &text[text.trim_end_matches(char::is_whitespace).len()..];
+            let mut re = regex::escape(lead);
             let mut in_ws = false;
-            for ch in text.chars() {
+            for ch in core.chars() {
                 if ch.is_whitespace() {
                     if !in_ws {
                         re.push_str(r"\s+");
@@ -55,6 +91,9 @@ pub fn compile(pattern: &Pattern) -> Result<Regex, regex::Error> {
                     in_ws = false;
                     re.push_str(&regex::escape(ch.encode_utf8(&mut [0u8; 4])));
                 }
+            }
+            if !core.is_empty() {
+                re.push_str(&regex::escape(trail));
             }
             Regex::new(&re)
         }
@@ -134,7 +173,7 @@ pub fn apply(
         Pattern::Regex(_) => re.replace_all(content, replace.as_bytes()).into_owned(),
     };
     if mutated == content {
-        return Err(ApplyProblem::NoOp(
+        return Err(ApplyProblem::Identical(
             "the replacement leaves the file unchanged (replace equals the matched text)".into(),
         ));
     }
@@ -234,7 +273,7 @@ mod tests {
     fn identical_replacement_is_noop() {
         assert!(matches!(
             apply(&lit("abc"), "abc", Count::Exactly(1), b"abc"),
-            Err(ApplyProblem::NoOp(_))
+            Err(ApplyProblem::Identical(_))
         ));
     }
 
@@ -253,6 +292,27 @@ mod tests {
         assert_eq!(a.mutated, b"b b");
         let a = apply(&lit("a"), "b", Count::All, b"a a a").unwrap();
         assert_eq!((a.mutated.as_slice(), a.sites), (&b"b b b"[..], 3));
+    }
+
+    #[test]
+    fn edge_whitespace_matches_literally() {
+        let content = b"def f(x):\n    if x > 5:\n        return 1\n";
+        let a = apply(
+            &lit("if x > 5:\n"),
+            "if True:\n",
+            Count::Exactly(1),
+            content,
+        )
+        .unwrap();
+        assert_eq!(a.mutated, b"def f(x):\n    if True:\n        return 1\n");
+        let a = apply(
+            &lit("  if x >\n 5:"),
+            "  if True:",
+            Count::Exactly(1),
+            content,
+        )
+        .unwrap();
+        assert_eq!(a.mutated, b"def f(x):\n    if True:\n        return 1\n");
     }
 
     #[test]

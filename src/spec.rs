@@ -307,6 +307,15 @@ fn parse_yaml<T: for<'de> Deserialize<'de>>(src: &SourceFile) -> Result<T, Diagn
             .unwrap_or((0, 0));
         let opts = serde_saphyr::render_options! { source_name: Some(src.display.as_str()) };
         let rendered = e.render_with_options(opts);
+        // A flow bracket left open makes the parser trip over a later line;
+        // point at the bracket instead.
+        if rendered.contains("placement of ':'") || rendered.contains("mapping values") {
+            if let Some((bl, bc)) = unclosed_flow_bracket(&src.text, line) {
+                return src
+                    .diag(bl, bc, "unclosed bracket: this `[` or `{` is never closed")
+                    .with_fix("close it on the same line (`]` or `}`), or quote the text if the bracket is meant literally");
+            }
+        }
         // First line of the rendering is "error: line L column C: message"; keep the message.
         let mut lines = rendered.lines();
         let head = lines.next().unwrap_or_default();
@@ -319,7 +328,16 @@ fn parse_yaml<T: for<'de> Deserialize<'de>>(src: &SourceFile) -> Result<T, Diagn
             })
             .unwrap_or(head)
             .to_string();
-        let snippet: Vec<&str> = lines.collect();
+        let message = humanize_yaml_message(&message);
+        let snippet: Vec<String> = lines
+            .map(|l| {
+                // The parser repeats its raw message after the caret; keep the caret only.
+                match l.find('^') {
+                    Some(i) if l[..i].trim_start().starts_with('|') => l[..=i].to_string(),
+                    _ => l.to_string(),
+                }
+            })
+            .collect();
         let fix = yaml_fix_hint(&message);
         let mut d = Diagnostic::new(&src.display, line, col, message);
         if !snippet.is_empty() {
@@ -329,6 +347,56 @@ fn parse_yaml<T: for<'de> Deserialize<'de>>(src: &SourceFile) -> Result<T, Diagn
     })
 }
 
+/// The last bracket `[`/`{` before `before_line` that is still open at the end
+/// of its line (outside quotes), as 1-based (line, column).
+fn unclosed_flow_bracket(text: &str, before_line: u64) -> Option<(u64, u64)> {
+    let mut found = None;
+    for (i, line) in text
+        .lines()
+        .enumerate()
+        .take(before_line.saturating_sub(1) as usize)
+    {
+        let mut stack: Vec<usize> = Vec::new();
+        let mut quote: Option<char> = None;
+        for (col, ch) in line.chars().enumerate() {
+            match (quote, ch) {
+                (Some(q), c) if c == q => quote = None,
+                (Some(_), _) => {}
+                (None, '"' | '\'') => quote = Some(ch),
+                (None, '#') => break,
+                (None, '[' | '{') => stack.push(col),
+                (None, ']' | '}') => {
+                    stack.pop();
+                }
+                _ => {}
+            }
+        }
+        if let Some(col) = stack.first() {
+            found = Some((i as u64 + 1, *col as u64 + 1));
+        }
+    }
+    found
+}
+
+/// Rewrite parser messages that leak Rust or library internals.
+fn humanize_yaml_message(message: &str) -> String {
+    let m = message.replace(", set DuplicateKeyPolicy in Options if acceptable", "");
+    if m.contains("cannot deserialize null into string") {
+        return "missing value: a string is expected here".into();
+    }
+    if m.contains("untagged enum RawCount") {
+        return "bad `count`: expected a positive number or `all`".into();
+    }
+    if m.contains("untagged enum RawCommand") {
+        return "bad command: expected a string (run by `sh -c`) or a list of strings (argv)"
+            .into();
+    }
+    if m.contains("did not match any variant") {
+        return "value has the wrong type here".into();
+    }
+    m
+}
+
 fn yaml_fix_hint(message: &str) -> String {
     if message.contains("unknown field") {
         "remove the key or correct its spelling to one of the expected keys".into()
@@ -336,8 +404,16 @@ fn yaml_fix_hint(message: &str) -> String {
         "each key may appear once per mapping: delete or merge the repeated key".into()
     } else if message.contains("missing field") {
         "add the missing key (see the spec format in README)".into()
-    } else if message.contains("did not match any variant") {
-        "check the value's type: a command is a string or a list of strings; count is a number or `all`".into()
+    } else if message.contains("unclosed") {
+        "close the bracket or quote that opens here".into()
+    } else if message.contains("missing value") {
+        "write the value after the key (quote it if it is empty: `''`)".into()
+    } else if message.contains("bad `count`") {
+        "use `count: 1`, another positive number, or `count: all`".into()
+    } else if message.contains("bad command") {
+        "e.g. `command: \"python3 -m pytest -q\"` or `command: [python3, -m, pytest]`".into()
+    } else if message.contains("placement of ':'") || message.contains("mapping values") {
+        "look for an unclosed `[`, `{` or quote above this line, or quote a string that contains `: `".into()
     } else {
         "fix the YAML at this position (quote strings that contain `:` or `#`)".into()
     }
@@ -345,7 +421,8 @@ fn yaml_fix_hint(message: &str) -> String {
 
 /// Parse a duration like `45s`, `2m`, `1m30s`, `500ms`.
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    humantime::parse_duration(s.trim()).map_err(|e| e.to_string())
+    humantime::parse_duration(s.trim())
+        .map_err(|_| "expected a number with a unit, like `45s`, `2m` or `1m30s`".to_string())
 }
 
 /// Load `spec_path` (and its includes) for the target `root`.
@@ -422,8 +499,13 @@ pub fn load(root: &Path, spec_path: &Path) -> Result<Spec, SpecError> {
             );
             continue;
         }
-        let pattern = root.join(&inc.value);
-        let matched: Vec<PathBuf> = match glob::glob(&pattern.to_string_lossy()) {
+        // The root may contain glob metacharacters (`[`, `*`): escape it.
+        let pattern = format!(
+            "{}/{}",
+            glob::Pattern::escape(&root.to_string_lossy()),
+            inc.value.trim_start_matches("./")
+        );
+        let matched: Vec<PathBuf> = match glob::glob(&pattern) {
             Ok(paths) => paths.filter_map(Result::ok).collect(),
             Err(e) => {
                 diags.push(
