@@ -190,6 +190,10 @@ async fn execute_async(
         let scratch = &mut scratches[0];
         scratch.purge_stale_bytecode();
         let junit_path = scratch.next_junit_path("baseline");
+        let report_path = junit_report_path(cfg, &junit_path, &scratch.tree);
+        if let Some(p) = &report_path {
+            let _ = std::fs::remove_file(p);
+        }
         let log_name = if plan.tests.len() == 1 {
             "baseline.log".to_string()
         } else {
@@ -239,7 +243,7 @@ async fn execute_async(
                 progress.line("warning: no `test.junit` configured: tests are not counted, and a suite that runs zero tests would look green");
                 None
             }
-            Some(_) => match junit::read(&junit_path) {
+            Some(_) => match junit::read(report_path.as_deref().unwrap_or(&junit_path)) {
                 Err(e) => {
                     return Err(Abort::BaselineRed(format!(
                         "the baseline wrote no readable JUnit report ({e}); pass {{junit}} to the test command, e.g. `pytest --junitxml={{junit}}`.\nlog: {}",
@@ -417,6 +421,15 @@ async fn execute_async(
         summary,
         gate,
     })
+}
+
+/// Where the run's JUnit report will be: `test.junit` with `{junit}` expanded
+/// to this run's fresh path; a relative path is inside the copy.
+fn junit_report_path(cfg: &TestConfig, fresh: &Path, tree: &Path) -> Option<PathBuf> {
+    let template = cfg.junit.as_ref()?;
+    let expanded = template.replace("{junit}", &fresh.display().to_string());
+    let p = PathBuf::from(expanded);
+    Some(if p.is_absolute() { p } else { tree.join(p) })
 }
 
 /// Results for mutations that never applied.
@@ -715,7 +728,11 @@ async fn run_mutant(
 
     scratch.purge_stale_bytecode();
     let junit_path = scratch.next_junit_path(&m.id);
-    let _ = std::fs::remove_file(&junit_path);
+    // A report left by an earlier run must never be read as this run's.
+    let report_path = junit_report_path(cfg, &junit_path, &scratch.tree);
+    if let Some(p) = &report_path {
+        let _ = std::fs::remove_file(p);
+    }
     let res = run::run(
         Invocation {
             command: &cfg.command,
@@ -737,7 +754,7 @@ async fn run_mutant(
     if res.exit == Exit::Interrupted {
         return Ok(None);
     }
-    let report = cfg.junit.as_ref().map(|_| junit::read(&junit_path));
+    let report = report_path.map(|p| junit::read(&p));
     let pats = ctx.patterns.get(&m.id).map(Vec::as_slice).unwrap_or(&[]);
     let v = outcome::classify(&res, cfg, report, pats, timeout.as_secs_f64());
     let mut r = base_result(m, v.outcome, v.detail);
