@@ -13,6 +13,59 @@ use crate::spec::Command;
 /// Grace period between SIGTERM and SIGKILL for a process group.
 pub const KILL_GRACE: Duration = Duration::from_secs(2);
 
+/// Environment variable carrying a token unique to one run. Every process the
+/// suite starts inherits it, also those that leave the process group
+/// (`setsid`, `start_new_session=True`, double forks), so after the run they
+/// can be found in `/proc/*/environ` and killed.
+pub const RUN_TOKEN_VAR: &str = "UNGUARD_RUN_TOKEN";
+
+static RUN_COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+fn new_run_token() -> String {
+    let n = RUN_COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    format!("{}-{n}", std::process::id())
+}
+
+/// Pids of live processes whose environment holds `VAR=token`.
+fn processes_with_token(token: &str) -> Vec<i32> {
+    let needle = format!("{RUN_TOKEN_VAR}={token}");
+    let me = std::process::id() as i32;
+    let Ok(rd) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    rd.flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| *pid != me)
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/environ"))
+                .map(|env| env.split(|b| *b == 0).any(|kv| kv == needle.as_bytes()))
+                .unwrap_or(false)
+        })
+        .collect()
+}
+
+/// Kill every process that carries this run's token, until none is left
+/// (a process may fork while we scan).
+fn sweep_escaped(token: &str) -> usize {
+    let mut killed = 0;
+    for _ in 0..20 {
+        let pids = processes_with_token(token);
+        if pids.is_empty() {
+            break;
+        }
+        for pid in &pids {
+            // SAFETY: kill has no memory-safety preconditions; the pid was just
+            // seen carrying this run's token.
+            unsafe {
+                libc::kill(*pid, libc::SIGKILL);
+            }
+        }
+        killed += pids.len();
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    killed
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Exit {
     /// The command exited with this code.
@@ -148,6 +201,8 @@ pub async fn run(inv: Invocation<'_>, mut cancel: watch::Receiver<bool>) -> RunR
     for (k, v) in &inv.env {
         cmd.env(k, v);
     }
+    let token = new_run_token();
+    cmd.env(RUN_TOKEN_VAR, &token);
     let mut child = match cmd.spawn() {
         Ok(c) => c,
         Err(e) => {
@@ -177,9 +232,17 @@ pub async fn run(inv: Invocation<'_>, mut cancel: watch::Receiver<bool>) -> RunR
             Exit::Interrupted
         }
     };
-    // Whatever is left in the group (daemons, background jobs) goes too.
+    // Whatever is left in the group (daemons, background jobs) goes too, and
+    // so does anything that escaped the group but still carries the token.
     signal_group(pgid, libc::SIGKILL);
     let duration = started.elapsed();
+    let escaped = sweep_escaped(&token);
+    if escaped > 0 {
+        let _ = writeln!(
+            log,
+            "\n# unguard: killed {escaped} process(es) the suite left running outside its process group"
+        );
+    }
     let _ = writeln!(
         log,
         "\n# unguard: {} after {:.2}s",

@@ -145,7 +145,11 @@ fn mutant_json(fx: &Fixture, out: &str, id: &str) -> serde_json::Value {
 /// environment: with it set (as in some dev shells) Python writes no bytecode
 /// at all, and the stale-bytecode and tree-untouched checks would prove nothing.
 fn ug(fx: &Fixture, args: &[&str]) -> (i32, String, String) {
-    let out = fx.unguard(args).env_remove("PYTHONDONTWRITEBYTECODE").output().unwrap();
+    let out = fx
+        .unguard(args)
+        .env_remove("PYTHONDONTWRITEBYTECODE")
+        .output()
+        .unwrap();
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -279,7 +283,16 @@ fn copy_has_uncommitted_and_untracked_files_not_ignored_ones_and_user_tree_is_un
         let p = fx.path().join("run.sh");
         std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
         fx.git_cmd(&["add", "run.sh"]);
-        fx.git_cmd(&["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "x"]);
+        fx.git_cmd(&[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-q",
+            "-m",
+            "x",
+        ]);
     }
     // Working tree != HEAD: an uncommitted edit, an uncommitted deletion,
     // untracked files, ignored files.
@@ -298,26 +311,32 @@ fn copy_has_uncommitted_and_untracked_files_not_ignored_ones_and_user_tree_is_un
     assert_untouched(&fx, &before, "after a passing run");
 
     // Failed gate: the mutant in the untracked file survives.
-    let (code, out, err) = ug(&fx, &[
-        "run", "--out", "out", "-j", "1", "--only", "kill", "survive",
-    ]);
+    let (code, out, err) = ug(
+        &fx,
+        &[
+            "run", "--out", "out", "-j", "1", "--only", "kill", "survive",
+        ],
+    );
     assert_eq!(code, 2, "{}", ctx(code, &out, &err));
     assert_eq!(verdict(&fx, "out", "kill"), "killed");
     assert_eq!(verdict(&fx, "out", "survive"), "survived");
     assert_untouched(&fx, &before, "after a failed gate");
 
     // Timeout.
-    let (code, out, err) = ug(&fx, &[
-        "run",
-        "--out",
-        "out",
-        "-j",
-        "1",
-        "--only",
-        "hang",
-        "--timeout-is",
-        "error",
-    ]);
+    let (code, out, err) = ug(
+        &fx,
+        &[
+            "run",
+            "--out",
+            "out",
+            "-j",
+            "1",
+            "--only",
+            "hang",
+            "--timeout-is",
+            "error",
+        ],
+    );
     assert_eq!(code, 3, "{}", ctx(code, &out, &err));
     assert_eq!(verdict(&fx, "out", "hang"), "timeout");
     assert_untouched(&fx, &before, "after a timeout");
@@ -327,7 +346,12 @@ fn copy_has_uncommitted_and_untracked_files_not_ignored_ones_and_user_tree_is_un
 
 /// Start `unguard run`, wait until a process carrying `mk` runs and `log`
 /// exists in the out dir, send `signal` to unguard; return its result.
-fn interrupt_run(fx: &Fixture, mk: &str, log: &str, signal: &str) -> (i32, String, String, Duration) {
+fn interrupt_run(
+    fx: &Fixture,
+    mk: &str,
+    log: &str,
+    signal: &str,
+) -> (i32, String, String, Duration) {
     let mut c = fx.unguard(&["run", "--out", "out", "-j", "1"]);
     c.stdin(Stdio::null());
     let sp = spawn(c);
@@ -385,7 +409,8 @@ sys.exit(0 if m.OK and m.VALUE == 1 else 1)
     // The rows that finished are reported; the interrupted and the unstarted
     // mutants get no verdict.
     assert!(
-        out.lines().any(|l| l.starts_with("| first") && l.contains("killed")),
+        out.lines()
+            .any(|l| l.starts_with("| first") && l.contains("killed")),
         "finished row not printed: {}",
         ctx(code, &out, &err)
     );
@@ -394,8 +419,14 @@ sys.exit(0 if m.OK and m.VALUE == 1 else 1)
     assert_eq!(o["gate"]["exit_code"], 130, "{o:#}");
     let v = fx.verdicts("out");
     assert_eq!(v.get("first").map(String::as_str), Some("killed"), "{v:?}");
-    assert!(!v.contains_key("slow"), "interrupted mutant got a verdict: {v:?}");
-    assert!(!v.contains_key("later"), "a mutant ran after the interrupt: {v:?}");
+    assert!(
+        !v.contains_key("slow"),
+        "interrupted mutant got a verdict: {v:?}"
+    );
+    assert!(
+        !v.contains_key("later"),
+        "a mutant ran after the interrupt: {v:?}"
+    );
     assert!(!fx.path().join("out/later.log").exists());
 }
 
@@ -414,14 +445,21 @@ sys.exit(0 if m.VALUE == 1 else 1)
         &[&cmd("python3 run.py"), "timeout: 120s"],
         &[mutation("kill", "m.py", "VALUE = 1", "VALUE = 2", &[])],
     );
-    let fx = Fixture::git(&[("m.py", "VALUE = 1\n"), ("run.py", &run_py), ("unguard.yaml", &yaml)]);
+    let fx = Fixture::git(&[
+        ("m.py", "VALUE = 1\n"),
+        ("run.py", &run_py),
+        ("unguard.yaml", &yaml),
+    ]);
     let before = snapshot(&fx);
     let (code, out, err, took) = interrupt_run(&fx, &mk, "baseline.log", "-TERM");
     assert_eq!(code, 130, "{}", ctx(code, &out, &err));
     assert!(took < Duration::from_secs(10), "interrupt took {took:?}");
     assert_no_processes(&mk, "after SIGTERM");
     assert_untouched(&fx, &before, "after SIGTERM");
-    assert!(!fx.path().join("out/kill.log").exists(), "a mutant ran after SIGTERM");
+    assert!(
+        !fx.path().join("out/kill.log").exists(),
+        "a mutant ran after SIGTERM"
+    );
 }
 
 // ------------------------------------------- 3. no process outlives a run
@@ -520,7 +558,6 @@ sys.exit(0 if m.OK else 1)
 /// and the server stays up for good (holding its port: the next mutant on the
 /// same worker then fails to bind, a red suite for the wrong reason).
 #[test]
-#[ignore = "BUG/LIMITATION: processes the suite starts in a new session (setsid / start_new_session) outlive a timed-out mutant; unguard only kills its process group"]
 fn server_started_in_a_new_session_does_not_outlive_a_timed_out_mutant() {
     let mk = marker("session");
     let run_py = format!(
@@ -537,7 +574,13 @@ sys.exit(0 if m.OK else 1)
     );
     let yaml = spec(
         &[&cmd("python3 run.py"), "timeout: 30s"],
-        &[mutation("hang", "m.py", "HANG = False", "HANG = True", &["timeout: 2s"])],
+        &[mutation(
+            "hang",
+            "m.py",
+            "HANG = False",
+            "HANG = True",
+            &["timeout: 2s"],
+        )],
     );
     let fx = Fixture::git(&[
         ("m.py", "OK = True\nHANG = False\n"),
@@ -547,7 +590,10 @@ sys.exit(0 if m.OK else 1)
     let (code, out, err) = ug(&fx, &["run", "--out", "out", "-j", "1"]);
     assert_eq!(code, 0, "{}", ctx(code, &out, &err));
     assert_eq!(verdict(&fx, "out", "hang"), "timeout");
-    assert_no_processes(&mk, "after a timed-out mutant whose server runs in its own session");
+    assert_no_processes(
+        &mk,
+        "after a timed-out mutant whose server runs in its own session",
+    );
     assert_no_leftovers(&fx, "new-session server");
 }
 
@@ -687,10 +733,78 @@ fn killed_by_naming_no_baseline_test_is_a_spec_error_with_position() {
     assert_no_leftovers(&fx, "killed_by spec error");
 }
 
+/// `test.junit` may name a fixed path (README: "where the command writes JUnit
+/// XML"); a relative one is inside the copy. It must be read from there, and a
+/// report left by an earlier run must never count for the next one.
+#[test]
+fn fixed_junit_path_is_read_and_never_reused_across_runs() {
+    let pre_py = "import sys\nimport m\nsys.exit(1 if m.CRASH else 0)\n";
+    let yaml = spec(
+        &[
+            &cmd("python3 pre.py && python3 -m pytest -q -p no:cacheprovider --junitxml=build/junit.xml"),
+            "junit: build/junit.xml",
+        ],
+        &[
+            mutation(
+                "kill",
+                "m.py",
+                "VALUE = 1",
+                "VALUE = 2",
+                &["expect:", "  killed_by: [\"test_m.py::test_value\"]"],
+            ),
+            // Red before pytest runs: no report is written. The previous run's
+            // report (with test_value red) is still at build/junit.xml in the copy
+            // unless unguard removed it.
+            mutation(
+                "crash",
+                "m.py",
+                "CRASH = False",
+                "CRASH = True",
+                &["expect:", "  killed_by: [\"test_m.py::test_value\"]"],
+            ),
+        ],
+    );
+    let fx = Fixture::git(&[
+        (".gitignore", "build/\n"),
+        ("m.py", "VALUE = 1\nCRASH = False\n"),
+        ("pre.py", pre_py),
+        ("conftest.py", ""),
+        (
+            "test_m.py",
+            "import m\n\ndef test_value():\n    assert m.VALUE == 1\n",
+        ),
+        ("unguard.yaml", &yaml),
+    ]);
+    let (code, out, err) = ug(&fx, &["run", "--out", "out", "-j", "1"]);
+    assert_eq!(code, 2, "{}", ctx(code, &out, &err));
+    let k = mutant_json(&fx, "out", "kill");
+    assert_eq!(k["outcome"], "killed", "{k:#}");
+    assert_eq!(
+        k["red_tests"],
+        serde_json::json!(["test_m::test_value"]),
+        "{k:#}"
+    );
+    let c = mutant_json(&fx, "out", "crash");
+    assert_eq!(
+        c["outcome"], "wrong-reason",
+        "a stale JUnit report was read: {c:#}"
+    );
+    assert_eq!(c["red_tests"], serde_json::json!([]), "{c:#}");
+    assert!(
+        !fx.path().join("build").exists(),
+        "the report was written into the user's tree"
+    );
+    assert_no_leftovers(&fx, "fixed junit path");
+}
+
 // -------------------------------------------------- 6. stale bytecode
 
 #[test]
 fn same_length_mutation_restored_within_a_second_never_runs_stale_bytecode() {
+    // Sensitivity, checked by hand: with the suite's bytecode in a prefix
+    // unguard does not purge (`PYTHONPYCACHEPREFIX=$PWD/.pyc python3 run.py`),
+    // every b<i> comes out `killed`. `ug` removes PYTHONDONTWRITEBYTECODE from
+    // the environment, or no bytecode would be written and nothing proven.
     const PAIRS: usize = 5;
     let mut files: Vec<(String, String)> = vec![("m.py".into(), "VALUE = 1\n".into())];
     let mut imports = String::from("import m\n");
@@ -1085,7 +1199,10 @@ fn timeout_policy_decides_the_exit_code() {
         ("survived", 2, 50.0),
         ("error", 3, 50.0),
     ] {
-        let (code, out, err) = ug(&fx, &["run", "--out", "out", "-j", "1", "--timeout-is", policy]);
+        let (code, out, err) = ug(
+            &fx,
+            &["run", "--out", "out", "-j", "1", "--timeout-is", policy],
+        );
         assert_eq!(
             code,
             want,
@@ -1134,7 +1251,10 @@ fn output_dir_has_diff_log_outcomes_and_markdown() {
         ),
         ("unguard.yaml", &yaml),
     ]);
-    let (code, out, err) = ug(&fx, &["run", "--out", "out", "-j", "1", "--markdown", "report.md"]);
+    let (code, out, err) = ug(
+        &fx,
+        &["run", "--out", "out", "-j", "1", "--markdown", "report.md"],
+    );
     assert_eq!(code, 2, "{}", ctx(code, &out, &err));
 
     for id in ["kill", "survive"] {
