@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::cli::{RunArgs, TargetArgs};
-use crate::diag::Diagnostic;
+use crate::diag::{Diagnostic, Diagnostics};
 use crate::engine::{self, Abort, EngineOptions};
 use crate::gate::{EXIT_BASELINE, EXIT_INTERRUPTED, EXIT_OK, EXIT_SPEC, EXIT_USAGE};
 use crate::plan::{self, Entry, Plan};
@@ -162,6 +162,30 @@ pub fn run(args: &RunArgs) -> i32 {
             return EXIT_USAGE;
         }
     };
+    // Every targeted file must be part of the copy (not ignored by git).
+    let mut missing = Diagnostics::default();
+    for m in plan.ready() {
+        if manifest.entries.binary_search(&m.file).is_err() {
+            let source = std::fs::read_to_string(&m.pos.path).unwrap_or_default();
+            missing.push(
+                Diagnostic::new(
+                    &m.pos.path,
+                    m.pos.line,
+                    m.pos.col,
+                    format!(
+                        "mutation `{}`: {} is not part of the copied tree (ignored by git?)",
+                        m.id, m.file
+                    ),
+                )
+                .with_source(&source)
+                .with_fix("mutate a tracked or untracked-but-not-ignored source file"),
+            );
+        }
+    }
+    if !missing.is_empty() {
+        eprint!("{missing}");
+        return EXIT_USAGE;
+    }
     eprintln!(
         "unguard: {} mutation(s) in {} ({} files copied{}, {} linked: {})",
         plan.entries.len(),

@@ -269,7 +269,18 @@ impl Scratch {
     /// Write `bytes` to `rel` in the copy (a mutant or a restore).
     pub fn write(&mut self, rel: &str, bytes: &[u8]) -> Result<()> {
         let path = self.tree.join(rel);
-        std::fs::write(&path, bytes).with_context(|| format!("writing {}", path.display()))?;
+        if let Err(e) = std::fs::write(&path, bytes) {
+            if e.kind() != std::io::ErrorKind::PermissionDenied {
+                return Err(e).with_context(|| format!("writing {}", path.display()));
+            }
+            // A read-only file in the copy (the user's mode bits): make the
+            // copy writable, never the original.
+            use std::os::unix::fs::PermissionsExt;
+            let mut perms = std::fs::metadata(&path)?.permissions();
+            perms.set_mode(perms.mode() | 0o200);
+            std::fs::set_permissions(&path, perms)?;
+            std::fs::write(&path, bytes).with_context(|| format!("writing {}", path.display()))?;
+        }
         self.written.insert(rel.to_string());
         Ok(())
     }
@@ -337,9 +348,11 @@ fn copy_entry(root: &Path, tree: &Path, rel: &str) -> Result<()> {
     } else if meta.is_file() {
         std::fs::copy(&src, &dst)?;
         // Keep the original mtime: tools that cache by mtime see the same tree.
+        // (futimens on a read-only handle: works for read-only files too.)
         if let Ok(m) = meta.modified() {
-            let f = std::fs::File::options().write(true).open(&dst)?;
-            let _ = f.set_modified(m);
+            if let Ok(f) = std::fs::File::open(&dst) {
+                let _ = f.set_modified(m);
+            }
         }
     }
     Ok(())

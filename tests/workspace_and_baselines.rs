@@ -206,3 +206,40 @@ sys.exit(0)   # a runner that lies about its result
     assert_eq!(code, 4, "{err}");
     assert!(err.contains("red test"), "{err}");
 }
+
+#[test]
+fn read_only_target_file_is_mutated_in_the_copy_only() {
+    use std::os::unix::fs::PermissionsExt;
+    let fx = Fixture::git(&[
+        ("m.py", "VALUE = 1\n"),
+        ("run.py", &checking_suite("")),
+        ("unguard.yaml", SPEC),
+    ]);
+    let m = fx.path().join("m.py");
+    std::fs::set_permissions(&m, std::fs::Permissions::from_mode(0o444)).unwrap();
+    let before = tree_state(fx.path(), &["out"]);
+    let (code, out, err) = fx.run(&["run", "--out", "out", "-j", "1"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert_eq!(fx.verdicts("out")["value"], "killed");
+    assert_eq!(
+        before,
+        tree_state(fx.path(), &["out"]),
+        "mode bits and bytes unchanged"
+    );
+}
+
+#[test]
+fn mutating_an_ignored_file_is_a_spec_error() {
+    let spec = SPEC.replace("file: m.py", "file: gen.py");
+    let fx = Fixture::git(&[
+        (".gitignore", "gen.py\n"),
+        ("m.py", "VALUE = 1\n"),
+        ("run.py", &checking_suite("")),
+        ("unguard.yaml", &spec),
+    ]);
+    fx.write("gen.py", "VALUE = 1\n");
+    let (code, _out, err) = fx.run(&["run", "--out", "out", "-j", "1"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("unguard.yaml:6:"), "{err}");
+    assert!(err.contains("not part of the copied tree"), "{err}");
+}
