@@ -931,6 +931,8 @@ fn baseline_that_runs_no_tests_exits_4() {
     let (code, out, err) = ug(&fx, &["run", "--out", "out", "-j", "1"]);
     assert_eq!(code, 4, "{}", ctx(code, &out, &err));
     assert!(err.contains("no tests"), "{err}");
+    // unguard's own diagnosis, not just pytest's line in the log tail.
+    assert!(err.contains("pytest exit 5"), "{err}");
     assert!(
         !fx.path().join("out/outcomes.json").exists(),
         "verdicts from an empty baseline"
