@@ -32,6 +32,13 @@ fn build_plan(spec: &Spec, only: &[String]) -> Result<Plan, i32> {
     })
 }
 
+/// Load the spec and pre-apply every mutation; on error, the exit code.
+fn load_plan(t: &TargetArgs, only: &[String]) -> Result<(Spec, Plan), i32> {
+    let spec = load(t)?;
+    let plan = build_plan(&spec, only)?;
+    Ok((spec, plan))
+}
+
 /// Print every mutation that cannot be applied, with its position, a caret
 /// snippet of the spec and the fix.
 fn print_rejected(plan: &Plan) -> usize {
@@ -59,12 +66,8 @@ fn print_rejected(plan: &Plan) -> usize {
 }
 
 pub fn check(t: &TargetArgs) -> i32 {
-    let spec = match load(t) {
-        Ok(s) => s,
-        Err(code) => return code,
-    };
-    let plan = match build_plan(&spec, &[]) {
-        Ok(p) => p,
+    let plan = match load_plan(t, &[]) {
+        Ok((_, plan)) => plan,
         Err(code) => return code,
     };
     let mut out = std::io::stdout().lock();
@@ -101,12 +104,8 @@ pub fn check(t: &TargetArgs) -> i32 {
 }
 
 pub fn list(t: &TargetArgs) -> i32 {
-    let spec = match load(t) {
-        Ok(s) => s,
-        Err(code) => return code,
-    };
-    let plan = match build_plan(&spec, &[]) {
-        Ok(p) => p,
+    let plan = match load_plan(t, &[]) {
+        Ok((_, plan)) => plan,
         Err(code) => return code,
     };
     let mut out = std::io::stdout().lock();
@@ -135,12 +134,8 @@ fn display(p: &Path) -> String {
 }
 
 pub fn run(args: &RunArgs) -> i32 {
-    let spec = match load(&args.target) {
-        Ok(s) => s,
-        Err(code) => return code,
-    };
-    let plan = match build_plan(&spec, &args.only) {
-        Ok(p) => p,
+    let (spec, plan) = match load_plan(&args.target, &args.only) {
+        Ok(loaded) => loaded,
         Err(code) => return code,
     };
     let rejected = print_rejected(&plan);
