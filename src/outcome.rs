@@ -126,9 +126,10 @@ pub fn classify(
                 v(
                     Outcome::WrongReason,
                     format!(
-                        "red, but none of the expected killers failed (expected: {}); {} other test(s) failed",
+                        "red, but none of the expected killers failed (expected: {}); failed instead: {}{}",
                         killed_by.iter().map(|p| p.raw()).collect::<Vec<_>>().join(", "),
-                        red_tests.len()
+                        red_tests.iter().take(3).cloned().collect::<Vec<_>>().join(", "),
+                        if red_tests.len() > 3 { format!(" (+{} more)", red_tests.len() - 3) } else { String::new() }
                     ),
                 )
             } else {

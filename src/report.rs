@@ -76,11 +76,10 @@ pub fn table(results: &Results) -> String {
     t.to_string()
 }
 
-/// Findings below the table: everything that is not a clean kill.
-pub fn findings(results: &Results) -> Vec<String> {
-    let mut out = Vec::new();
-    // Survivors first: they are the findings.
-    let order = [
+/// Everything that is not a clean kill, survivors first (they are the
+/// findings), then the other outcomes in a fixed order; spec order within each.
+pub fn finding_mutants(results: &Results) -> Vec<&MutantResult> {
+    const ORDER: [Outcome; 7] = [
         Outcome::Survived,
         Outcome::WrongReason,
         Outcome::Timeout,
@@ -89,22 +88,27 @@ pub fn findings(results: &Results) -> Vec<String> {
         Outcome::NoOp,
         Outcome::Ambiguous,
     ];
-    for o in order {
-        for m in results
-            .mutants
-            .iter()
-            .filter(|m| m.outcome == o && is_finding(o))
-        {
-            out.push(format!(
+    ORDER
+        .iter()
+        .flat_map(|o| results.mutants.iter().filter(move |m| m.outcome == *o))
+        .filter(|m| is_finding(m.outcome))
+        .collect()
+}
+
+/// Findings below the terminal table, one line each.
+pub fn findings(results: &Results) -> Vec<String> {
+    finding_mutants(results)
+        .into_iter()
+        .map(|m| {
+            format!(
                 "{} {}: {} ({})",
-                o.as_str(),
+                m.outcome.as_str(),
                 m.id,
                 m.detail,
                 m.spec_pos
-            ));
-        }
-    }
-    out
+            )
+        })
+        .collect()
 }
 
 /// The whole Markdown report (the PR comment).
@@ -128,11 +132,7 @@ pub fn markdown(results: &Results) -> String {
     }
     s.push_str(&table(results));
     s.push('\n');
-    let findings: Vec<&MutantResult> = results
-        .mutants
-        .iter()
-        .filter(|m| m.outcome != Outcome::Killed)
-        .collect();
+    let findings = finding_mutants(results);
     if !findings.is_empty() {
         s.push_str("\n### Findings\n");
         for m in findings {
@@ -157,6 +157,80 @@ pub fn write_outcomes(out: &Path, results: &Results) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use crate::results::{GateResult, Summary, TimeoutPolicy};
+
+    fn mutant(id: &str, outcome: Outcome) -> MutantResult {
+        MutantResult {
+            id: id.into(),
+            control: format!("control | of {id}"),
+            rule: None,
+            file: "f.py".into(),
+            line: 3,
+            outcome,
+            red_tests: vec![],
+            tests_total: Some(4),
+            duration_s: 0.5,
+            detail: "d".into(),
+            killed_by: vec![],
+            exit: None,
+            diff_file: None,
+            log_file: None,
+            spec_pos: "u.yaml:1:1".into(),
+        }
+    }
+
+    fn results(mutants: Vec<MutantResult>) -> Results {
+        Results {
+            schema: crate::results::SCHEMA.into(),
+            unguard_version: "0".into(),
+            root: ".".into(),
+            spec: "u.yaml".into(),
+            timeout_policy: TimeoutPolicy::Killed,
+            jobs: 1,
+            interrupted: false,
+            duration_s: 1.0,
+            baselines: vec![],
+            canaries: vec![],
+            summary: Summary::compute(&mutants, TimeoutPolicy::Killed),
+            mutants,
+            gate: GateResult {
+                passed: false,
+                exit_code: 2,
+                reasons: vec![],
+            },
+        }
+    }
+
+    #[test]
+    fn findings_put_survivors_first_and_skip_kills() {
+        let r = results(vec![
+            mutant("a", Outcome::Timeout),
+            mutant("b", Outcome::Killed),
+            mutant("c", Outcome::Survived),
+            mutant("d", Outcome::WrongReason),
+        ]);
+        let ids: Vec<&str> = finding_mutants(&r).iter().map(|m| m.id.as_str()).collect();
+        assert_eq!(ids, vec!["c", "d", "a"]);
+        let md = markdown(&r);
+        let (c, d, a) = (
+            md.find("`c`").unwrap(),
+            md.find("`d`").unwrap(),
+            md.find("`a` ").unwrap(),
+        );
+        assert!(c < d && d < a, "{md}");
+    }
+
+    #[test]
+    fn table_escapes_pipes_in_cells() {
+        let t = table(&results(vec![mutant("a", Outcome::Killed)]));
+        assert!(t.contains("control \\| of a"), "{t}");
+        // Every row has exactly the 7 unescaped separators of 6 columns.
+        for line in t.lines() {
+            let bars = line.replace("\\|", "").matches('|').count();
+            assert_eq!(bars, 7, "{line}");
+        }
+    }
 
     #[test]
     fn cells_escape_pipes_and_newlines() {
