@@ -104,7 +104,9 @@ mutations:
         for d in [fx.path(), fx.tmp.path()] {
             std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o777)).unwrap();
         }
-        let bin = assert_cmd::cargo::cargo_bin("unguard");
+        // The build dir may sit below a directory `nobody` cannot enter: run a copy.
+        let bin = fx.tmp.path().join("unguard-bin");
+        std::fs::copy(assert_cmd::cargo::cargo_bin("unguard"), &bin).unwrap();
         let mut c = std::process::Command::new("setpriv");
         c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
             .arg(bin)
