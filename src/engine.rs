@@ -68,8 +68,6 @@ struct Ctx {
     timeouts: Vec<Duration>,
     patterns: HashMap<String, Vec<TestPattern>>,
     progress: Progress,
-    /// (file, test index) pairs whose canary stayed green.
-    unreached: Mutex<BTreeSet<(String, usize)>>,
 }
 
 enum Job {
@@ -323,7 +321,6 @@ async fn execute_async(
         timeouts,
         patterns,
         progress,
-        unreached: Mutex::new(BTreeSet::new()),
     });
 
     // Canaries: one per (file, test command) that has mutants.
@@ -348,10 +345,12 @@ async fn execute_async(
     }
     let (scratches, canary_results) = (phase.scratches, phase.results);
     let mut canaries: Vec<CanaryResult> = Vec::new();
+    // (file, test index) pairs whose canary stayed green.
+    let mut unreached: BTreeSet<(String, usize)> = BTreeSet::new();
     for r in canary_results {
         if let JobResult::Canary { file, test, result } = r {
             if !result.reached {
-                ctx.unreached.lock().expect("lock").insert((file, test));
+                unreached.insert((file, test));
             }
             canaries.push(result);
         }
@@ -364,13 +363,8 @@ async fn execute_async(
     let mut mutant_jobs = VecDeque::new();
     for (i, e) in ctx.plan.entries.iter().enumerate() {
         if let Entry::Ready(m) = e {
-            if ctx
-                .unreached
-                .lock()
-                .expect("lock")
-                .contains(&(m.file.clone(), m.test))
-            {
-                results.insert(i, unreached_result(m, &ctx));
+            if unreached.contains(&(m.file.clone(), m.test)) {
+                results.insert(i, unreached_result(m));
             } else {
                 mutant_jobs.push_back(Job::Mutant(i));
             }
@@ -400,7 +394,7 @@ async fn execute_async(
     // Rejected entries (no-op / ambiguous) keep their place in spec order.
     for (i, e) in ctx.plan.entries.iter().enumerate() {
         if let Entry::Rejected(r) = e {
-            results.insert(i, crate::engine::rejected_result(r));
+            results.insert(i, rejected_result(r));
         }
     }
     let mutants: Vec<MutantResult> = results.into_values().collect();
@@ -477,8 +471,7 @@ fn base_result(m: &Mutant, outcome: Outcome, detail: String) -> MutantResult {
     }
 }
 
-fn unreached_result(m: &Mutant, ctx: &Ctx) -> MutantResult {
-    let _ = ctx;
+fn unreached_result(m: &Mutant) -> MutantResult {
     base_result(
         m,
         Outcome::Unreached,

@@ -5,7 +5,7 @@
 //! (no-op, ambiguous, unreached) · 2 gate failed · 3 timeout under
 //! `--timeout-is error` · 0.
 
-use crate::results::{GateResult, Outcome, Summary, TimeoutPolicy};
+use crate::results::{GateResult, Summary, TimeoutPolicy};
 
 pub const EXIT_OK: i32 = 0;
 pub const EXIT_USAGE: i32 = 1;
@@ -79,11 +79,6 @@ pub fn evaluate(summary: &Summary, policy: TimeoutPolicy, interrupted: bool) -> 
         exit_code,
         reasons,
     }
-}
-
-/// Outcomes that are findings to list under the table.
-pub fn is_finding(o: Outcome) -> bool {
-    !matches!(o, Outcome::Killed)
 }
 
 #[cfg(test)]

@@ -46,15 +46,6 @@ pub enum Entry {
     Rejected(Rejected),
 }
 
-impl Entry {
-    pub fn id(&self) -> &str {
-        match self {
-            Entry::Ready(m) => &m.id,
-            Entry::Rejected(r) => &r.id,
-        }
-    }
-}
-
 #[derive(Debug)]
 pub struct Plan {
     pub entries: Vec<Entry>,

@@ -7,7 +7,6 @@ use anyhow::{Context, Result};
 use tabled::builder::Builder;
 use tabled::settings::Style;
 
-use crate::gate::is_finding;
 use crate::results::{MutantResult, Outcome, Results};
 
 /// Make a string safe inside a Markdown table cell.
@@ -91,7 +90,6 @@ pub fn finding_mutants(results: &Results) -> Vec<&MutantResult> {
     ORDER
         .iter()
         .flat_map(|o| results.mutants.iter().filter(move |m| m.outcome == *o))
-        .filter(|m| is_finding(m.outcome))
         .collect()
 }
 

@@ -42,16 +42,6 @@ impl Outcome {
             Outcome::Ambiguous => "ambiguous",
         }
     }
-    pub const ALL: [Outcome; 8] = [
-        Outcome::Killed,
-        Outcome::Survived,
-        Outcome::Timeout,
-        Outcome::WrongReason,
-        Outcome::Unreached,
-        Outcome::Unviable,
-        Outcome::NoOp,
-        Outcome::Ambiguous,
-    ];
 }
 
 /// How timeouts count (`--timeout-is`).

@@ -216,7 +216,8 @@ pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 /// PYTHONPYCACHEPREFIX) and `junit/`. Removed when dropped.
 #[derive(Debug)]
 pub struct Scratch {
-    dir: TempDir,
+    /// Held for its `Drop`: removes the whole scratch area.
+    _dir: TempDir,
     pub tree: PathBuf,
     pub pycache: PathBuf,
     pub junit_dir: PathBuf,
@@ -253,17 +254,13 @@ impl Scratch {
                 .with_context(|| format!("linking {name} into the scratch tree"))?;
         }
         Ok(Scratch {
-            dir,
+            _dir: dir,
             tree,
             pycache,
             junit_dir,
             written: BTreeSet::new(),
             runs: 0,
         })
-    }
-
-    pub fn path(&self) -> &Path {
-        self.dir.path()
     }
 
     /// Write `bytes` to `rel` in the copy (a mutant or a restore).
