@@ -114,6 +114,20 @@ fn test_timeout(ctx: &Ctx, m: Option<&Mutant>, test: usize) -> Duration {
     ctx.timeouts[test]
 }
 
+/// Install SIGINT and SIGTERM handlers now (so no signal can slip through
+/// to the default action), and return a future that resolves at the first one.
+fn interrupt_signal() -> Result<impl std::future::Future<Output = ()>> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut int = signal(SignalKind::interrupt()).context("installing the SIGINT handler")?;
+    let mut term = signal(SignalKind::terminate()).context("installing the SIGTERM handler")?;
+    Ok(async move {
+        tokio::select! {
+            _ = int.recv() => {}
+            _ = term.recv() => {}
+        }
+    })
+}
+
 /// Run the loop. The manifest must describe the target tree; the output dir must exist.
 pub fn execute(
     spec: &Spec,
@@ -137,25 +151,15 @@ async fn execute_async(
 ) -> Result<Results, Abort> {
     let started = Instant::now();
     let (cancel_tx, cancel_rx) = watch::channel(false);
+    let interrupt = interrupt_signal()?;
     let signals = tokio::spawn(async move {
-        let mut term =
-            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
-            _ = async { match term.as_mut() { Some(t) => { t.recv().await; } None => std::future::pending::<()>().await } } => {}
-        }
+        interrupt.await;
         INTERRUPTED.store(true, Ordering::SeqCst);
         let _ = cancel_tx.send(true);
     });
 
-    let ready: Vec<usize> = plan
-        .entries
-        .iter()
-        .enumerate()
-        .filter(|(_, e)| matches!(e, Entry::Ready(_)))
-        .map(|(i, _)| i)
-        .collect();
-    let workers = opts.jobs.max(1).min(ready.len().max(1));
+    let ready = plan.ready().count();
+    let workers = opts.jobs.max(1).min(ready.max(1));
 
     // Scratch copies, in parallel.
     let manifest = Arc::new(manifest);
@@ -179,141 +183,27 @@ async fn execute_async(
         return Err(Abort::Internal(e));
     }
 
-    let progress = Progress::new(ready.len() as u64);
-    // Baselines: one per distinct test configuration.
+    let progress = Progress::new(ready as u64);
+    // Baselines: one per distinct test configuration, in worker 0's copy.
     let mut baselines = Vec::new();
     let mut timeouts = Vec::new();
     let mut baseline_reports = Vec::new();
     for (i, cfg) in plan.tests.iter().enumerate() {
-        let scratch = &mut scratches[0];
-        scratch.purge_stale_bytecode();
-        let junit_path = scratch.next_junit_path("baseline");
-        let report_path = junit_report_path(cfg, &junit_path, &scratch.tree);
-        if let Some(p) = &report_path {
-            let _ = std::fs::remove_file(p);
-        }
-        let log_name = if plan.tests.len() == 1 {
-            "baseline.log".to_string()
-        } else {
-            format!("baseline-{}.log", i + 1)
-        };
-        let log = opts.out.join(&log_name);
-        let cap = opts.timeout.unwrap_or(match cfg.timeout {
-            TimeoutSetting::Fixed(d) => d,
-            TimeoutSetting::Auto => BASELINE_CAP,
-        });
-        progress.line(&format!("baseline: {}", cfg.command.display()));
-        let res = run::run(
-            Invocation {
-                command: &cfg.command,
-                cwd: &scratch.tree,
-                env: env_for(cfg, 0, "baseline", scratch),
-                substitutions: vec![("{junit}", junit_path.display().to_string())],
-                log: &log,
-                timeout: cap,
-                label: format!("baseline of `{}`", cfg.command.display()),
-            },
-            cancel_rx.clone(),
+        let b = run_baseline(
+            i,
+            plan.tests.len(),
+            cfg,
+            &mut scratches[0],
+            &opts,
+            &progress,
+            &cancel_rx,
         )
-        .await;
-        let tail = || run::log_tail(&log, 25);
-        match &res.exit {
-            Exit::Interrupted => return Err(Abort::Interrupted),
-            Exit::Code(0) => {}
-            Exit::Code(5) if cfg.preset == "pytest" => {
-                return Err(Abort::BaselineRed(format!(
-                    "the baseline ran no tests (pytest exit 5: no tests collected); every mutant would survive.\nlog: {}\n{}",
-                    log.display(),
-                    tail()
-                )))
-            }
-            other => {
-                return Err(Abort::BaselineRed(format!(
-                    "the unmutated suite is not green ({}): fix the suite first, a red baseline makes every verdict meaningless.\nlog: {}\n{}",
-                    other.describe(),
-                    log.display(),
-                    tail()
-                )))
-            }
-        }
-        let report = match &cfg.junit {
-            None => {
-                progress.line("warning: no `test.junit` configured: tests are not counted, and a suite that runs zero tests would look green");
-                None
-            }
-            Some(_) => match junit::read(report_path.as_deref().unwrap_or(&junit_path)) {
-                Err(e) => {
-                    return Err(Abort::BaselineRed(format!(
-                        "the baseline wrote no readable JUnit report ({e}); pass {{junit}} to the test command, e.g. `pytest --junitxml={{junit}}`.\nlog: {}",
-                        log.display()
-                    )))
-                }
-                Ok(r) if r.total() == 0 => {
-                    return Err(Abort::BaselineRed(format!(
-                        "the baseline ran 0 tests (JUnit report is empty): every mutant would survive.\nlog: {}",
-                        log.display()
-                    )))
-                }
-                Ok(r) if !r.red().is_empty() => {
-                    let red: Vec<String> = r.red().iter().map(|c| c.id()).collect();
-                    return Err(Abort::BaselineRed(format!(
-                        "the baseline exited 0 but its JUnit report has {} red test(s): {}\nlog: {}",
-                        red.len(),
-                        red.join(", "),
-                        log.display()
-                    )));
-                }
-                Ok(r) => Some(r),
-            },
-        };
-        let timeout = match cfg.timeout {
-            TimeoutSetting::Fixed(d) => d,
-            TimeoutSetting::Auto => AUTO_TIMEOUT_MIN.max(res.duration * AUTO_TIMEOUT_FACTOR),
-        };
-        let total = report.as_ref().map(|r| r.total());
-        progress.line(&format!(
-            "baseline: green in {:.1}s{}; mutant timeout {:.1}s",
-            res.duration.as_secs_f64(),
-            total.map(|t| format!(", {t} tests")).unwrap_or_default(),
-            opts.timeout.unwrap_or(timeout).as_secs_f64()
-        ));
-        baselines.push(BaselineResult {
-            command: cfg.command.display(),
-            duration_s: res.duration.as_secs_f64(),
-            tests_total: total,
-            timeout_s: opts.timeout.unwrap_or(timeout).as_secs_f64(),
-            log_file: log_name,
-        });
-        timeouts.push(timeout);
-        baseline_reports.push(report);
+        .await?;
+        baselines.push(b.result);
+        timeouts.push(b.timeout);
+        baseline_reports.push(b.report);
     }
-
-    // Every killed_by pattern must name at least one test of its baseline.
-    let mut diags = Diagnostics::default();
-    let mut patterns = HashMap::new();
-    for m in plan.ready() {
-        let pats: Vec<TestPattern> = m.killed_by.iter().map(|k| TestPattern::new(k)).collect();
-        if let Some(Some(report)) = baseline_reports.get(m.test) {
-            for p in &pats {
-                if !report.cases.iter().any(|c| p.matches(c)) {
-                    let sample: Vec<String> = report.cases.iter().take(3).map(|c| c.id()).collect();
-                    diags.push(
-                        Diagnostic::new(&m.pos.path, m.pos.line, m.pos.col, format!(
-                            "mutation `{}`: killed_by `{}` names no test of the baseline ({} tests)",
-                            m.id,
-                            p.raw(),
-                            report.total()
-                        ))
-                        .with_fix(format!("use a JUnit id like `{}` or a pytest node id", sample.first().cloned().unwrap_or_default())),
-                    );
-                }
-            }
-        }
-        patterns.insert(m.id.clone(), pats);
-    }
-    if !diags.is_empty() {
-        return Err(Abort::Spec(diags));
-    }
+    let patterns = killed_by_patterns(&plan, &baseline_reports)?;
 
     let ctx = Arc::new(Ctx {
         plan,
@@ -415,6 +305,166 @@ async fn execute_async(
         summary,
         gate,
     })
+}
+
+/// A green baseline: its result row, the timeout its mutants run under, and
+/// its JUnit report (when the config has one).
+struct Baseline {
+    result: BaselineResult,
+    timeout: Duration,
+    report: Option<junit::Report>,
+}
+
+/// Run the unmutated suite of test config `i` once. Red, hung, or no tests
+/// counted: the run stops (exit 4), since every verdict would be meaningless.
+async fn run_baseline(
+    i: usize,
+    n_tests: usize,
+    cfg: &TestConfig,
+    scratch: &mut Scratch,
+    opts: &EngineOptions,
+    progress: &Progress,
+    cancel: &watch::Receiver<bool>,
+) -> Result<Baseline, Abort> {
+    scratch.purge_stale_bytecode();
+    let junit_path = scratch.next_junit_path("baseline");
+    let report_path = junit_report_path(cfg, &junit_path, &scratch.tree);
+    if let Some(p) = &report_path {
+        let _ = std::fs::remove_file(p);
+    }
+    let log_name = if n_tests == 1 {
+        "baseline.log".to_string()
+    } else {
+        format!("baseline-{}.log", i + 1)
+    };
+    let log = opts.out.join(&log_name);
+    let cap = opts.timeout.unwrap_or(match cfg.timeout {
+        TimeoutSetting::Fixed(d) => d,
+        TimeoutSetting::Auto => BASELINE_CAP,
+    });
+    progress.line(&format!("baseline: {}", cfg.command.display()));
+    let res = run::run(
+        Invocation {
+            command: &cfg.command,
+            cwd: &scratch.tree,
+            env: env_for(cfg, 0, "baseline", scratch),
+            substitutions: vec![("{junit}", junit_path.display().to_string())],
+            log: &log,
+            timeout: cap,
+            label: format!("baseline of `{}`", cfg.command.display()),
+        },
+        cancel.clone(),
+    )
+    .await;
+    let tail = || run::log_tail(&log, 25);
+    match &res.exit {
+        Exit::Interrupted => return Err(Abort::Interrupted),
+        Exit::Code(0) => {}
+        Exit::Code(5) if cfg.preset == "pytest" => {
+            return Err(Abort::BaselineRed(format!(
+                "the baseline ran no tests (pytest exit 5: no tests collected); every mutant would survive.\nlog: {}\n{}",
+                log.display(),
+                tail()
+            )))
+        }
+        other => {
+            return Err(Abort::BaselineRed(format!(
+                "the unmutated suite is not green ({}): fix the suite first, a red baseline makes every verdict meaningless.\nlog: {}\n{}",
+                other.describe(),
+                log.display(),
+                tail()
+            )))
+        }
+    }
+    let report = match &cfg.junit {
+        None => {
+            progress.line("warning: no `test.junit` configured: tests are not counted, and a suite that runs zero tests would look green");
+            None
+        }
+        Some(_) => match junit::read(report_path.as_deref().unwrap_or(&junit_path)) {
+            Err(e) => {
+                return Err(Abort::BaselineRed(format!(
+                    "the baseline wrote no readable JUnit report ({e}); pass {{junit}} to the test command, e.g. `pytest --junitxml={{junit}}`.\nlog: {}",
+                    log.display()
+                )))
+            }
+            Ok(r) if r.total() == 0 => {
+                return Err(Abort::BaselineRed(format!(
+                    "the baseline ran 0 tests (JUnit report is empty): every mutant would survive.\nlog: {}",
+                    log.display()
+                )))
+            }
+            Ok(r) if !r.red().is_empty() => {
+                let red: Vec<String> = r.red().iter().map(|c| c.id()).collect();
+                return Err(Abort::BaselineRed(format!(
+                    "the baseline exited 0 but its JUnit report has {} red test(s): {}\nlog: {}",
+                    red.len(),
+                    red.join(", "),
+                    log.display()
+                )));
+            }
+            Ok(r) => Some(r),
+        },
+    };
+    let timeout = match cfg.timeout {
+        TimeoutSetting::Fixed(d) => d,
+        TimeoutSetting::Auto => AUTO_TIMEOUT_MIN.max(res.duration * AUTO_TIMEOUT_FACTOR),
+    };
+    let total = report.as_ref().map(|r| r.total());
+    progress.line(&format!(
+        "baseline: green in {:.1}s{}; mutant timeout {:.1}s",
+        res.duration.as_secs_f64(),
+        total.map(|t| format!(", {t} tests")).unwrap_or_default(),
+        opts.timeout.unwrap_or(timeout).as_secs_f64()
+    ));
+    Ok(Baseline {
+        result: BaselineResult {
+            command: cfg.command.display(),
+            duration_s: res.duration.as_secs_f64(),
+            tests_total: total,
+            timeout_s: opts.timeout.unwrap_or(timeout).as_secs_f64(),
+            log_file: log_name,
+        },
+        timeout,
+        report,
+    })
+}
+
+/// Compile every mutant's `killed_by` patterns; each must name at least one
+/// test of its baseline, or the spec is wrong (a typo would make every kill
+/// "wrong-reason").
+fn killed_by_patterns(
+    plan: &Plan,
+    baseline_reports: &[Option<junit::Report>],
+) -> Result<HashMap<String, Vec<TestPattern>>, Abort> {
+    let mut diags = Diagnostics::default();
+    let mut patterns = HashMap::new();
+    for m in plan.ready() {
+        let pats: Vec<TestPattern> = m.killed_by.iter().map(|k| TestPattern::new(k)).collect();
+        if let Some(Some(report)) = baseline_reports.get(m.test) {
+            for p in &pats {
+                if !report.cases.iter().any(|c| p.matches(c)) {
+                    let sample: Vec<String> = report.cases.iter().take(3).map(|c| c.id()).collect();
+                    diags.push(
+                        Diagnostic::new(&m.pos.path, m.pos.line, m.pos.col, format!(
+                            "mutation `{}`: killed_by `{}` names no test of the baseline ({} tests)",
+                            m.id,
+                            p.raw(),
+                            report.total()
+                        ))
+                        .with_fix(format!("use a JUnit id like `{}` or a pytest node id", sample.first().cloned().unwrap_or_default())),
+                    );
+                }
+            }
+        }
+        patterns.insert(m.id.clone(), pats);
+    }
+
+    if diags.is_empty() {
+        Ok(patterns)
+    } else {
+        Err(Abort::Spec(diags))
+    }
 }
 
 /// Where the run's JUnit report will be: `test.junit` with `{junit}` expanded
