@@ -607,6 +607,32 @@ fn looks_like_pytest(c: &Command) -> bool {
         .any(|w| w == "pytest" || w == "py.test")
 }
 
+/// A positive duration, or a diagnostic at `s` (suggesting `examples`).
+fn parse_timeout(
+    src: &SourceFile,
+    s: &Spanned<String>,
+    examples: &str,
+    diags: &mut Diagnostics,
+) -> Option<Duration> {
+    match parse_duration(&s.value) {
+        Ok(d) if !d.is_zero() => Some(d),
+        Ok(_) => {
+            diags.push(
+                src.at(s, "timeout must be greater than zero")
+                    .with_fix(format!("write a duration like {examples}")),
+            );
+            None
+        }
+        Err(e) => {
+            diags.push(
+                src.at(s, format!("bad timeout `{}`: {e}", s.value))
+                    .with_fix(format!("write a duration like {examples}")),
+            );
+            None
+        }
+    }
+}
+
 /// Resolve a `test:` block; with `base`, unset keys inherit from it.
 fn resolve_test(
     src: &SourceFile,
@@ -630,23 +656,9 @@ fn resolve_test(
     let timeout = match &raw.timeout {
         None => base.map(|b| b.timeout).unwrap_or(TimeoutSetting::Auto),
         Some(s) if s.value.trim() == "auto" => TimeoutSetting::Auto,
-        Some(s) => match parse_duration(&s.value) {
-            Ok(d) if d.is_zero() => {
-                diags.push(
-                    src.at(s, "timeout must be greater than zero")
-                        .with_fix("write e.g. `45s` or `auto`"),
-                );
-                TimeoutSetting::Auto
-            }
-            Ok(d) => TimeoutSetting::Fixed(d),
-            Err(e) => {
-                diags.push(
-                    src.at(s, format!("bad timeout `{}`: {e}", s.value))
-                        .with_fix("write a duration like `45s`, `2m`, or `auto`"),
-                );
-                TimeoutSetting::Auto
-            }
-        },
+        Some(s) => parse_timeout(src, s, "`45s`, `2m`, or `auto`", diags)
+            .map(TimeoutSetting::Fixed)
+            .unwrap_or(TimeoutSetting::Auto),
     };
     let junit = match &raw.junit {
         Some(j) if j.value.trim().is_empty() => {
@@ -918,26 +930,10 @@ fn resolve_mutation(
         },
     };
 
-    let timeout = match &raw.timeout {
-        None => None,
-        Some(s) => match parse_duration(&s.value) {
-            Ok(d) if !d.is_zero() => Some(d),
-            Ok(_) => {
-                diags.push(
-                    src.at(s, "timeout must be greater than zero")
-                        .with_fix("write e.g. `30s`"),
-                );
-                None
-            }
-            Err(e) => {
-                diags.push(
-                    src.at(s, format!("bad timeout `{}`: {e}", s.value))
-                        .with_fix("write a duration like `30s` or `2m`"),
-                );
-                None
-            }
-        },
-    };
+    let timeout = raw
+        .timeout
+        .as_ref()
+        .and_then(|s| parse_timeout(src, s, "`30s` or `2m`", diags));
 
     let test = match &raw.test {
         None => Some(global.clone()),
