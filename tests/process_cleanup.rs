@@ -5,14 +5,6 @@
 mod common;
 use common::*;
 
-fn marker(tag: &str) -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
-    format!("ugpc_{tag}_{}_{nanos}", std::process::id())
-}
-
 #[test]
 fn timeout_sends_sigterm_to_the_group_before_sigkill() {
     // The grandchild traps SIGTERM and says so: only a group SIGTERM reaches it.

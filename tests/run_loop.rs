@@ -21,15 +21,6 @@ use std::time::{Duration, Instant};
 /// `.pytest_cache` into the copy; harmless, but noise).
 const PYTEST: &str = "python3 -m pytest -q -p no:cacheprovider --junitxml={junit}";
 
-/// A unique marker for process-leak checks (goes into grandchildren's argv).
-fn marker(tag: &str) -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .subsec_nanos();
-    format!("ugmark_{tag}_{}_{nanos}", std::process::id())
-}
-
 /// YAML single-quoted scalar.
 fn sq(s: &str) -> String {
     format!("'{}'", s.replace('\'', "''"))
@@ -283,16 +274,7 @@ fn copy_has_uncommitted_and_untracked_files_not_ignored_ones_and_user_tree_is_un
         let p = fx.path().join("run.sh");
         std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
         fx.git_cmd(&["add", "run.sh"]);
-        fx.git_cmd(&[
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "commit",
-            "-q",
-            "-m",
-            "x",
-        ]);
+        fx.commit("x");
     }
     // Working tree != HEAD: an uncommitted edit, an uncommitted deletion,
     // untracked files, ignored files.

@@ -37,16 +37,7 @@ impl Fixture {
         f.write_all(files);
         f.git_cmd(&["init", "-q", "-b", "main"]);
         f.git_cmd(&["add", "-A"]);
-        f.git_cmd(&[
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "commit",
-            "-q",
-            "-m",
-            "init",
-        ]);
+        f.commit("init");
         f
     }
 
@@ -68,6 +59,20 @@ impl Fixture {
 
     pub fn read(&self, rel: &str) -> String {
         std::fs::read_to_string(self.path().join(rel)).unwrap()
+    }
+
+    /// Commit what is staged, with a fixed test identity.
+    pub fn commit(&self, message: &str) {
+        self.git_cmd(&[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-q",
+            "-m",
+            message,
+        ]);
     }
 
     pub fn git_cmd(&self, args: &[&str]) {
@@ -170,6 +175,16 @@ impl Fixture {
             .map(|e| e.path())
             .collect()
     }
+}
+
+/// A unique marker for process-leak checks (goes into a process's argv, so
+/// [`processes_matching`] finds exactly this test's processes).
+pub fn marker(tag: &str) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    format!("ugmark_{tag}_{}_{nanos}", std::process::id())
 }
 
 /// Pids of live (non-zombie) processes whose command line contains `marker`.
