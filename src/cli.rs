@@ -31,12 +31,71 @@ unreached mutations · 2 gate failed (survived or wrong-reason mutants) · 3 tim
 pub enum Commands {
     /// Run every mutation and write the killed/survived table.
     #[command(after_help = EXIT_CODES_HELP)]
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Validate the spec and dry-apply every mutation; runs no tests.
     #[command(after_help = EXIT_CODES_HELP)]
     Check(TargetArgs),
     /// One line per mutant: id, file:line, control.
     List(TargetArgs),
+    /// Render a finished run's results (DIR/outcomes.json) to stdout, without re-running tests.
+    Report(ReportArgs),
+    /// Join the output dirs of `run --shard k/n` into one, as if the run had not been split.
+    #[command(after_help = EXIT_CODES_HELP)]
+    Merge(MergeArgs),
+    /// Print the JSON Schema of outcomes.json.
+    Schema,
+}
+
+/// Report formats of `unguard report`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// The PR comment (Markdown, from templates/pr-comment.md or --template).
+    Md,
+    /// outcomes.json itself (`"schema": "unguard/1"`).
+    Json,
+    /// Self-contained HTML page: summary, filterable table, diffs.
+    Html,
+    /// JUnit XML: one testcase per mutant, survived/wrong-reason as failures.
+    Junit,
+    /// SARIF 2.1.0: one result per survived mutant, at the mutated line.
+    Sarif,
+    /// Stryker mutation-testing-report-schema JSON (HTML viewer, dashboard).
+    Stryker,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct ReportArgs {
+    /// Output directory of a run (holds outcomes.json).
+    #[arg(default_value = "unguard.out")]
+    pub dir: PathBuf,
+    #[arg(long, short = 'f', value_enum, default_value = "md")]
+    pub format: Format,
+    /// Render the Markdown report with this minijinja template instead of the built-in one.
+    #[arg(long, value_name = "FILE")]
+    pub template: Option<PathBuf>,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct MergeArgs {
+    /// The shard output dirs (every shard 1/n … n/n exactly once).
+    #[arg(required = true, num_args = 1.., value_name = "DIR")]
+    pub dirs: Vec<PathBuf>,
+    /// Where the merged results go.
+    #[arg(long, short = 'o', value_name = "DIR")]
+    pub out: PathBuf,
+    #[command(flatten)]
+    pub reports: ReportOutputs,
+}
+
+/// Extra report files a run or merge writes.
+#[derive(Debug, Args, Clone, Default)]
+pub struct ReportOutputs {
+    /// Also write the Markdown report (PR comment) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
+    /// Render the Markdown report with this minijinja template.
+    #[arg(long, value_name = "FILE")]
+    pub template: Option<PathBuf>,
 }
 
 #[derive(Debug, Args, Clone)]
@@ -59,24 +118,82 @@ pub struct RunArgs {
     /// Output directory for outcomes.json, diffs and logs (default: ./unguard.out).
     #[arg(long, short = 'o', value_name = "DIR", default_value = "unguard.out")]
     pub out: PathBuf,
-    /// Also write the Markdown report (PR comment) to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub markdown: Option<PathBuf>,
+    #[command(flatten)]
+    pub reports: ReportOutputs,
     /// Run the valid mutants even when others are no-op or ambiguous (exit stays 5).
     #[arg(long)]
     pub keep_going: bool,
     /// Skip the canary (the reach proof that empties each target file once).
     #[arg(long)]
     pub no_canary: bool,
-    /// How a hung suite counts: killed (detected), survived (fails the gate) or error (exit 3).
-    #[arg(long, value_enum, default_value = "killed", value_name = "POLICY")]
-    pub timeout_is: TimeoutPolicy,
+    /// How a hung suite counts: killed (detected; the default), survived (fails the gate)
+    /// or error (exit 3). Overrides `gate.timeout_is`.
+    #[arg(long, value_enum, value_name = "POLICY")]
+    pub timeout_is: Option<TimeoutPolicy>,
     /// Timeout for every test run, overriding the spec (e.g. 30s, 2m).
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub timeout: Option<std::time::Duration>,
-    /// Run only these mutation ids (repeatable).
+    #[command(flatten)]
+    pub filters: FilterArgs,
+    /// Fail the gate below this score (percent). Overrides `gate.min_score`.
+    #[arg(long, value_name = "PERCENT", value_parser = parse_percent)]
+    pub min_score: Option<f64>,
+    /// Undetected mutants the gate tolerates. Overrides `gate.max_survived` (default 0).
+    #[arg(long, value_name = "N")]
+    pub max_survived: Option<usize>,
+    /// Excuse a mutant from score and gate: `ID=REASON` (repeatable; adds to `gate.allow`).
+    #[arg(long, value_name = "ID=REASON", value_parser = parse_allow)]
+    pub allow: Vec<(String, String)>,
+}
+
+#[derive(Debug, Args, Clone, Default)]
+pub struct FilterArgs {
+    /// Run only these mutation ids.
     #[arg(long, value_name = "ID", num_args = 1..)]
     pub only: Vec<String>,
+    /// Leave out these mutation ids.
+    #[arg(long, value_name = "ID", num_args = 1..)]
+    pub skip: Vec<String>,
+    /// Run only mutations of files matching GLOB (relative to PATH; repeatable).
+    #[arg(long = "file", value_name = "GLOB")]
+    pub files: Vec<String>,
+    /// Run only mutants whose site lines changed since the git rev BASE
+    /// (committed, staged, unstaged and untracked changes).
+    #[arg(long, value_name = "BASE")]
+    pub in_diff: Option<String>,
+    /// Run shard K of N, 1-based: `--shard 1/3`, `2/3`, `3/3`. Mutants are dealt
+    /// round-robin in spec order; join the shards' dirs with `unguard merge`.
+    #[arg(long, value_name = "K/N", value_parser = parse_shard)]
+    pub shard: Option<crate::results::Shard>,
+}
+
+fn parse_shard(s: &str) -> Result<crate::results::Shard, String> {
+    let err = || format!("`{s}`: expected K/N with 1 ≤ K ≤ N, e.g. 1/3 (shards are 1-based)");
+    let (k, n) = s.split_once('/').ok_or_else(err)?;
+    let k: usize = k.trim().parse().map_err(|_| err())?;
+    let n: usize = n.trim().parse().map_err(|_| err())?;
+    if n == 0 || k == 0 || k > n {
+        return Err(err());
+    }
+    Ok(crate::results::Shard { k, n })
+}
+
+fn parse_percent(s: &str) -> Result<f64, String> {
+    match s.trim().trim_end_matches('%').parse::<f64>() {
+        Ok(v) if (0.0..=100.0).contains(&v) => Ok(v),
+        _ => Err(format!("`{s}`: expected a percentage from 0 to 100")),
+    }
+}
+
+fn parse_allow(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((id, reason)) if !id.trim().is_empty() && !reason.trim().is_empty() => {
+            Ok((id.trim().to_string(), reason.trim().to_string()))
+        }
+        _ => Err(format!(
+            "`{s}`: expected ID=REASON, e.g. --allow 'handle-expiry=tracked in #123'"
+        )),
+    }
 }
 
 fn parse_duration(s: &str) -> Result<std::time::Duration, String> {

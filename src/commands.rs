@@ -3,14 +3,15 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::cli::{RunArgs, TargetArgs};
+use crate::cli::{FilterArgs, MergeArgs, ReportArgs, ReportOutputs, RunArgs, TargetArgs};
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::engine::{self, Abort, EngineOptions};
 use crate::gate::{EXIT_BASELINE, EXIT_INTERRUPTED, EXIT_OK, EXIT_SPEC, EXIT_USAGE};
-use crate::plan::{self, Entry, Plan};
-use crate::results::Outcome;
+use crate::plan::{self, Entry, Filters, Plan};
+use crate::report::Format;
+use crate::results::{Allow, Outcome, Results, TimeoutPolicy};
 use crate::spec::{self, Spec};
-use crate::{report, workspace};
+use crate::{changes, merge, report, workspace};
 
 fn spec_path(t: &TargetArgs) -> PathBuf {
     t.config
@@ -25,17 +26,40 @@ fn load(t: &TargetArgs) -> Result<Spec, i32> {
     })
 }
 
-fn build_plan(spec: &Spec, only: &[String]) -> Result<Plan, i32> {
-    plan::build(spec, only).map_err(|e| {
-        eprintln!("error: {e}");
-        EXIT_USAGE
+/// Turn the filter flags into [`Filters`] (reading the git diff for `--in-diff`).
+fn filters(spec: &Spec, f: &FilterArgs) -> Result<Filters, String> {
+    let mut files = Vec::new();
+    for g in &f.files {
+        files.push(
+            glob::Pattern::new(g.trim_start_matches("./"))
+                .map_err(|e| format!("--file {g}: bad glob: {e}"))?,
+        );
+    }
+    let in_diff = match &f.in_diff {
+        Some(base) => Some((
+            base.clone(),
+            changes::since(&spec.root, base).map_err(|e| format!("{e:#}"))?,
+        )),
+        None => None,
+    };
+    Ok(Filters {
+        only: f.only.clone(),
+        skip: f.skip.clone(),
+        files,
+        in_diff,
+        shard: f.shard,
     })
 }
 
-/// Load the spec and pre-apply every mutation; on error, the exit code.
-fn load_plan(t: &TargetArgs, only: &[String]) -> Result<(Spec, Plan), i32> {
+/// Load the spec and pre-apply every selected mutation; on error, the exit code.
+fn load_plan(t: &TargetArgs, f: &FilterArgs) -> Result<(Spec, Plan), i32> {
     let spec = load(t)?;
-    let plan = build_plan(&spec, only)?;
+    let plan = filters(&spec, f)
+        .and_then(|filters| plan::build(&spec, &filters))
+        .map_err(|e| {
+            eprintln!("error: {e}");
+            EXIT_USAGE
+        })?;
     Ok((spec, plan))
 }
 
@@ -66,7 +90,7 @@ fn print_rejected(plan: &Plan) -> usize {
 }
 
 pub fn check(t: &TargetArgs) -> i32 {
-    let plan = match load_plan(t, &[]) {
+    let plan = match load_plan(t, &FilterArgs::default()) {
         Ok((_, plan)) => plan,
         Err(code) => return code,
     };
@@ -104,7 +128,7 @@ pub fn check(t: &TargetArgs) -> i32 {
 }
 
 pub fn list(t: &TargetArgs) -> i32 {
-    let plan = match load_plan(t, &[]) {
+    let plan = match load_plan(t, &FilterArgs::default()) {
         Ok((_, plan)) => plan,
         Err(code) => return code,
     };
@@ -134,8 +158,34 @@ fn display(p: &Path) -> String {
 }
 
 pub fn run(args: &RunArgs) -> i32 {
-    let (spec, plan) = match load_plan(&args.target, &args.only) {
+    let (spec, plan) = match load_plan(&args.target, &args.filters) {
         Ok(loaded) => loaded,
+        Err(code) => return code,
+    };
+    // The gate: unguard.yaml, overridden and extended by flags.
+    let mut gate = spec.gate.clone();
+    if let Some(min) = args.min_score {
+        gate.min_score = Some(min);
+    }
+    if let Some(max) = args.max_survived {
+        gate.max_survived = max;
+    }
+    for (id, reason) in &args.allow {
+        if !spec.mutations.iter().any(|m| &m.id == id) {
+            eprintln!(
+                "error: --allow {id}: no mutation with that id in {} (see `unguard list`)",
+                spec.spec_path.display()
+            );
+            return EXIT_USAGE;
+        }
+        gate.allow.retain(|a| &a.id != id);
+        gate.allow.push(Allow {
+            id: id.clone(),
+            reason: reason.clone(),
+        });
+    }
+    let template = match read_template(&args.reports) {
+        Ok(t) => t,
         Err(code) => return code,
     };
     let rejected = print_rejected(&plan);
@@ -181,6 +231,32 @@ pub fn run(args: &RunArgs) -> i32 {
         eprint!("{missing}");
         return EXIT_USAGE;
     }
+    if let Some(shard) = plan.selection.shard {
+        eprintln!(
+            "unguard: shard {shard}: {} of {} selected mutation(s)",
+            plan.entries.len(),
+            plan.selection.planned.len()
+        );
+    }
+    if plan.entries.is_empty() {
+        eprintln!(
+            "unguard: no mutation selected{}",
+            if plan.selection.filters.is_empty() && plan.selection.shard.is_none() {
+                String::new()
+            } else {
+                format!(
+                    " by {}",
+                    plan.selection
+                        .filters
+                        .iter()
+                        .cloned()
+                        .chain(plan.selection.shard.map(|s| format!("--shard {s}")))
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                )
+            }
+        );
+    }
     eprintln!(
         "unguard: {} mutation(s) in {} ({} files copied{}, {} linked: {})",
         plan.entries.len(),
@@ -203,9 +279,15 @@ pub fn run(args: &RunArgs) -> i32 {
         out: out.clone(),
         jobs,
         no_canary: args.no_canary,
-        timeout_policy: args.timeout_is,
+        timeout_policy: args
+            .timeout_is
+            .or(spec.timeout_is)
+            .unwrap_or(TimeoutPolicy::Killed),
         timeout: args.timeout,
         root_display: display(&args.target.path),
+        gate,
+        thresholds: spec.thresholds,
+        selection: plan.selection.clone(),
     };
     let results = match engine::execute(&spec, plan, manifest, opts) {
         Ok(r) => r,
@@ -227,18 +309,67 @@ pub fn run(args: &RunArgs) -> i32 {
         }
     };
 
-    // Outputs: diffs and logs are already in the dir; now the model and reports.
-    let mut exit = results.gate.exit_code;
-    if let Err(e) = report::write_outcomes(&out, &results) {
-        eprintln!("error: {e:#}");
-        exit = exit.max(EXIT_USAGE);
+    // Diffs and logs are already in the dir; now the model and reports.
+    publish(&out, &results, &args.reports, template.as_deref())
+}
+
+fn read_template(r: &ReportOutputs) -> Result<Option<String>, i32> {
+    read_template_file(r.template.as_deref())
+}
+
+fn read_template_file(path: Option<&Path>) -> Result<Option<String>, i32> {
+    match path {
+        None => Ok(None),
+        Some(p) => std::fs::read_to_string(p).map(Some).map_err(|e| {
+            eprintln!("error: --template {}: {e}", p.display());
+            EXIT_USAGE
+        }),
     }
-    let md = report::markdown(&results);
-    if let Some(path) = &args.markdown {
-        if let Err(e) = std::fs::write(path, &md) {
-            eprintln!("error: writing {}: {e}", path.display());
-            exit = exit.max(EXIT_USAGE);
+}
+
+/// Write the model and the reports into `out`, print the table and the gate;
+/// returns the exit code.
+fn publish(out: &Path, results: &Results, reports: &ReportOutputs, template: Option<&str>) -> i32 {
+    let mut exit = results.gate.exit_code;
+    let mut fail = |msg: String| {
+        eprintln!("error: {msg}");
+        exit = exit.max(EXIT_USAGE);
+    };
+    if let Err(e) = report::write_outcomes(out, results) {
+        fail(format!("{e:#}"));
+    }
+    match report::render(results, Format::Md, template) {
+        Ok(md) => {
+            for path in [Some(out.join("report.md")), reports.markdown.clone()]
+                .into_iter()
+                .flatten()
+            {
+                if let Err(e) = std::fs::write(&path, &md) {
+                    fail(format!("writing {}: {e}", path.display()));
+                }
+            }
+            if let Some(summary) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|s| !s.is_empty())
+            {
+                if let Err(e) = append(Path::new(&summary), &md) {
+                    fail(format!(
+                        "appending to $GITHUB_STEP_SUMMARY ({}): {e}",
+                        Path::new(&summary).display()
+                    ));
+                }
+            }
         }
+        Err(e) => fail(format!("rendering the Markdown report: {e:#}")),
+    }
+    match report::render(results, Format::Html, None) {
+        Ok(html) => {
+            if let Err(e) = std::fs::write(out.join("report.html"), html) {
+                fail(format!(
+                    "writing {}: {e}",
+                    out.join("report.html").display()
+                ));
+            }
+        }
+        Err(e) => fail(format!("rendering the HTML report: {e:#}")),
     }
     if results.interrupted {
         eprintln!(
@@ -250,15 +381,18 @@ pub fn run(args: &RunArgs) -> i32 {
                 .count()
         );
     }
-    println!("{}", report::table(&results));
+    println!("{}", report::table(results));
     println!();
     println!("{}", results.summary.line());
-    let findings = report::findings(&results);
+    let findings = report::findings(results);
     if !findings.is_empty() {
         println!();
         for f in findings {
             println!("{f}");
         }
+    }
+    for n in &results.gate.notes {
+        println!("note: {n}");
     }
     println!();
     if results.gate.passed {
@@ -270,6 +404,89 @@ pub fn run(args: &RunArgs) -> i32 {
             results.gate.reasons.join("; ")
         );
     }
-    println!("output: {}", display(&out));
+    println!("output: {}", display(out));
     exit
+}
+
+fn append(path: &Path, text: &str) -> std::io::Result<()> {
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)?;
+    f.write_all(text.as_bytes())?;
+    if !text.ends_with('\n') {
+        f.write_all(b"\n")?;
+    }
+    Ok(())
+}
+
+pub fn report(args: &ReportArgs) -> i32 {
+    let template = match read_template_file(args.template.as_deref()) {
+        Ok(t) => t,
+        Err(code) => return code,
+    };
+    let results = match report::read_outcomes(&args.dir) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            return EXIT_USAGE;
+        }
+    };
+    match report::render(&results, args.format, template.as_deref()) {
+        Ok(text) => {
+            let mut out = std::io::stdout().lock();
+            if out
+                .write_all(text.as_bytes())
+                .and_then(|_| out.flush())
+                .is_err()
+            {
+                return EXIT_USAGE;
+            }
+            EXIT_OK
+        }
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            EXIT_USAGE
+        }
+    }
+}
+
+pub fn merge(args: &MergeArgs) -> i32 {
+    let template = match read_template(&args.reports) {
+        Ok(t) => t,
+        Err(code) => return code,
+    };
+    let merged = match merge::merge(&args.dirs) {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            return EXIT_USAGE;
+        }
+    };
+    if let Err(e) = engine::prepare_out_dir(&args.out)
+        .and_then(|_| merge::copy_artifacts(&args.dirs, &args.out))
+    {
+        eprintln!("error: {e:#}");
+        return EXIT_USAGE;
+    }
+    eprintln!(
+        "unguard: merged {} shard(s): {} mutant(s)",
+        args.dirs.len(),
+        merged.mutants.len()
+    );
+    publish(&args.out, &merged, &args.reports, template.as_deref())
+}
+
+pub fn schema() -> i32 {
+    let schema = schemars::schema_for!(Results);
+    match serde_json::to_string_pretty(&schema) {
+        Ok(s) => {
+            println!("{s}");
+            EXIT_OK
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            EXIT_USAGE
+        }
+    }
 }

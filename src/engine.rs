@@ -17,7 +17,8 @@ use crate::outcome;
 use crate::plan::{Entry, Mutant, Plan};
 use crate::progress::Progress;
 use crate::results::{
-    BaselineResult, CanaryResult, MutantResult, Outcome, Results, Summary, TimeoutPolicy, SCHEMA,
+    BaselineResult, CanaryResult, GateConfig, Location, MutantResult, Outcome, Position, Results,
+    Selection, Thresholds, TimeoutPolicy, SCHEMA,
 };
 use crate::run::{self, Exit, Invocation};
 use crate::spec::{Spec, TestConfig, TimeoutSetting};
@@ -40,6 +41,9 @@ pub struct EngineOptions {
     pub timeout: Option<Duration>,
     /// Root as the user wrote it (for the results).
     pub root_display: String,
+    pub gate: GateConfig,
+    pub thresholds: Thresholds,
+    pub selection: Selection,
 }
 
 /// Why the loop stopped before producing verdicts.
@@ -81,7 +85,7 @@ enum JobResult {
         test: usize,
         result: CanaryResult,
     },
-    Mutant(usize, MutantResult),
+    Mutant(usize, Box<MutantResult>),
 }
 
 fn env_for(
@@ -150,6 +154,7 @@ async fn execute_async(
     opts: EngineOptions,
 ) -> Result<Results, Abort> {
     let started = Instant::now();
+    let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
     let (cancel_tx, cancel_rx) = watch::channel(false);
     let interrupt = interrupt_signal()?;
     let signals = tokio::spawn(async move {
@@ -159,7 +164,13 @@ async fn execute_async(
     });
 
     let ready = plan.ready().count();
-    let workers = opts.jobs.max(1).min(ready.max(1));
+    // Nothing to run (every selected mutation was rejected, or a filter or
+    // shard selected none): no copy, no baseline.
+    let workers = if ready == 0 {
+        0
+    } else {
+        opts.jobs.max(1).min(ready)
+    };
 
     // Scratch copies, in parallel.
     let manifest = Arc::new(manifest);
@@ -254,7 +265,7 @@ async fn execute_async(
     for (i, e) in ctx.plan.entries.iter().enumerate() {
         if let Entry::Ready(m) = e {
             if unreached.contains(&(m.file.clone(), m.test)) {
-                results.insert(i, unreached_result(m));
+                results.insert(i, unreached_result(&ctx, m));
             } else {
                 mutant_jobs.push_back(Job::Mutant(i));
             }
@@ -272,7 +283,7 @@ async fn execute_async(
     };
     for r in mutant_results {
         if let JobResult::Mutant(i, m) = r {
-            results.insert(i, m);
+            results.insert(i, *m);
         }
     }
     ctx.progress.finish();
@@ -287,12 +298,18 @@ async fn execute_async(
             results.insert(i, rejected_result(r));
         }
     }
-    let mutants: Vec<MutantResult> = results.into_values().collect();
-    let summary = Summary::compute(&mutants, opts.timeout_policy);
-    let gate = gate::evaluate(&summary, opts.timeout_policy, interrupted);
+    let mut mutants: Vec<MutantResult> = results.into_values().collect();
+    let (summary, gate) = gate::judge(&mut mutants, &opts.gate, opts.timeout_policy, interrupted);
+    let sources = ctx
+        .plan
+        .originals
+        .iter()
+        .map(|(path, bytes)| (path.clone(), String::from_utf8_lossy(bytes).into_owned()))
+        .collect();
     Ok(Results {
         schema: SCHEMA.into(),
         unguard_version: env!("CARGO_PKG_VERSION").into(),
+        started_at: Some(started_at),
         root: opts.root_display.clone(),
         spec: spec.spec_path.display().to_string(),
         timeout_policy: opts.timeout_policy,
@@ -304,6 +321,10 @@ async fn execute_async(
         mutants,
         summary,
         gate,
+        gate_config: opts.gate.clone(),
+        thresholds: opts.thresholds,
+        selection: opts.selection.clone(),
+        sources,
     })
 }
 
@@ -498,10 +519,17 @@ pub fn rejected_result(r: &crate::plan::Rejected) -> MutantResult {
         diff_file: None,
         log_file: None,
         spec_pos: format!("{}:{}:{}", r.pos.path, r.pos.line, r.pos.col),
+        location: None,
+        replacement: None,
+        sites: 0,
+        command: None,
+        diff: None,
+        tests_ran: vec![],
+        allowed: None,
     }
 }
 
-fn base_result(m: &Mutant, outcome: Outcome, detail: String) -> MutantResult {
+fn base_result(ctx: &Ctx, m: &Mutant, outcome: Outcome, detail: String) -> MutantResult {
     MutantResult {
         id: m.id.clone(),
         control: m.control.clone(),
@@ -518,11 +546,28 @@ fn base_result(m: &Mutant, outcome: Outcome, detail: String) -> MutantResult {
         diff_file: None,
         log_file: None,
         spec_pos: format!("{}:{}:{}", m.pos.path, m.pos.line, m.pos.col),
+        location: Some(Location {
+            start: Position {
+                line: m.line,
+                column: m.col,
+            },
+            end: Position {
+                line: m.end_line,
+                column: m.end_col,
+            },
+        }),
+        replacement: Some(m.replacement.clone()),
+        sites: m.sites,
+        command: Some(ctx.plan.tests[m.test].command.display()),
+        diff: Some(m.diff.clone()),
+        tests_ran: vec![],
+        allowed: None,
     }
 }
 
-fn unreached_result(m: &Mutant) -> MutantResult {
+fn unreached_result(ctx: &Ctx, m: &Mutant) -> MutantResult {
     base_result(
+        ctx,
         m,
         Outcome::Unreached,
         format!(
@@ -719,12 +764,13 @@ async fn run_mutant(
     if diff.is_empty() {
         scratch.write(&m.file, &original)?;
         let mut r = base_result(
+            ctx,
             m,
             Outcome::NoOp,
             "the mutant did not change the file on disk".into(),
         );
         r.diff_file = Some(diff_name);
-        return Ok(Some(JobResult::Mutant(index, r)));
+        return Ok(Some(JobResult::Mutant(index, Box::new(r))));
     }
     let timeout = test_timeout(ctx, Some(m), m.test);
     let log = ctx.opts.out.join(&log_name);
@@ -755,6 +801,7 @@ async fn run_mutant(
             other => {
                 scratch.write(&m.file, &original)?;
                 let mut r = base_result(
+                    ctx,
                     m,
                     Outcome::Unviable,
                     format!("the mutant fails `test.check` ({}): it does not build, so it proves nothing", other.describe()),
@@ -764,7 +811,7 @@ async fn run_mutant(
                 r.log_file = Some(format!("{}.check.log", m.id));
                 r.exit = Some(other.describe());
                 report_line(ctx, &r);
-                return Ok(Some(JobResult::Mutant(index, r)));
+                return Ok(Some(JobResult::Mutant(index, Box::new(r))));
             }
         }
     }
@@ -798,9 +845,16 @@ async fn run_mutant(
         return Ok(None);
     }
     let report = report_path.map(|p| junit::read(&p));
+    let ran: Vec<String> = match &report {
+        Some(Ok(r)) => r.cases.iter().map(|c| c.id()).collect(),
+        _ => Vec::new(),
+    };
     let pats = ctx.patterns.get(&m.id).map(Vec::as_slice).unwrap_or(&[]);
     let v = outcome::classify(&res, cfg, report, pats, timeout.as_secs_f64());
-    let mut r = base_result(m, v.outcome, v.detail);
+    let mut r = base_result(ctx, m, v.outcome, v.detail);
+    if r.outcome != Outcome::Killed {
+        r.tests_ran = ran;
+    }
     r.red_tests = v.red_tests;
     r.tests_total = v.tests_total;
     r.duration_s = res.duration.as_secs_f64();
@@ -808,7 +862,7 @@ async fn run_mutant(
     r.diff_file = Some(diff_name);
     r.log_file = Some(log_name);
     report_line(ctx, &r);
-    Ok(Some(JobResult::Mutant(index, r)))
+    Ok(Some(JobResult::Mutant(index, Box::new(r))))
 }
 
 fn report_line(ctx: &Ctx, r: &MutantResult) {

@@ -5,7 +5,7 @@
 //! (no-op, ambiguous, unreached) · 2 gate failed · 3 timeout under
 //! `--timeout-is error` · 0.
 
-use crate::results::{GateResult, Summary, TimeoutPolicy};
+use crate::results::{GateConfig, GateResult, MutantResult, Outcome, Summary, TimeoutPolicy};
 
 pub const EXIT_OK: i32 = 0;
 pub const EXIT_USAGE: i32 = 1;
@@ -15,7 +15,47 @@ pub const EXIT_BASELINE: i32 = 4;
 pub const EXIT_SPEC: i32 = 5;
 pub const EXIT_INTERRUPTED: i32 = 130;
 
-pub fn evaluate(summary: &Summary, policy: TimeoutPolicy, interrupted: bool) -> GateResult {
+/// Mark allowed mutants, compute the summary and evaluate the gate: the one
+/// place a run and `unguard merge` both get their verdict from.
+pub fn judge(
+    mutants: &mut [MutantResult],
+    config: &GateConfig,
+    policy: TimeoutPolicy,
+    interrupted: bool,
+) -> (Summary, GateResult) {
+    let mut notes = Vec::new();
+    for m in mutants.iter_mut() {
+        m.allowed = config
+            .allow
+            .iter()
+            .find(|a| a.id == m.id)
+            .map(|a| a.reason.clone());
+        if m.allowed.is_some() && !m.is_allowed() {
+            notes.push(match m.outcome {
+                Outcome::Killed => format!(
+                    "`gate.allow` lists {}, but it was killed: remove the allow entry",
+                    m.id
+                ),
+                other => format!(
+                    "`gate.allow` lists {}, but an allow cannot excuse `{}`",
+                    m.id,
+                    other.as_str()
+                ),
+            });
+        }
+    }
+    let summary = Summary::compute(mutants, policy);
+    let mut gate = evaluate(&summary, config, policy, interrupted);
+    gate.notes = notes;
+    (summary, gate)
+}
+
+pub fn evaluate(
+    summary: &Summary,
+    config: &GateConfig,
+    policy: TimeoutPolicy,
+    interrupted: bool,
+) -> GateResult {
     let mut reasons = Vec::new();
     let plural = |n: usize, w: &str| format!("{n} {w}");
     let spec_errors = summary.no_op + summary.ambiguous;
@@ -31,27 +71,48 @@ pub fn evaluate(summary: &Summary, policy: TimeoutPolicy, interrupted: bool) -> 
             plural(summary.unreached, "mutant(s)")
         ));
     }
+    // Undetected mutants, compared against `max_survived`.
+    let timeouts_undetected = if policy == TimeoutPolicy::Survived {
+        summary.timeout
+    } else {
+        0
+    };
+    let undetected = summary.survived + summary.wrong_reason + timeouts_undetected;
     let mut gate_failed = false;
-    if summary.survived > 0 {
+    if undetected > config.max_survived {
         gate_failed = true;
+        let mut parts = Vec::new();
+        if summary.survived > 0 {
+            parts.push(format!(
+                "{} survived (a control whose removal turns nothing red)",
+                summary.survived
+            ));
+        }
+        if summary.wrong_reason > 0 {
+            parts.push(format!(
+                "{} red for the wrong reason (not proof)",
+                summary.wrong_reason
+            ));
+        }
+        if timeouts_undetected > 0 {
+            parts.push(format!(
+                "{timeouts_undetected} timed out, counted as survived (--timeout-is survived)"
+            ));
+        }
         reasons.push(format!(
-            "{} survived: a control whose removal turns nothing red",
-            plural(summary.survived, "mutant(s)")
+            "{undetected} undetected mutant(s) where max_survived allows {}: {}",
+            config.max_survived,
+            parts.join(", ")
         ));
     }
-    if summary.wrong_reason > 0 {
-        gate_failed = true;
-        reasons.push(format!(
-            "{} red for the wrong reason: not proof",
-            plural(summary.wrong_reason, "mutant(s)")
-        ));
-    }
-    if summary.timeout > 0 && policy == TimeoutPolicy::Survived {
-        gate_failed = true;
-        reasons.push(format!(
-            "{} timed out, counted as survived (--timeout-is survived)",
-            plural(summary.timeout, "mutant(s)")
-        ));
+    if let (Some(min), Some(score)) = (config.min_score, summary.score) {
+        if score < min {
+            gate_failed = true;
+            reasons.push(format!(
+                "score {score:.1}% is below min_score {min}% ({}/{} detected)",
+                summary.detected, summary.scored
+            ));
+        }
     }
     let timeout_error = summary.timeout > 0 && policy == TimeoutPolicy::Error;
     if timeout_error {
@@ -78,6 +139,7 @@ pub fn evaluate(summary: &Summary, policy: TimeoutPolicy, interrupted: bool) -> 
         passed: exit_code == EXIT_OK,
         exit_code,
         reasons,
+        notes: Vec::new(),
     }
 }
 
@@ -93,31 +155,83 @@ mod tests {
 
     #[test]
     fn order_of_exit_codes() {
+        let d = GateConfig::default();
         let all = s(|s| {
             s.no_op = 1;
             s.survived = 1;
             s.timeout = 1
         });
-        assert_eq!(evaluate(&all, TimeoutPolicy::Error, true).exit_code, 130);
-        assert_eq!(evaluate(&all, TimeoutPolicy::Error, false).exit_code, 5);
+        assert_eq!(
+            evaluate(&all, &d, TimeoutPolicy::Error, true).exit_code,
+            130
+        );
+        assert_eq!(evaluate(&all, &d, TimeoutPolicy::Error, false).exit_code, 5);
         let g = s(|s| {
             s.survived = 1;
             s.timeout = 1
         });
-        assert_eq!(evaluate(&g, TimeoutPolicy::Error, false).exit_code, 2);
+        assert_eq!(evaluate(&g, &d, TimeoutPolicy::Error, false).exit_code, 2);
         let t = s(|s| s.timeout = 1);
-        assert_eq!(evaluate(&t, TimeoutPolicy::Error, false).exit_code, 3);
-        assert_eq!(evaluate(&t, TimeoutPolicy::Survived, false).exit_code, 2);
-        assert_eq!(evaluate(&t, TimeoutPolicy::Killed, false).exit_code, 0);
+        assert_eq!(evaluate(&t, &d, TimeoutPolicy::Error, false).exit_code, 3);
+        assert_eq!(
+            evaluate(&t, &d, TimeoutPolicy::Survived, false).exit_code,
+            2
+        );
+        assert_eq!(evaluate(&t, &d, TimeoutPolicy::Killed, false).exit_code, 0);
         let w = s(|s| s.wrong_reason = 1);
-        assert_eq!(evaluate(&w, TimeoutPolicy::Killed, false).exit_code, 2);
+        assert_eq!(evaluate(&w, &d, TimeoutPolicy::Killed, false).exit_code, 2);
         let u = s(|s| s.unreached = 2);
-        assert_eq!(evaluate(&u, TimeoutPolicy::Killed, false).exit_code, 5);
+        assert_eq!(evaluate(&u, &d, TimeoutPolicy::Killed, false).exit_code, 5);
         let ok = s(|s| {
             s.killed = 3;
             s.unviable = 1
         });
-        let r = evaluate(&ok, TimeoutPolicy::Killed, false);
+        let r = evaluate(&ok, &d, TimeoutPolicy::Killed, false);
         assert!(r.passed && r.exit_code == 0 && r.reasons.is_empty());
+    }
+
+    #[test]
+    fn max_survived_and_min_score() {
+        let one = s(|s| {
+            s.killed = 3;
+            s.survived = 1;
+            s.scored = 4;
+            s.detected = 3;
+            s.score = Some(75.0);
+        });
+        let tolerant = GateConfig {
+            max_survived: 1,
+            ..GateConfig::default()
+        };
+        assert_eq!(
+            evaluate(&one, &tolerant, TimeoutPolicy::Killed, false).exit_code,
+            0
+        );
+        let strict = GateConfig {
+            max_survived: 1,
+            min_score: Some(80.0),
+            ..GateConfig::default()
+        };
+        let r = evaluate(&one, &strict, TimeoutPolicy::Killed, false);
+        assert_eq!(r.exit_code, 2);
+        assert!(r.reasons[0].contains("below min_score 80%"), "{r:?}");
+        // Wrong-reason and survived-policy timeouts count against max_survived.
+        let mixed = s(|s| {
+            s.survived = 1;
+            s.wrong_reason = 1;
+            s.timeout = 1
+        });
+        let two = GateConfig {
+            max_survived: 2,
+            ..GateConfig::default()
+        };
+        assert_eq!(
+            evaluate(&mixed, &two, TimeoutPolicy::Killed, false).exit_code,
+            0
+        );
+        assert_eq!(
+            evaluate(&mixed, &two, TimeoutPolicy::Survived, false).exit_code,
+            2
+        );
     }
 }

@@ -8,12 +8,14 @@
 //! [`results`] (the model every report reads) → [`report`] → [`gate`] (exit code).
 //! [`engine`] drives the loop; [`commands`] maps subcommands onto it.
 
+pub mod changes;
 pub mod cli;
 pub mod commands;
 pub mod diag;
 pub mod engine;
 pub mod gate;
 pub mod junit;
+pub mod merge;
 pub mod mutate;
 pub mod outcome;
 pub mod plan;

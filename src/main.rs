@@ -17,6 +17,9 @@ fn main() {
         cli::Commands::Run(args) => commands::run(args),
         cli::Commands::Check(t) => commands::check(t),
         cli::Commands::List(t) => commands::list(t),
+        cli::Commands::Report(a) => commands::report(a),
+        cli::Commands::Merge(a) => commands::merge(a),
+        cli::Commands::Schema => commands::schema(),
     };
     std::process::exit(code);
 }

@@ -55,6 +55,13 @@ pub struct Applied {
     /// 1-based line and column of the first match.
     pub line: usize,
     pub col: usize,
+    /// 1-based line and column just after the first match.
+    pub end_line: usize,
+    pub end_col: usize,
+    /// What replaced the first match (capture groups expanded).
+    pub replacement: String,
+    /// 1-based line range (inclusive) of every match.
+    pub site_lines: Vec<(usize, usize)>,
     /// Number of sites replaced.
     pub sites: usize,
 }
@@ -178,10 +185,33 @@ pub fn apply(
         ));
     }
     let (line, col) = line_col(content, matches[0].start);
+    let (end_line, end_col) = line_col(content, matches[0].end);
+    let replacement = match pattern {
+        Pattern::Literal { .. } => replace.to_string(),
+        Pattern::Regex(_) => {
+            let mut dst = Vec::new();
+            if let Some(caps) = re.captures_at(content, matches[0].start) {
+                caps.expand(replace.as_bytes(), &mut dst);
+            }
+            String::from_utf8_lossy(&dst).into_owned()
+        }
+    };
     Ok(Applied {
         mutated,
         line,
         col,
+        end_line,
+        end_col,
+        replacement,
+        site_lines: matches
+            .iter()
+            .map(|r| {
+                let first = line_col(content, r.start).0;
+                // A match ending in a newline does not touch the next line.
+                let last = line_col(content, r.end.saturating_sub(1).max(r.start)).0;
+                (first, last)
+            })
+            .collect(),
         sites: matches.len(),
     })
 }
@@ -259,6 +289,8 @@ mod tests {
         )
         .unwrap();
         assert_eq!(a.mutated, b"if skip(host):");
+        assert_eq!(a.replacement, "skip(host)");
+        assert_eq!((a.line, a.col, a.end_line, a.end_col), (1, 4, 1, 15));
     }
 
     #[test]

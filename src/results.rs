@@ -2,12 +2,17 @@
 //! `outcomes.json` (`"schema": "unguard/1"`). Later versions may add fields,
 //! never rename or remove these.
 
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub const SCHEMA: &str = "unguard/1";
 
 /// The verdict for one mutation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord, JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum Outcome {
     /// The suite went red (for the expected reason, when one is declared).
@@ -45,7 +50,9 @@ impl Outcome {
 }
 
 /// How timeouts count (`--timeout-is`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum, JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum TimeoutPolicy {
     /// Detected (counts toward the score); listed separately; exit unaffected.
@@ -56,7 +63,7 @@ pub enum TimeoutPolicy {
     Error,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, JsonSchema)]
 pub struct MutantResult {
     pub id: String,
     pub control: String,
@@ -86,9 +93,58 @@ pub struct MutantResult {
     pub log_file: Option<String>,
     /// Where the mutation is declared: `spec.yaml:line:col`.
     pub spec_pos: String,
+    /// The first mutated site in the original file (1-based; `end` is the
+    /// position just after the last replaced character).
+    #[serde(default)]
+    pub location: Option<Location>,
+    /// Text that replaced the first site.
+    #[serde(default)]
+    pub replacement: Option<String>,
+    /// Number of sites the mutation replaced.
+    #[serde(default)]
+    pub sites: usize,
+    /// The test command the mutant ran under.
+    #[serde(default)]
+    pub command: Option<String>,
+    /// Unified diff original → mutant (also in `diff_file`).
+    #[serde(default)]
+    pub diff: Option<String>,
+    /// For findings (not killed): every test id in the run's JUnit report, i.e.
+    /// the tests that ran and did not catch the mutant. Empty for kills.
+    #[serde(default)]
+    pub tests_ran: Vec<String>,
+    /// Set when `gate.allow` lists this mutant: the written reason. Allowed
+    /// mutants are left out of the score and the gate.
+    #[serde(default)]
+    pub allowed: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+impl MutantResult {
+    /// Whether the gate skips this mutant: allowed, and its outcome is one an
+    /// allow can excuse (an allow never hides a spec error).
+    pub fn is_allowed(&self) -> bool {
+        self.allowed.is_some()
+            && matches!(
+                self.outcome,
+                Outcome::Survived | Outcome::WrongReason | Outcome::Timeout
+            )
+    }
+}
+
+/// A position in a source file; line and column are 1-based, columns count characters.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
+pub struct Position {
+    pub line: usize,
+    pub column: usize,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
+pub struct Location {
+    pub start: Position,
+    pub end: Position,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, JsonSchema)]
 pub struct BaselineResult {
     pub command: String,
     pub duration_s: f64,
@@ -99,7 +155,7 @@ pub struct BaselineResult {
     pub log_file: String,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, JsonSchema)]
 pub struct CanaryResult {
     pub file: String,
     pub command: String,
@@ -110,7 +166,7 @@ pub struct CanaryResult {
     pub log_file: String,
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, JsonSchema)]
 pub struct Summary {
     pub mutants: usize,
     pub killed: usize,
@@ -125,6 +181,10 @@ pub struct Summary {
     pub score: Option<f64>,
     pub detected: usize,
     pub scored: usize,
+    /// Survived / wrong-reason / timeout mutants excused by `gate.allow`; they
+    /// are counted here instead of under their outcome.
+    #[serde(default)]
+    pub allowed: usize,
 }
 
 impl Summary {
@@ -132,8 +192,14 @@ impl Summary {
     /// a verdict (killed, survived, timeout, wrong-reason). Unviable mutants are
     /// left out like cargo-mutants does; no-op, ambiguous and unreached never
     /// ran and are spec/setup errors with their own exit code.
+    /// Allowed mutants are counted as `allowed` and left out of the score.
     pub fn compute(mutants: &[MutantResult], policy: TimeoutPolicy) -> Summary {
-        let count = |o: Outcome| mutants.iter().filter(|m| m.outcome == o).count();
+        let count = |o: Outcome| {
+            mutants
+                .iter()
+                .filter(|m| m.outcome == o && !m.is_allowed())
+                .count()
+        };
         let mut s = Summary {
             mutants: mutants.len(),
             killed: count(Outcome::Killed),
@@ -144,6 +210,7 @@ impl Summary {
             unviable: count(Outcome::Unviable),
             no_op: count(Outcome::NoOp),
             ambiguous: count(Outcome::Ambiguous),
+            allowed: mutants.iter().filter(|m| m.is_allowed()).count(),
             ..Summary::default()
         };
         s.scored = s.killed + s.survived + s.timeout + s.wrong_reason;
@@ -168,6 +235,7 @@ impl Summary {
             (self.unviable, "unviable"),
             (self.no_op, "no-op"),
             (self.ambiguous, "ambiguous"),
+            (self.allowed, "allowed"),
         ]
         .iter()
         .filter(|(n, _)| *n > 0)
@@ -191,17 +259,103 @@ impl Summary {
 }
 
 /// The gate's verdict: exit code and the reasons behind it.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, JsonSchema)]
 pub struct GateResult {
     pub passed: bool,
     pub exit_code: i32,
+    /// Why the gate failed (or why the exit code is not 0), one sentence each.
     pub reasons: Vec<String>,
+    /// Remarks that do not fail the gate (e.g. a stale `allow` entry).
+    #[serde(default)]
+    pub notes: Vec<String>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+/// The gate's configuration (`gate:` in unguard.yaml, overridden by flags).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, JsonSchema)]
+pub struct GateConfig {
+    /// Minimum score in percent; `None`: no score requirement.
+    #[serde(default)]
+    pub min_score: Option<f64>,
+    /// Undetected mutants (survived + wrong-reason + timeouts under
+    /// `timeout_is: survived`) the gate tolerates. Default 0.
+    #[serde(default)]
+    pub max_survived: usize,
+    /// Mutants excused from score and gate, each with a written reason.
+    #[serde(default)]
+    pub allow: Vec<Allow>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, JsonSchema)]
+pub struct Allow {
+    pub id: String,
+    pub reason: String,
+}
+
+/// Stryker-style colouring thresholds for the score, in percent.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, JsonSchema)]
+pub struct Thresholds {
+    /// At or above: good (green).
+    pub high: f64,
+    /// Below: bad (red); in between: warning.
+    pub low: f64,
+}
+
+impl Default for Thresholds {
+    fn default() -> Self {
+        Thresholds {
+            high: 80.0,
+            low: 60.0,
+        }
+    }
+}
+
+impl Thresholds {
+    /// `high`, `medium` or `low` for a score; `none` without one.
+    pub fn level(&self, score: Option<f64>) -> &'static str {
+        match score {
+            None => "none",
+            Some(s) if s >= self.high => "high",
+            Some(s) if s >= self.low => "medium",
+            Some(_) => "low",
+        }
+    }
+}
+
+/// One shard of a run split over machines: shard `k` of `n`, 1-based.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
+pub struct Shard {
+    pub k: usize,
+    pub n: usize,
+}
+
+impl std::fmt::Display for Shard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.k, self.n)
+    }
+}
+
+/// Which mutants this run covers.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, JsonSchema)]
+pub struct Selection {
+    /// Ids selected by the filters, in spec order, before sharding: what an
+    /// unsharded run with the same filters covers.
+    pub planned: Vec<String>,
+    /// Set when this run is one shard; `unguard merge` joins the shards.
+    #[serde(default)]
+    pub shard: Option<Shard>,
+    /// The filters as given (`--only a`, `--in-diff main`, …).
+    #[serde(default)]
+    pub filters: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, JsonSchema)]
 pub struct Results {
+    /// Always `unguard/1` for this version of the model.
     pub schema: String,
     pub unguard_version: String,
+    /// When the run started (RFC 3339, UTC).
+    #[serde(default)]
+    pub started_at: Option<String>,
     /// Target root as given on the command line.
     pub root: String,
     pub spec: String,
@@ -214,4 +368,14 @@ pub struct Results {
     pub mutants: Vec<MutantResult>,
     pub summary: Summary,
     pub gate: GateResult,
+    #[serde(default)]
+    pub gate_config: GateConfig,
+    #[serde(default)]
+    pub thresholds: Thresholds,
+    #[serde(default)]
+    pub selection: Selection,
+    /// Original text of every mutated file, by path (lossy UTF-8), so a report
+    /// can show the code without the tree.
+    #[serde(default)]
+    pub sources: BTreeMap<String, String>,
 }

@@ -12,6 +12,7 @@ use serde::Deserialize;
 use serde_saphyr::Spanned;
 
 use crate::diag::{Diagnostic, Diagnostics};
+use crate::results::{Allow, GateConfig, Thresholds, TimeoutPolicy};
 
 // ---------------------------------------------------------------- raw YAML
 
@@ -27,6 +28,38 @@ struct RawSpec {
     include: Vec<Spanned<String>>,
     #[serde(default)]
     mutations: Vec<Spanned<RawMutation>>,
+    #[serde(default)]
+    gate: Option<RawGate>,
+    #[serde(default)]
+    thresholds: Option<Spanned<RawThresholds>>,
+}
+
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawGate {
+    #[serde(default)]
+    min_score: Option<Spanned<f64>>,
+    #[serde(default)]
+    max_survived: Option<u32>,
+    #[serde(default)]
+    timeout_is: Option<Spanned<String>>,
+    #[serde(default)]
+    allow: Vec<Spanned<RawAllow>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawAllow {
+    id: Spanned<String>,
+    #[serde(default)]
+    reason: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawThresholds {
+    high: f64,
+    low: f64,
 }
 
 #[derive(Debug, Deserialize)]
@@ -224,6 +257,12 @@ pub struct Spec {
     /// Extra ignored directories to symlink into every copy.
     pub link: Vec<String>,
     pub mutations: Vec<MutationSpec>,
+    /// `gate:` (flags override it).
+    pub gate: GateConfig,
+    /// `gate.timeout_is`, when set.
+    pub timeout_is: Option<TimeoutPolicy>,
+    /// `thresholds:` (Stryker-style colouring), defaults 80/60.
+    pub thresholds: Thresholds,
 }
 
 /// Either the spec could not be read at all, or it has problems to fix.
@@ -564,6 +603,9 @@ pub fn load(root: &Path, spec_path: &Path) -> Result<Spec, SpecError> {
         }
     }
 
+    let (gate, timeout_is) = resolve_gate(&sources[0].0, raw.gate, &mutations, &mut diags);
+    let thresholds = resolve_thresholds(&sources[0].0, raw.thresholds, &mut diags);
+
     if !diags.is_empty() {
         return Err(SpecError::Diagnostics(diags));
     }
@@ -573,7 +615,108 @@ pub fn load(root: &Path, spec_path: &Path) -> Result<Spec, SpecError> {
         test: global.expect("global test config is present when there are no diagnostics"),
         link,
         mutations,
+        gate,
+        timeout_is,
+        thresholds,
     })
+}
+
+/// Validate `gate:`; every allowed id must name a declared mutation and carry a reason.
+fn resolve_gate(
+    src: &SourceFile,
+    raw: Option<RawGate>,
+    mutations: &[MutationSpec],
+    diags: &mut Diagnostics,
+) -> (GateConfig, Option<TimeoutPolicy>) {
+    let raw = raw.unwrap_or_default();
+    let mut gate = GateConfig {
+        max_survived: raw.max_survived.unwrap_or(0) as usize,
+        ..GateConfig::default()
+    };
+    if let Some(ms) = &raw.min_score {
+        if (0.0..=100.0).contains(&ms.value) {
+            gate.min_score = Some(ms.value);
+        } else {
+            diags.push(
+                src.at(ms, format!("min_score {} is not a percentage", ms.value))
+                    .with_fix("write a number from 0 to 100, e.g. `min_score: 90`"),
+            );
+        }
+    }
+    let timeout_is = raw
+        .timeout_is
+        .as_ref()
+        .and_then(|t| match t.value.as_str() {
+            "killed" => Some(TimeoutPolicy::Killed),
+            "survived" => Some(TimeoutPolicy::Survived),
+            "error" => Some(TimeoutPolicy::Error),
+            other => {
+                diags.push(
+                    src.at(t, format!("unknown timeout_is `{other}`"))
+                        .with_fix("use `killed`, `survived` or `error`"),
+                );
+                None
+            }
+        });
+    let mut seen: HashMap<String, u64> = HashMap::new();
+    for a in &raw.allow {
+        let id = &a.value.id;
+        let reason = a.value.reason.as_deref().unwrap_or("").trim();
+        if reason.is_empty() {
+            diags.push(
+                src.at(
+                    &a.value.id,
+                    format!("allow entry for `{}` has no reason", id.value),
+                )
+                .with_fix("add `reason: …`: say why this surviving mutant is acceptable"),
+            );
+        }
+        if !mutations.iter().any(|m| m.id == id.value) {
+            diags.push(
+                src.at(
+                    id,
+                    format!("allow names `{}`, but no mutation has that id", id.value),
+                )
+                .with_fix("use an id from `unguard list`, or remove the entry"),
+            );
+        }
+        if let Some(line) = seen.insert(id.value.clone(), id.referenced.line()) {
+            diags.push(
+                src.at(
+                    id,
+                    format!("`{}` is allowed twice (first on line {line})", id.value),
+                )
+                .with_fix("keep one allow entry per mutant"),
+            );
+        }
+        gate.allow.push(Allow {
+            id: id.value.clone(),
+            reason: reason.to_string(),
+        });
+    }
+    (gate, timeout_is)
+}
+
+fn resolve_thresholds(
+    src: &SourceFile,
+    raw: Option<Spanned<RawThresholds>>,
+    diags: &mut Diagnostics,
+) -> Thresholds {
+    let Some(t) = raw else {
+        return Thresholds::default();
+    };
+    let (high, low) = (t.value.high, t.value.low);
+    if !(0.0..=100.0).contains(&low) || !(0.0..=100.0).contains(&high) || low > high {
+        diags.push(
+            src.at(
+                &t,
+                format!("thresholds high {high} / low {low} are not 0 ≤ low ≤ high ≤ 100"),
+            )
+            .with_fix("e.g. `thresholds: {high: 80, low: 60}`"),
+        );
+        return Thresholds::default();
+    }
+    Thresholds { high, low }
 }
 
 fn resolve_command(

@@ -1,9 +1,20 @@
-//! Rendering the results model: the Markdown table (terminal and PR comment)
-//! and the files of the output directory.
+//! Rendering the results model. Every format reads only [`Results`] (the
+//! content of `outcomes.json`), so any report can be re-rendered later with
+//! `unguard report DIR --format …` without re-running tests.
+//!
+//! This module holds the terminal table and the dispatch; one submodule per format.
+
+pub mod html;
+pub mod junit_xml;
+pub mod markdown;
+pub mod sarif;
+pub mod stryker;
 
 use std::path::Path;
 
 use anyhow::{Context, Result};
+
+pub use crate::cli::Format;
 use tabled::builder::Builder;
 use tabled::settings::Style;
 
@@ -109,40 +120,45 @@ pub fn findings(results: &Results) -> Vec<String> {
         .collect()
 }
 
-/// The whole Markdown report (the PR comment).
-pub fn markdown(results: &Results) -> String {
-    let mut s = String::new();
-    s.push_str("<!-- unguard -->\n");
-    let verdict = if results.gate.passed {
-        "passed"
-    } else {
-        "failed"
-    };
-    s.push_str(&format!(
-        "## unguard: security-control mutation test {verdict}\n\n"
-    ));
-    s.push_str(&format!("{}\n\n", results.summary.line()));
-    for r in &results.gate.reasons {
-        s.push_str(&format!("- {}\n", cell(r)));
+/// Render `results` in `format`. `template` is a user's minijinja template
+/// text for the Markdown report (`--template`); other formats ignore it.
+pub fn render(results: &Results, format: Format, template: Option<&str>) -> Result<String> {
+    match format {
+        Format::Md => markdown::render(results, template),
+        Format::Json => Ok(serde_json::to_string_pretty(results)? + "\n"),
+        Format::Html => html::render(results),
+        Format::Junit => junit_xml::render(results),
+        Format::Sarif => sarif::render(results),
+        Format::Stryker => stryker::render(results),
     }
-    if !results.gate.reasons.is_empty() {
-        s.push('\n');
+}
+
+/// Read `DIR/outcomes.json`, checking its schema version.
+pub fn read_outcomes(dir: &Path) -> Result<Results> {
+    let path = dir.join("outcomes.json");
+    let text = std::fs::read_to_string(&path).with_context(|| {
+        format!(
+            "reading {} (is {} the --out dir of an `unguard run`?)",
+            path.display(),
+            dir.display()
+        )
+    })?;
+    let head: serde_json::Value = serde_json::from_str(&text)
+        .with_context(|| format!("{}: not valid JSON", path.display()))?;
+    match head.get("schema").and_then(|s| s.as_str()) {
+        Some(crate::results::SCHEMA) => {}
+        Some(other) => anyhow::bail!(
+            "{}: schema `{other}` is not `{}`; render it with the unguard version that wrote it",
+            path.display(),
+            crate::results::SCHEMA
+        ),
+        None => anyhow::bail!(
+            "{}: no `schema` field; not an unguard outcomes.json",
+            path.display()
+        ),
     }
-    s.push_str(&table(results));
-    s.push('\n');
-    let findings = finding_mutants(results);
-    if !findings.is_empty() {
-        s.push_str("\n### Findings\n");
-        for m in findings {
-            s.push_str(&format!(
-                "\n**{}** `{}` — {}\n",
-                m.outcome.as_str(),
-                m.id.replace('`', "'"),
-                cell(&m.detail)
-            ));
-        }
-    }
-    s
+    serde_json::from_value(head)
+        .with_context(|| format!("{}: does not match the unguard/1 model", path.display()))
 }
 
 /// Write `outcomes.json` into the output dir.
@@ -175,6 +191,13 @@ mod tests {
             diff_file: None,
             log_file: None,
             spec_pos: "u.yaml:1:1".into(),
+            location: None,
+            replacement: None,
+            sites: 1,
+            command: None,
+            diff: None,
+            tests_ran: vec![],
+            allowed: None,
         }
     }
 
@@ -196,7 +219,13 @@ mod tests {
                 passed: false,
                 exit_code: 2,
                 reasons: vec![],
+                notes: vec![],
             },
+            gate_config: Default::default(),
+            thresholds: Default::default(),
+            selection: Default::default(),
+            sources: Default::default(),
+            started_at: None,
         }
     }
 
@@ -210,7 +239,7 @@ mod tests {
         ]);
         let ids: Vec<&str> = finding_mutants(&r).iter().map(|m| m.id.as_str()).collect();
         assert_eq!(ids, vec!["c", "d", "a"]);
-        let md = markdown(&r);
+        let md = markdown::render(&r, None).unwrap();
         let (c, d, a) = (
             md.find("`c`").unwrap(),
             md.find("`d`").unwrap(),

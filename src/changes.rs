@@ -1,0 +1,128 @@
+//! `--in-diff BASE`: which lines of which files changed between a git rev and
+//! the working tree (index and untracked files included), read with git2.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use anyhow::{bail, Context, Result};
+use git2::{Delta, DiffOptions, Repository};
+
+/// Changed lines per file, relative to the target root.
+#[derive(Debug, Default, Clone)]
+pub struct ChangedLines {
+    /// `None`: the whole file is new (added or untracked).
+    files: BTreeMap<String, Option<Vec<(usize, usize)>>>,
+}
+
+impl ChangedLines {
+    pub fn file_changed(&self, file: &str) -> bool {
+        self.files.contains_key(file)
+    }
+
+    /// Whether any line of the inclusive range `(first, last)` of `file` changed.
+    pub fn touches(&self, file: &str, (first, last): (usize, usize)) -> bool {
+        match self.files.get(file) {
+            None => false,
+            Some(None) => true,
+            Some(Some(ranges)) => ranges.iter().any(|(a, b)| *a <= last && first <= *b),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.files.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty()
+    }
+}
+
+/// Lines changed since `base` in the repository that contains `root`.
+pub fn since(root: &Path, base: &str) -> Result<ChangedLines> {
+    let repo = Repository::discover(root).with_context(|| {
+        format!(
+            "--in-diff needs a git repository, and {} is not inside one",
+            root.display()
+        )
+    })?;
+    let Some(workdir) = repo.workdir() else {
+        bail!("--in-diff: the repository has no working tree (bare repository)");
+    };
+    let workdir = workdir.canonicalize()?;
+    let root = root.canonicalize()?;
+    let prefix = root
+        .strip_prefix(&workdir)
+        .context("target root outside the repository's working tree")?
+        .to_string_lossy()
+        .replace('\\', "/");
+    let tree = repo
+        .revparse_single(base)
+        .and_then(|o| o.peel_to_tree())
+        .map_err(|e| {
+            anyhow::anyhow!(
+                "--in-diff {base}: not a revision of this repository ({}); fetch it first (CI checkouts are often shallow: `fetch-depth: 0`)",
+                e.message()
+            )
+        })?;
+    let mut opts = DiffOptions::new();
+    opts.include_untracked(true)
+        .recurse_untracked_dirs(true)
+        .context_lines(0)
+        .ignore_submodules(true);
+    if !prefix.is_empty() {
+        opts.pathspec(&prefix);
+    }
+    let diff = repo
+        .diff_tree_to_workdir_with_index(Some(&tree), Some(&mut opts))
+        .context("computing the diff")?;
+
+    let rel = |p: &Path| -> Option<String> {
+        let s = p.to_string_lossy().replace('\\', "/");
+        if prefix.is_empty() {
+            Some(s)
+        } else {
+            s.strip_prefix(&format!("{prefix}/")).map(str::to_string)
+        }
+    };
+    let mut changed = ChangedLines::default();
+    for delta in diff.deltas() {
+        let Some(path) = delta.new_file().path().and_then(rel) else {
+            continue;
+        };
+        match delta.status() {
+            Delta::Added | Delta::Untracked | Delta::Copied | Delta::Renamed => {
+                changed.files.insert(path, None);
+            }
+            Delta::Deleted => {}
+            _ => {
+                changed
+                    .files
+                    .entry(path)
+                    .or_insert_with(|| Some(Vec::new()));
+            }
+        }
+    }
+    diff.foreach(
+        &mut |_, _| true,
+        None,
+        Some(&mut |delta, hunk| {
+            if let Some(path) = delta.new_file().path().and_then(rel) {
+                if let Some(Some(ranges)) = changed.files.get_mut(&path) {
+                    let start = hunk.new_start() as usize;
+                    let n = hunk.new_lines() as usize;
+                    // A pure deletion touches the lines on both sides of the gap.
+                    let range = if n == 0 {
+                        (start.max(1), start + 1)
+                    } else {
+                        (start, start + n - 1)
+                    };
+                    ranges.push(range);
+                }
+            }
+            true
+        }),
+        None,
+    )
+    .context("reading the diff")?;
+    Ok(changed)
+}
