@@ -1,5 +1,6 @@
-//! `--in-diff BASE`: which lines of which files changed between a git rev and
-//! the working tree (index and untracked files included), read with git2.
+//! `--in-diff BASE`: which lines of which files changed between the merge
+//! base of a git rev and HEAD, and the working tree (index and untracked
+//! files included), read with git2.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -55,15 +56,25 @@ pub fn since(root: &Path, base: &str) -> Result<ChangedLines> {
         .context("target root outside the repository's working tree")?
         .to_string_lossy()
         .replace('\\', "/");
-    let tree = repo
+    let base_commit = repo
         .revparse_single(base)
-        .and_then(|o| o.peel_to_tree())
+        .and_then(|o| o.peel_to_commit())
         .map_err(|e| {
             anyhow::anyhow!(
                 "--in-diff {base}: not a revision of this repository ({}); fetch it first (CI checkouts are often shallow: `fetch-depth: 0`)",
                 e.message()
             )
         })?;
+    // Like `git diff BASE...`: from the merge base, so commits that landed on
+    // BASE after the branch point do not count as this branch's changes.
+    let from = match repo.head().ok().and_then(|h| h.target()) {
+        Some(head) => match repo.merge_base(base_commit.id(), head) {
+            Ok(mb) => repo.find_commit(mb)?,
+            Err(_) => base_commit,
+        },
+        None => base_commit,
+    };
+    let tree = from.tree()?;
     let mut opts = DiffOptions::new();
     opts.include_untracked(true)
         .recurse_untracked_dirs(true)

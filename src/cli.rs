@@ -35,8 +35,9 @@ pub enum Commands {
     /// Validate the spec and dry-apply every mutation; runs no tests.
     #[command(after_help = EXIT_CODES_HELP)]
     Check(TargetArgs),
-    /// One line per mutant: id, file:line, control.
-    List(TargetArgs),
+    /// One line per mutant: id, file:line, control (takes run's selection flags,
+    /// so `unguard list --in-diff main` previews what a PR run covers).
+    List(ListArgs),
     /// Render a finished run's results (DIR/outcomes.json) to stdout, without re-running tests.
     Report(ReportArgs),
     /// Join the output dirs of `run --shard k/n` into one, as if the run had not been split.
@@ -106,6 +107,14 @@ pub struct TargetArgs {
     /// Spec file (default: PATH/unguard.yaml).
     #[arg(long, short = 'c', value_name = "FILE")]
     pub config: Option<PathBuf>,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct ListArgs {
+    #[command(flatten)]
+    pub target: TargetArgs,
+    #[command(flatten)]
+    pub filters: FilterArgs,
 }
 
 #[derive(Debug, Args, Clone)]

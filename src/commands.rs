@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::cli::{FilterArgs, MergeArgs, ReportArgs, ReportOutputs, RunArgs, TargetArgs};
+use crate::cli::{FilterArgs, ListArgs, MergeArgs, ReportArgs, ReportOutputs, RunArgs, TargetArgs};
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::engine::{self, Abort, EngineOptions};
 use crate::gate::{EXIT_BASELINE, EXIT_INTERRUPTED, EXIT_OK, EXIT_SPEC, EXIT_USAGE};
@@ -127,8 +127,8 @@ pub fn check(t: &TargetArgs) -> i32 {
     }
 }
 
-pub fn list(t: &TargetArgs) -> i32 {
-    let plan = match load_plan(t, &FilterArgs::default()) {
+pub fn list(args: &ListArgs) -> i32 {
+    let plan = match load_plan(&args.target, &args.filters) {
         Ok((_, plan)) => plan,
         Err(code) => return code,
     };

@@ -16,7 +16,7 @@ fn main() {
     let code = match &cli.command {
         cli::Commands::Run(args) => commands::run(args),
         cli::Commands::Check(t) => commands::check(t),
-        cli::Commands::List(t) => commands::list(t),
+        cli::Commands::List(a) => commands::list(a),
         cli::Commands::Report(a) => commands::report(a),
         cli::Commands::Merge(a) => commands::merge(a),
         cli::Commands::Schema => commands::schema(),

@@ -119,7 +119,12 @@ fn three_shards_merged_equal_one_unsharded_run() {
             &dir,
         ]);
         // Shard 3 holds m-c and m-f (round-robin): only it fails the gate.
-        assert_eq!(code, if k == 3 { 2 } else { 0 }, "{}", ctx(code, &out, &err));
+        assert_eq!(
+            code,
+            if k == 3 { 2 } else { 0 },
+            "{}",
+            ctx(code, &out, &err)
+        );
         assert!(err.contains(&format!("shard {k}/3: 2 of 6")), "{err}");
         let v = fx.outcomes(&dir);
         assert_eq!(v["selection"]["shard"]["k"], k);
@@ -161,7 +166,10 @@ fn three_shards_merged_equal_one_unsharded_run() {
     // The table the merge prints lists all six in spec order.
     let rows: Vec<&str> = out.lines().filter(|l| l.starts_with("| m-")).collect();
     assert_eq!(rows.len(), 6, "{out}");
-    assert!(rows[0].starts_with("| m-a") && rows[5].starts_with("| m-f"), "{out}");
+    assert!(
+        rows[0].starts_with("| m-a") && rows[5].starts_with("| m-f"),
+        "{out}"
+    );
     assert!(fx.leftover_tmp().is_empty());
 }
 
@@ -199,7 +207,16 @@ fn merge_refuses_incomplete_or_foreign_shards() {
 
     // A shard of a run with other filters is a different run.
     let (code, _, _) = fx.run(&[
-        "run", "-j", "1", "--shard", "2/2", "--out", "out-other", "--only", "m-a", "m-c",
+        "run",
+        "-j",
+        "1",
+        "--shard",
+        "2/2",
+        "--out",
+        "out-other",
+        "--only",
+        "m-a",
+        "m-c",
     ]);
     assert_eq!(code, 0);
     let (code, _, err) = fx.run(&["merge", "out-1", "out-other", "--out", "merged"]);
@@ -227,7 +244,13 @@ fn shard_flag_is_one_based_and_validated() {
 fn a_shard_with_no_mutant_writes_empty_results_and_passes() {
     let fx = fixture("");
     let (code, out, err) = fx.run(&[
-        "run", "--only", "m-a", "--shard", "2/2", "--out", "out-empty",
+        "run",
+        "--only",
+        "m-a",
+        "--shard",
+        "2/2",
+        "--out",
+        "out-empty",
     ]);
     assert_eq!(code, 0, "{}", ctx(code, &out, &err));
     assert!(err.contains("no mutation selected"), "{err}");
@@ -260,13 +283,18 @@ fn skip_only_and_file_select_mutants() {
     );
 
     // `*` does not cross directories.
-    let (code, _, err) = fx.run(&["run", "--file", "*.py", "--only", "m-a", "other-x", "--out", "out"]);
+    let (code, _, err) = fx.run(&[
+        "run", "--file", "*.py", "--only", "m-a", "other-x", "--out", "out",
+    ]);
     assert_eq!(code, 0, "{err}");
     assert_eq!(ids(&fx.outcomes("out")), vec!["m-a"]);
 
     let (code, _, err) = fx.run(&["run", "--skip", "nope"]);
     assert_eq!(code, 1);
-    assert!(err.contains("--skip nope: no mutation with that id"), "{err}");
+    assert!(
+        err.contains("--skip nope: no mutation with that id"),
+        "{err}"
+    );
     let (code, _, err) = fx.run(&["run", "--file", "[", "--out", "out"]);
     assert_eq!(code, 1);
     assert!(err.contains("--file [: bad glob"), "{err}");
@@ -278,10 +306,17 @@ fn in_diff_runs_only_mutants_on_changed_lines() {
     // new-x's file is untracked: all of it counts as changed.
     std::fs::remove_file(fx.path().join("lib/new.py")).ok();
     // A committed change (line of c) and an uncommitted one (line of e).
-    fx.write("app.py", &APP.replace("    return 3", "    return 3  # reviewed"));
+    fx.write(
+        "app.py",
+        &APP.replace("    return 3", "    return 3  # reviewed"),
+    );
     fx.git_cmd(&["add", "-A"]);
     fx.commit("touch c");
-    fx.write("app.py", &fx.read("app.py").replace("    return 5", "    return 5  # wip"));
+    fx.write(
+        "app.py",
+        &fx.read("app.py")
+            .replace("    return 5", "    return 5  # wip"),
+    );
     fx.write("lib/new.py", "def x():\n    return 7\n");
 
     let (code, out, err) = fx.run(&["run", "--in-diff", "HEAD~1", "--out", "out", "--no-canary"]);
@@ -307,14 +342,45 @@ fn in_diff_runs_only_mutants_on_changed_lines() {
 
     let (code, _, err) = fx.run(&["run", "--in-diff", "no-such-rev", "--out", "out"]);
     assert_eq!(code, 1);
-    assert!(err.contains("--in-diff no-such-rev: not a revision"), "{err}");
+    assert!(
+        err.contains("--in-diff no-such-rev: not a revision"),
+        "{err}"
+    );
+}
+
+#[test]
+fn in_diff_starts_at_the_merge_base_like_git_diff_three_dots() {
+    let fx = fixture("");
+    fx.git_cmd(&["checkout", "-q", "-b", "feature"]);
+    fx.write(
+        "app.py",
+        &APP.replace("    return 3", "    return 3  # feature"),
+    );
+    fx.git_cmd(&["add", "-A"]);
+    fx.commit("feature work on c");
+    // main moves on after the branch point: its change to b is not the PR's.
+    fx.git_cmd(&["checkout", "-q", "main"]);
+    fx.write(
+        "app.py",
+        &APP.replace("    return 2", "    return 2  # main"),
+    );
+    fx.git_cmd(&["add", "-A"]);
+    fx.commit("main work on b");
+    fx.git_cmd(&["checkout", "-q", "feature"]);
+    let (code, out, err) = fx.run(&["list", "--in-diff", "main"]);
+    assert_eq!(code, 0, "{}", ctx(code, &out, &err));
+    let listed: Vec<&str> = out.lines().map(|l| l.split('\t').next().unwrap()).collect();
+    assert_eq!(listed, vec!["m-c"], "{out}");
 }
 
 #[test]
 fn in_diff_counts_a_deletion_next_to_a_site() {
     let fx = fixture("");
     // Delete the comment line right above `return 4` (line of d).
-    fx.write("app.py", &APP.replace("def d():\n", "def d():\n    # note\n"));
+    fx.write(
+        "app.py",
+        &APP.replace("def d():\n", "def d():\n    # note\n"),
+    );
     fx.git_cmd(&["add", "-A"]);
     fx.commit("note");
     fx.write("app.py", APP);
@@ -326,7 +392,11 @@ fn in_diff_counts_a_deletion_next_to_a_site() {
 #[test]
 fn in_diff_outside_git_is_a_clear_error() {
     let fx = Fixture::new();
-    fx.write_all(&[("app.py", APP), ("check.py", CHECK), ("unguard.yaml", &spec(""))]);
+    fx.write_all(&[
+        ("app.py", APP),
+        ("check.py", CHECK),
+        ("unguard.yaml", &spec("")),
+    ]);
     let (code, _, err) = fx.run(&["run", "--in-diff", "main"]);
     assert_eq!(code, 1);
     assert!(err.contains("--in-diff needs a git repository"), "{err}");
@@ -386,14 +456,23 @@ fn allowed_mutants_leave_score_and_gate_with_their_reason() {
     assert_eq!(code, 0, "{}", ctx(code, &out, &err));
     let (code, _, err) = fx.run(&["run", "--allow", "m-zz=x"]);
     assert_eq!(code, 1);
-    assert!(err.contains("--allow m-zz: no mutation with that id"), "{err}");
+    assert!(
+        err.contains("--allow m-zz: no mutation with that id"),
+        "{err}"
+    );
     let (code, _, err) = fx.run(&["run", "--allow", "m-f"]);
     assert_eq!(code, 1);
     assert!(err.contains("expected ID=REASON"), "{err}");
 
     // An allow on a killed mutant is stale: said, but not a failure.
     let (code, out, err) = fx.run(&[
-        "run", "--out", "out", "--allow", "m-a=flaky", "--allow", "m-f=dead",
+        "run",
+        "--out",
+        "out",
+        "--allow",
+        "m-a=flaky",
+        "--allow",
+        "m-f=dead",
     ]);
     assert_eq!(code, 0, "{}", ctx(code, &out, &err));
     assert!(
@@ -431,11 +510,7 @@ fn gate_block_errors_name_file_line_and_column() {
             "unguard.yaml:43:13",
             "not 0 ≤ low ≤ high ≤ 100",
         ),
-        (
-            "gate:\n  max_score: 1\n",
-            "unguard.yaml:44:3",
-            "max_score",
-        ),
+        ("gate:\n  max_score: 1\n", "unguard.yaml:44:3", "max_score"),
     ];
     for (extra, pos, msg) in cases {
         let fx = fixture(extra);
@@ -459,10 +534,21 @@ fn timeout_is_from_the_gate_block_and_thresholds_reach_the_results() {
     assert_eq!(code, 3, "{}", ctx(code, &out, &err));
     let v = fx.outcomes("out");
     assert_eq!(v["timeout_policy"], "error");
-    assert_eq!(v["thresholds"], serde_json::json!({"high": 90.0, "low": 50.0}));
+    assert_eq!(
+        v["thresholds"],
+        serde_json::json!({"high": 90.0, "low": 50.0})
+    );
     // The flag wins over the spec.
     let (code, _, _) = fx.run(&[
-        "run", "--out", "out", "--timeout", "2s", "--only", "m-e", "--timeout-is", "killed",
+        "run",
+        "--out",
+        "out",
+        "--timeout",
+        "2s",
+        "--only",
+        "m-e",
+        "--timeout-is",
+        "killed",
     ]);
     assert_eq!(code, 0);
 }
