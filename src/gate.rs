@@ -234,4 +234,53 @@ mod tests {
             2
         );
     }
+
+    fn mutant(id: &str, outcome: Outcome) -> MutantResult {
+        serde_json::from_value(serde_json::json!({
+            "id": id, "control": "c", "file": "f.py", "line": 1, "outcome": outcome,
+            "red_tests": [], "duration_s": 0.0, "detail": "", "spec_pos": "u.yaml:1:1"
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn allow_excuses_findings_only_and_flags_stale_entries() {
+        let mut ms = vec![
+            mutant("k", Outcome::Killed),
+            mutant("s", Outcome::Survived),
+            mutant("w", Outcome::WrongReason),
+            mutant("n", Outcome::NoOp),
+        ];
+        let allow = |ids: &[&str]| GateConfig {
+            allow: ids
+                .iter()
+                .map(|id| crate::results::Allow {
+                    id: id.to_string(),
+                    reason: "because".into(),
+                })
+                .collect(),
+            ..GateConfig::default()
+        };
+        let (sum, gate) = judge(&mut ms, &allow(&["s", "w"]), TimeoutPolicy::Killed, false);
+        assert_eq!((sum.allowed, sum.survived, sum.wrong_reason), (2, 0, 0));
+        assert_eq!((sum.scored, sum.score), (1, Some(100.0)));
+        assert_eq!(ms[1].allowed.as_deref(), Some("because"));
+        // The no-op still fails with exit 5; an allow cannot hide it.
+        assert_eq!(gate.exit_code, EXIT_SPEC);
+        let (sum, gate) = judge(&mut ms, &allow(&["k", "n"]), TimeoutPolicy::Killed, false);
+        assert_eq!((sum.allowed, sum.killed, sum.no_op), (0, 1, 1));
+        assert_eq!(gate.exit_code, EXIT_SPEC);
+        assert_eq!(gate.notes.len(), 2, "{:?}", gate.notes);
+        assert!(gate.notes[0].contains("lists k, but it was killed"));
+        assert!(gate.notes[1].contains("cannot excuse `no-op`"));
+        // Re-judging clears allows that are no longer configured.
+        let (sum, _) = judge(
+            &mut ms,
+            &GateConfig::default(),
+            TimeoutPolicy::Killed,
+            false,
+        );
+        assert_eq!((sum.allowed, sum.survived), (0, 1));
+        assert!(ms.iter().all(|m| m.allowed.is_none()));
+    }
 }

@@ -374,6 +374,21 @@ fn in_diff_starts_at_the_merge_base_like_git_diff_three_dots() {
 }
 
 #[test]
+fn in_diff_keeps_a_broken_mutation_of_a_changed_file_only() {
+    let fx = fixture(&mutation("stale-x", "app.py", "return 9"));
+    fx.write("check.py", &format!("{CHECK}# unrelated\n"));
+    let (code, out, _) = fx.run(&["list", "--in-diff", "HEAD"]);
+    assert_eq!(code, 0);
+    assert_eq!(out, "", "app.py did not change: nothing selected");
+    fx.write("app.py", &APP.replace("    return 3", "    return 3  # x"));
+    let (code, out, _) = fx.run(&["list", "--in-diff", "HEAD"]);
+    assert_eq!(code, 0);
+    let listed: Vec<&str> = out.lines().map(|l| l.split('\t').next().unwrap()).collect();
+    assert_eq!(listed, vec!["m-c", "stale-x"], "{out}");
+    assert!(out.contains("[no-op]"), "{out}");
+}
+
+#[test]
 fn in_diff_counts_a_deletion_next_to_a_site() {
     let fx = fixture("");
     // Delete the comment line right above `return 4` (line of d).
@@ -494,6 +509,11 @@ fn gate_block_errors_name_file_line_and_column() {
             "gate:\n  allow:\n    - id: m-zz\n      reason: x\n",
             "unguard.yaml:45:11",
             "allow names `m-zz`, but no mutation has that id",
+        ),
+        (
+            "gate:\n  allow:\n    - {id: m-f, reason: a}\n    - {id: m-f, reason: b}\n",
+            "unguard.yaml:46:12",
+            "`m-f` is allowed twice (first on line 45)",
         ),
         (
             "gate:\n  min_score: 120\n",
