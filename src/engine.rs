@@ -23,7 +23,7 @@ use crate::results::{
 use crate::run::{self, Exit, Invocation};
 use crate::spec::{Spec, TestConfig, TimeoutSetting};
 use crate::workspace::{Manifest, Scratch, INTERRUPTED};
-use crate::{gate, mutate};
+use crate::{gate, mutate, reaper, workspace};
 
 /// Floor and multiplier of the automatic timeout (as cargo-mutants).
 pub const AUTO_TIMEOUT_MIN: Duration = Duration::from_secs(20);
@@ -119,17 +119,41 @@ fn test_timeout(ctx: &Ctx, m: Option<&Mutant>, test: usize) -> Duration {
 }
 
 /// Install SIGINT and SIGTERM handlers now (so no signal can slip through
-/// to the default action), and return a future that resolves at the first one.
-fn interrupt_signal() -> Result<impl std::future::Future<Output = ()>> {
+/// to the default action). The returned future resolves at the first signal
+/// and `second` runs at the next one.
+fn interrupt_signals(
+    second: impl FnOnce() + Send + 'static,
+) -> Result<impl std::future::Future<Output = ()>> {
     use tokio::signal::unix::{signal, SignalKind};
     let mut int = signal(SignalKind::interrupt()).context("installing the SIGINT handler")?;
     let mut term = signal(SignalKind::terminate()).context("installing the SIGTERM handler")?;
-    Ok(async move {
+    let (first_tx, first_rx) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(async move {
         tokio::select! {
             _ = int.recv() => {}
             _ = term.recv() => {}
         }
+        let _ = first_tx.send(());
+        tokio::select! {
+            _ = int.recv() => {}
+            _ = term.recv() => {}
+        }
+        second();
+    });
+    Ok(async move {
+        let _ = first_rx.await;
     })
+}
+
+/// The second Ctrl-C: no more waiting for graceful shutdown. Kill every
+/// suite and orphan, remove the scratch dirs, exit 130 now.
+fn exit_now() {
+    let suites = reaper::kill_all_active();
+    let dirs = workspace::remove_live_scratch_dirs();
+    eprintln!(
+        "unguard: second interrupt: killed {suites} running suite(s), removed {dirs} scratch dir(s); exiting now"
+    );
+    std::process::exit(gate::EXIT_INTERRUPTED);
 }
 
 /// Run the loop. The manifest must describe the target tree; the output dir must exist.
@@ -156,7 +180,10 @@ async fn execute_async(
     let started = Instant::now();
     let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
     let (cancel_tx, cancel_rx) = watch::channel(false);
-    let interrupt = interrupt_signal()?;
+    let interrupt = interrupt_signals(exit_now)?;
+    if !reaper::become_subreaper() {
+        eprintln!("unguard: warning: cannot become a child subreaper; orphans that clear their environment may escape");
+    }
     let signals = tokio::spawn(async move {
         interrupt.await;
         INTERRUPTED.store(true, Ordering::SeqCst);
@@ -290,6 +317,8 @@ async fn execute_async(
     // Scratch copies go now (TempDir drop removes them).
     drop(scratches);
     signals.abort();
+    // Anything reparented to unguard that no run's sweep could attribute.
+    reaper::reap_orphans();
 
     let interrupted = INTERRUPTED.load(Ordering::SeqCst);
     // Rejected entries (no-op / ambiguous) keep their place in spec order.

@@ -8,6 +8,7 @@
 //! [`results`] (the model every report reads) → [`report`] → [`gate`] (exit code).
 //! [`engine`] drives the loop; [`commands`] maps subcommands onto it.
 
+pub mod capture;
 pub mod changes;
 pub mod cli;
 pub mod commands;
@@ -20,6 +21,7 @@ pub mod mutate;
 pub mod outcome;
 pub mod plan;
 pub mod progress;
+pub mod reaper;
 pub mod report;
 pub mod results;
 pub mod run;

@@ -8,62 +8,21 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
 
+use crate::capture::{self, Capture};
+use crate::reaper::{self, RUN_TOKEN_VAR};
 use crate::spec::Command;
 
-/// Grace period between SIGTERM and SIGKILL for a process group.
+/// Grace period between SIGTERM and SIGKILL for a process group, unless
+/// `UNGUARD_KILL_GRACE` (seconds) says otherwise.
 pub const KILL_GRACE: Duration = Duration::from_secs(2);
 
-/// Environment variable carrying a token unique to one run. Every process the
-/// suite starts inherits it, also those that leave the process group
-/// (`setsid`, `start_new_session=True`, double forks), so after the run they
-/// can be found in `/proc/*/environ` and killed.
-pub const RUN_TOKEN_VAR: &str = "UNGUARD_RUN_TOKEN";
-
-static RUN_COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-
-fn new_run_token() -> String {
-    let n = RUN_COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    format!("{}-{n}", std::process::id())
-}
-
-/// Pids of live processes whose environment holds `VAR=token`.
-fn processes_with_token(token: &str) -> Vec<i32> {
-    let needle = format!("{RUN_TOKEN_VAR}={token}");
-    let me = std::process::id() as i32;
-    let Ok(rd) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    rd.flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|pid| *pid != me)
-        .filter(|pid| {
-            std::fs::read(format!("/proc/{pid}/environ"))
-                .map(|env| env.split(|b| *b == 0).any(|kv| kv == needle.as_bytes()))
-                .unwrap_or(false)
-        })
-        .collect()
-}
-
-/// Kill every process that carries this run's token, until none is left
-/// (a process may fork while we scan).
-fn sweep_escaped(token: &str) -> usize {
-    let mut killed = 0;
-    for _ in 0..20 {
-        let pids = processes_with_token(token);
-        if pids.is_empty() {
-            break;
-        }
-        for pid in &pids {
-            // SAFETY: kill has no memory-safety preconditions; the pid was just
-            // seen carrying this run's token.
-            unsafe {
-                libc::kill(*pid, libc::SIGKILL);
-            }
-        }
-        killed += pids.len();
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    killed
+fn kill_grace() -> Duration {
+    std::env::var("UNGUARD_KILL_GRACE")
+        .ok()
+        .and_then(|s| s.trim().parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s >= 0.0)
+        .map(Duration::from_secs_f64)
+        .unwrap_or(KILL_GRACE)
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -182,36 +141,51 @@ pub async fn run(inv: Invocation<'_>, mut cancel: watch::Receiver<bool>) -> RunR
             Command::Argv(_) => argv.join(" "),
         }
     );
-    let stdout = log.try_clone();
-    let stderr = log.try_clone();
-    let (Ok(stdout), Ok(stderr)) = (stdout, stderr) else {
-        return RunResult {
-            exit: Exit::SpawnFailed("cannot duplicate the log file handle".into()),
+    let spawn_failed = |msg: String, log: &mut std::fs::File| {
+        let _ = writeln!(log, "# unguard: could not start {msg}");
+        RunResult {
+            exit: Exit::SpawnFailed(msg),
             duration: started.elapsed(),
-        };
+        }
     };
-    let mut cmd = tokio::process::Command::new(&argv[0]);
-    cmd.args(&argv[1..])
-        .current_dir(inv.cwd)
-        .stdin(Stdio::null())
-        .stdout(Stdio::from(stdout))
-        .stderr(Stdio::from(stderr))
-        .process_group(0)
-        .kill_on_drop(true);
-    for (k, v) in &inv.env {
-        cmd.env(k, v);
-    }
-    let token = new_run_token();
-    cmd.env(RUN_TOKEN_VAR, &token);
-    let mut child = match cmd.spawn() {
+    // stdout and stderr share one pipe, read into the log with a size cap.
+    let (pipe, log_for_capture) = match (capture::pipe(), log.try_clone()) {
+        (Ok(p), Ok(l)) => (p, l),
+        (Err(e), _) | (_, Err(e)) => {
+            return spawn_failed(format!("(setting up the output pipe: {e})"), &mut log)
+        }
+    };
+    let token = reaper::new_run_token();
+    let spawned = {
+        let stderr = match pipe.write.try_clone() {
+            Ok(fd) => fd,
+            Err(e) => return spawn_failed(format!("(duplicating the pipe: {e})"), &mut log),
+        };
+        let mut cmd = tokio::process::Command::new(&argv[0]);
+        cmd.args(&argv[1..])
+            .current_dir(inv.cwd)
+            .stdin(Stdio::null())
+            .stdout(Stdio::from(pipe.write))
+            .stderr(Stdio::from(stderr))
+            .process_group(0)
+            .kill_on_drop(true);
+        for (k, v) in &inv.env {
+            cmd.env(k, v);
+        }
+        cmd.env(RUN_TOKEN_VAR, &token);
+        reaper::spawn_registered(&mut cmd, &token)
+        // `cmd` drops here with unguard's copies of the pipe's write end, so
+        // the pipe reaches EOF when the suite's processes close theirs.
+    };
+    let mut child = match spawned {
         Ok(c) => c,
+        Err(e) => return spawn_failed(format!("`{}`: {e}", argv[0]), &mut log),
+    };
+    let capture = match Capture::start(pipe.read, log_for_capture) {
+        Ok(c) => Some(c),
         Err(e) => {
-            let msg = format!("`{}`: {e}", argv[0]);
-            let _ = writeln!(log, "# unguard: could not start {msg}");
-            return RunResult {
-                exit: Exit::SpawnFailed(msg),
-                duration: started.elapsed(),
-            };
+            let _ = writeln!(log, "# unguard: cannot read the suite's output: {e}");
+            None
         }
     };
     let pgid = child.id().map(|p| p as i32).unwrap_or(0);
@@ -233,10 +207,22 @@ pub async fn run(inv: Invocation<'_>, mut cancel: watch::Receiver<bool>) -> RunR
         }
     };
     // Whatever is left in the group (daemons, background jobs) goes too, and
-    // so does anything that escaped the group but still carries the token.
+    // so does anything that escaped the group but still carries the token, and
+    // (when no other suite runs) any orphan reparented to unguard.
     signal_group(pgid, libc::SIGKILL);
+    reaper::unregister(pgid);
     let duration = started.elapsed();
-    let escaped = sweep_escaped(&token);
+    let escaped = reaper::sweep_token(&token) + reaper::reap_orphans();
+    let captured = match capture {
+        Some(c) => c.finish().await,
+        None => Default::default(),
+    };
+    if captured.cut_off {
+        let _ = writeln!(
+            log,
+            "\n# unguard: a process outside the suite's reach still held its output open; stopped reading"
+        );
+    }
     if escaped > 0 {
         let _ = writeln!(
             log,
@@ -267,7 +253,7 @@ async fn wait_cancel(cancel: &mut watch::Receiver<bool>) {
 /// SIGTERM the group, give it a short grace, SIGKILL, reap the leader.
 async fn terminate(child: &mut tokio::process::Child, pgid: i32) {
     signal_group(pgid, libc::SIGTERM);
-    if tokio::time::timeout(KILL_GRACE, child.wait())
+    if tokio::time::timeout(kill_grace(), child.wait())
         .await
         .is_err()
     {

@@ -212,12 +212,55 @@ fn walk_files(root: &Path) -> Result<Vec<String>> {
 /// Set by the signal handler; long copies check it and stop early.
 pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
+/// Every scratch dir that exists right now, for the second Ctrl-C, which
+/// exits without unwinding (no `Drop` runs) and removes them itself.
+static LIVE_SCRATCH: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+/// Registers a scratch dir in [`LIVE_SCRATCH`] for as long as it lives.
+#[derive(Debug)]
+struct LiveScratch(PathBuf);
+
+impl LiveScratch {
+    fn new(p: &Path) -> LiveScratch {
+        LIVE_SCRATCH
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(p.to_path_buf());
+        LiveScratch(p.to_path_buf())
+    }
+}
+
+impl Drop for LiveScratch {
+    fn drop(&mut self) {
+        LIVE_SCRATCH
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|p| p != &self.0);
+    }
+}
+
+/// Remove every live scratch dir now (second Ctrl-C). Returns how many.
+pub fn remove_live_scratch_dirs() -> usize {
+    let dirs = LIVE_SCRATCH
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone();
+    for d in &dirs {
+        // A copy thread may still be adding files: try twice.
+        if std::fs::remove_dir_all(d).is_err() {
+            let _ = std::fs::remove_dir_all(d);
+        }
+    }
+    dirs.len()
+}
+
 /// One worker's scratch area: `tree/` (the copy), `pycache/` (a private
 /// PYTHONPYCACHEPREFIX) and `junit/`. Removed when dropped.
 #[derive(Debug)]
 pub struct Scratch {
     /// Held for its `Drop`: removes the whole scratch area.
     _dir: TempDir,
+    _live: LiveScratch,
     pub tree: PathBuf,
     pub pycache: PathBuf,
     pub junit_dir: PathBuf,
@@ -234,6 +277,7 @@ impl Scratch {
             .prefix(&format!("unguard-w{worker}-"))
             .tempdir()
             .context("creating a scratch directory")?;
+        let live = LiveScratch::new(dir.path());
         let base = dir.path().canonicalize()?;
         let tree = base.join("tree");
         let pycache = base.join("pycache");
@@ -255,6 +299,7 @@ impl Scratch {
         }
         Ok(Scratch {
             _dir: dir,
+            _live: live,
             tree,
             pycache,
             junit_dir,

@@ -10,9 +10,8 @@ mod common;
 use common::*;
 
 use std::collections::BTreeMap;
-use std::io::Read;
 use std::path::PathBuf;
-use std::process::{Child, ExitStatus, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 // ------------------------------------------------------------------ helpers
@@ -94,26 +93,6 @@ fn assert_no_leftovers(fx: &Fixture, what: &str) {
     );
 }
 
-fn assert_no_processes(marker: &str, what: &str) {
-    // Killed processes may take a moment to be reaped by init.
-    let deadline = Instant::now() + Duration::from_secs(3);
-    loop {
-        let live = processes_matching(marker);
-        if live.is_empty() {
-            return;
-        }
-        if Instant::now() > deadline {
-            for pid in &live {
-                let _ = std::process::Command::new("kill")
-                    .args(["-9", &pid.to_string()])
-                    .status();
-            }
-            panic!("{what}: processes of the suite survived unguard: {live:?}");
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
 fn verdict(fx: &Fixture, out: &str, id: &str) -> String {
     fx.verdicts(out)
         .get(id)
@@ -150,58 +129,6 @@ fn ug(fx: &Fixture, args: &[&str]) -> (i32, String, String) {
 
 fn ctx(code: i32, out: &str, err: &str) -> String {
     format!("exit {code}\n--- stdout\n{out}\n--- stderr\n{err}")
-}
-
-/// A spawned unguard whose stdout/stderr are drained by threads.
-struct Spawned {
-    child: Child,
-    out: std::thread::JoinHandle<String>,
-    err: std::thread::JoinHandle<String>,
-}
-
-fn spawn(mut c: std::process::Command) -> Spawned {
-    c.env_remove("PYTHONDONTWRITEBYTECODE");
-    c.stdout(Stdio::piped()).stderr(Stdio::piped());
-    let mut child = c.spawn().expect("spawning unguard");
-    let mut so = child.stdout.take().unwrap();
-    let mut se = child.stderr.take().unwrap();
-    let out = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = so.read_to_string(&mut s);
-        s
-    });
-    let err = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = se.read_to_string(&mut s);
-        s
-    });
-    Spawned { child, out, err }
-}
-
-impl Spawned {
-    /// Wait up to `limit`; on overrun kill unguard and fail.
-    fn wait(mut self, limit: Duration) -> (i32, String, String, Duration) {
-        let start = Instant::now();
-        let status: ExitStatus = loop {
-            if let Some(s) = self.child.try_wait().unwrap() {
-                break s;
-            }
-            if start.elapsed() > limit {
-                let _ = self.child.kill();
-                let _ = self.child.wait();
-                let out = self.out.join().unwrap_or_default();
-                let err = self.err.join().unwrap_or_default();
-                panic!(
-                    "unguard still running after {limit:?}\n--- stdout\n{out}\n--- stderr\n{err}"
-                );
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        };
-        let elapsed = start.elapsed();
-        let out = self.out.join().unwrap();
-        let err = self.err.join().unwrap();
-        (status.code().unwrap_or(-1), out, err, elapsed)
-    }
 }
 
 /// The Markdown table rows of unguard's stdout, split into trimmed cells,
@@ -1275,12 +1202,12 @@ fn output_dir_has_diff_log_outcomes_and_markdown() {
     assert!(md.contains("| mutant"), "{md}");
     assert!(
         md.lines()
-            .any(|l| l.starts_with("| kill") && l.contains("killed")),
+            .any(|l| l.starts_with("| <code>kill</code>") && l.contains("killed")),
         "{md}"
     );
     assert!(
         md.lines()
-            .any(|l| l.starts_with("| survive") && l.contains("survived")),
+            .any(|l| l.starts_with("| <code>survive</code>") && l.contains("survived")),
         "{md}"
     );
     assert_no_leftovers(&fx, "output dir");

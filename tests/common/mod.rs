@@ -3,8 +3,10 @@
 #![allow(dead_code)]
 
 use std::collections::BTreeMap;
+use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
 
 use assert_cmd::cargo::CommandCargoExt;
 
@@ -212,4 +214,78 @@ pub fn processes_matching(marker: &str) -> Vec<u32> {
 
 pub fn python() -> &'static str {
     "python3"
+}
+
+/// Fail when a process carrying `marker` is alive (after 3 s for reaping);
+/// kills them first so a failing test leaves nothing behind.
+pub fn assert_no_processes(marker: &str, what: &str) {
+    // Killed processes may take a moment to be reaped by init.
+    let deadline = Instant::now() + Duration::from_secs(3);
+    loop {
+        let live = processes_matching(marker);
+        if live.is_empty() {
+            return;
+        }
+        if Instant::now() > deadline {
+            for pid in &live {
+                let _ = std::process::Command::new("kill")
+                    .args(["-9", &pid.to_string()])
+                    .status();
+            }
+            panic!("{what}: processes of the suite survived unguard: {live:?}");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// A spawned unguard whose stdout/stderr are drained by threads.
+pub struct Spawned {
+    pub child: Child,
+    pub out: std::thread::JoinHandle<String>,
+    pub err: std::thread::JoinHandle<String>,
+}
+
+pub fn spawn(mut c: std::process::Command) -> Spawned {
+    c.env_remove("PYTHONDONTWRITEBYTECODE");
+    c.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = c.spawn().expect("spawning unguard");
+    let mut so = child.stdout.take().unwrap();
+    let mut se = child.stderr.take().unwrap();
+    let out = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = so.read_to_string(&mut s);
+        s
+    });
+    let err = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = se.read_to_string(&mut s);
+        s
+    });
+    Spawned { child, out, err }
+}
+
+impl Spawned {
+    /// Wait up to `limit`; on overrun kill unguard and fail.
+    pub fn wait(mut self, limit: Duration) -> (i32, String, String, Duration) {
+        let start = Instant::now();
+        let status: ExitStatus = loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                break s;
+            }
+            if start.elapsed() > limit {
+                let _ = self.child.kill();
+                let _ = self.child.wait();
+                let out = self.out.join().unwrap_or_default();
+                let err = self.err.join().unwrap_or_default();
+                panic!(
+                    "unguard still running after {limit:?}\n--- stdout\n{out}\n--- stderr\n{err}"
+                );
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        let elapsed = start.elapsed();
+        let out = self.out.join().unwrap();
+        let err = self.err.join().unwrap();
+        (status.code().unwrap_or(-1), out, err, elapsed)
+    }
 }
