@@ -774,6 +774,7 @@ fn odd_models_render_to_valid_documents() {
     ms[3]["allowed"] = json!("reason with <xml> & \"quotes\"");
     ms[4]["duration_s"] = json!(1e300);
     ms[4]["spec_pos"] = json!("no position");
+    ms[5]["location"] = json!({"start": {"line": 0, "column": 0}, "end": {"line": 0, "column": 0}});
     model["root"] = json!("/abs/root dir");
     model["started_at"] = json!("not a date");
     model["thresholds"] = json!({"high": 1e9, "low": -5.0});
