@@ -58,7 +58,7 @@ pub enum Format {
     Html,
     /// JUnit XML: one testcase per mutant, survived/wrong-reason as failures.
     Junit,
-    /// SARIF 2.1.0: one result per survived mutant, at the mutated line.
+    /// SARIF 2.1.0: one result per undetected mutant (survived, wrong-reason), at the mutated region.
     Sarif,
     /// Stryker mutation-testing-report-schema JSON (HTML viewer, dashboard).
     Stryker,
@@ -135,6 +135,14 @@ pub struct RunArgs {
     /// Skip the canary (the reach proof that empties each target file once).
     #[arg(long)]
     pub no_canary: bool,
+    /// Run each baseline N times; any run that differs from the first (red,
+    /// hung, another test count) stops the run as a flaky baseline (exit 4).
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=100))]
+    pub baseline_runs: u16,
+    /// Re-run each survivor N more times; one that goes red on a re-check is
+    /// reported as `flaky`, never as killed.
+    #[arg(long, value_name = "N", default_value_t = 0, value_parser = clap::value_parser!(u16).range(0..=100))]
+    pub recheck_survivors: u16,
     /// How a hung suite counts: killed (detected; the default), survived (fails the gate)
     /// or error (exit 3). Overrides `gate.timeout_is`.
     #[arg(long, value_enum, value_name = "POLICY")]

@@ -286,6 +286,8 @@ pub fn run(args: &RunArgs) -> i32 {
         timeout: args.timeout,
         root_display: display(&args.target.path),
         gate,
+        baseline_runs: usize::from(args.baseline_runs),
+        recheck_survivors: usize::from(args.recheck_survivors),
         thresholds: spec.thresholds,
         selection: plan.selection.clone(),
     };

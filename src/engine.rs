@@ -41,6 +41,10 @@ pub struct EngineOptions {
     pub timeout: Option<Duration>,
     /// Root as the user wrote it (for the results).
     pub root_display: String,
+    /// Runs of each baseline (`--baseline-runs`, ≥ 1): all must agree.
+    pub baseline_runs: usize,
+    /// Re-runs of each survivor (`--recheck-survivors`); a red one makes it `flaky`.
+    pub recheck_survivors: usize,
     pub gate: GateConfig,
     pub thresholds: Thresholds,
     pub selection: Selection,
@@ -67,6 +71,8 @@ impl From<anyhow::Error> for Abort {
 
 struct Ctx {
     plan: Plan,
+    /// What a scratch copy holds (a worker whose job panicked gets a fresh one).
+    manifest: Arc<Manifest>,
     opts: EngineOptions,
     /// Per test config: the timeout mutants run under.
     timeouts: Vec<Duration>,
@@ -245,6 +251,7 @@ async fn execute_async(
 
     let ctx = Arc::new(Ctx {
         plan,
+        manifest: manifest.clone(),
         opts: opts.clone(),
         timeouts,
         patterns,
@@ -365,11 +372,67 @@ struct Baseline {
     report: Option<junit::Report>,
 }
 
-/// Run the unmutated suite of test config `i` once. Red, hung, or no tests
-/// counted: the run stops (exit 4), since every verdict would be meaningless.
+/// Run the unmutated suite of test config `i` `opts.baseline_runs` times.
+/// Red, hung, or no tests counted: the run stops (exit 4), since every
+/// verdict would be meaningless; a later run that differs from the first
+/// means the baseline is flaky, and stops the run too.
 async fn run_baseline(
     i: usize,
     n_tests: usize,
+    cfg: &TestConfig,
+    scratch: &mut Scratch,
+    opts: &EngineOptions,
+    progress: &Progress,
+    cancel: &watch::Receiver<bool>,
+) -> Result<Baseline, Abort> {
+    let runs = opts.baseline_runs.max(1);
+    let mut first = baseline_once(i, n_tests, 1, cfg, scratch, opts, progress, cancel).await?;
+    for k in 2..=runs {
+        let flaky = |msg: String| {
+            Abort::BaselineRed(format!(
+                "flaky baseline: run {k} of {runs} differs from run 1, which was green: {msg}"
+            ))
+        };
+        let again = baseline_once(i, n_tests, k, cfg, scratch, opts, progress, cancel)
+            .await
+            .map_err(|e| match e {
+                Abort::BaselineRed(msg) => flaky(msg),
+                other => other,
+            })?;
+        let (a, b) = (first.result.tests_total, again.result.tests_total);
+        if a != b {
+            return Err(flaky(format!(
+                "it ran {} tests, run 1 ran {} (log: {})",
+                b.map_or("uncounted".into(), |n| n.to_string()),
+                a.map_or("uncounted".into(), |n| n.to_string()),
+                again.result.log_file
+            )));
+        }
+        // The slowest run sets the automatic timeout.
+        if again.result.duration_s > first.result.duration_s {
+            first.result.duration_s = again.result.duration_s;
+            first.timeout = again.timeout;
+            first.result.timeout_s = again.result.timeout_s;
+        }
+    }
+    if runs > 1 {
+        progress.line(&format!(
+            "baseline: {runs} runs agree (green, {} tests)",
+            first
+                .result
+                .tests_total
+                .map_or("uncounted".into(), |n| n.to_string())
+        ));
+    }
+    Ok(first)
+}
+
+/// One run of the baseline (`k` counts from 1).
+#[allow(clippy::too_many_arguments)]
+async fn baseline_once(
+    i: usize,
+    n_tests: usize,
+    k: usize,
     cfg: &TestConfig,
     scratch: &mut Scratch,
     opts: &EngineOptions,
@@ -382,10 +445,15 @@ async fn run_baseline(
     if let Some(p) = &report_path {
         let _ = std::fs::remove_file(p);
     }
-    let log_name = if n_tests == 1 {
-        "baseline.log".to_string()
+    let stem = if n_tests == 1 {
+        "baseline".to_string()
     } else {
-        format!("baseline-{}.log", i + 1)
+        format!("baseline-{}", i + 1)
+    };
+    let log_name = if k == 1 {
+        format!("{stem}.log")
+    } else {
+        format!("{stem}.run{k}.log")
     };
     let log = opts.out.join(&log_name);
     let cap = opts.timeout.unwrap_or(match cfg.timeout {
@@ -643,7 +711,7 @@ async fn run_phase(
     for h in handles {
         match h.await {
             Ok((s, mut r, e)) => {
-                out.scratches.push(s);
+                out.scratches.extend(s);
                 out.results.append(&mut r);
                 out.errors.extend(e);
             }
@@ -655,12 +723,13 @@ async fn run_phase(
 
 async fn worker(
     w: usize,
-    mut scratch: Scratch,
+    scratch: Scratch,
     ctx: Arc<Ctx>,
     queue: Arc<Mutex<VecDeque<Job>>>,
     cancel: watch::Receiver<bool>,
-) -> (Scratch, Vec<JobResult>, Option<String>) {
+) -> (Option<Scratch>, Vec<JobResult>, Option<String>) {
     let mut out = Vec::new();
+    let mut scratch = scratch;
     loop {
         if *cancel.borrow() {
             break;
@@ -671,15 +740,66 @@ async fn worker(
             Job::Canary { file, test } => {
                 run_canary(w, &mut scratch, &ctx, &file, test, cancel.clone()).await
             }
-            Job::Mutant(i) => run_mutant(w, &mut scratch, &ctx, i, cancel.clone()).await,
+            Job::Mutant(i) => {
+                // Its own task, so a panic (a bug in unguard) costs this
+                // mutant only: it is reported as an internal error, and the
+                // worker goes on with a fresh copy (the old one's state is
+                // unknown; dropping it removed it).
+                let (c, cc) = (ctx.clone(), cancel.clone());
+                let task = tokio::spawn(async move {
+                    let mut s = scratch;
+                    let r = run_mutant(w, &mut s, &c, i, cc).await;
+                    (s, r)
+                });
+                match task.await {
+                    Ok((s, r)) => {
+                        scratch = s;
+                        r
+                    }
+                    Err(e) if e.is_panic() => {
+                        let why = panic_message(e.into_panic());
+                        let m = ctx.manifest.clone();
+                        match tokio::task::spawn_blocking(move || Scratch::create(&m, w)).await {
+                            Ok(Ok(s)) => scratch = s,
+                            Ok(Err(e)) => {
+                                return (None, out, Some(format!("worker {w}: {e:#}")));
+                            }
+                            Err(e) => return (None, out, Some(format!("worker {w}: {e}"))),
+                        }
+                        Ok(Some(internal_error_result(&ctx, i, &why)))
+                    }
+                    Err(e) => return (None, out, Some(format!("worker {w}: {e}"))),
+                }
+            }
         };
         match r {
             Ok(Some(r)) => out.push(r),
             Ok(None) => break, // interrupted
-            Err(e) => return (scratch, out, Some(format!("worker {w}: {e:#}"))),
+            Err(e) => return (Some(scratch), out, Some(format!("worker {w}: {e:#}"))),
         }
     }
-    (scratch, out, None)
+    (Some(scratch), out, None)
+}
+
+fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
+    p.downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".into())
+}
+
+fn internal_error_result(ctx: &Ctx, index: usize, why: &str) -> JobResult {
+    let Entry::Ready(m) = &ctx.plan.entries[index] else {
+        unreachable!("only ready mutants become jobs")
+    };
+    let r = base_result(
+        ctx,
+        m,
+        Outcome::InternalError,
+        format!("unguard failed on this mutant ({why}); this is a bug in unguard, please report it. The other mutants ran normally."),
+    );
+    report_line(ctx, &r);
+    JobResult::Mutant(index, Box::new(r))
 }
 
 fn sanitize(s: &str) -> String {
@@ -845,6 +965,93 @@ async fn run_mutant(
         }
     }
 
+    let first = suite_run(ctx, scratch, w, m, &log, timeout, &cancel).await;
+    if first.res.exit == Exit::Interrupted {
+        scratch.write(&m.file, &original)?;
+        return Ok(None);
+    }
+    let pats = ctx.patterns.get(&m.id).map(Vec::as_slice).unwrap_or(&[]);
+    let ran = first.tests_ran();
+    let v = outcome::classify(&first.res, cfg, first.report, pats, timeout.as_secs_f64());
+    // Survivors may be re-checked: a suite that goes red on a re-run is flaky
+    // here, and the mutant is neither killed nor cleanly survived.
+    let mut flip = None;
+    if v.outcome == Outcome::Survived {
+        for k in 1..=ctx.opts.recheck_survivors {
+            let name = format!("{}.recheck-{k}.log", m.id);
+            let again = suite_run(
+                ctx,
+                scratch,
+                w,
+                m,
+                &ctx.opts.out.join(&name),
+                timeout,
+                &cancel,
+            )
+            .await;
+            if again.res.exit == Exit::Interrupted {
+                scratch.write(&m.file, &original)?;
+                return Ok(None);
+            }
+            let v2 = outcome::classify(&again.res, cfg, again.report, pats, timeout.as_secs_f64());
+            if v2.outcome != Outcome::Survived {
+                flip = Some((k, name, v2));
+                break;
+            }
+        }
+    }
+    // Restore before the next job.
+    scratch.write(&m.file, &original)?;
+    let mut r = base_result(ctx, m, v.outcome, v.detail);
+    if r.outcome != Outcome::Killed {
+        r.tests_ran = ran;
+    }
+    r.red_tests = v.red_tests;
+    r.tests_total = v.tests_total;
+    r.duration_s = first.res.duration.as_secs_f64();
+    r.exit = Some(first.res.exit.describe());
+    r.diff_file = Some(diff_name);
+    r.log_file = Some(log_name);
+    if let Some((k, name, v2)) = flip {
+        r.outcome = Outcome::Flaky;
+        r.detail = format!(
+            "survived, then re-check {k} of {} went {} ({}): the suite is flaky for this mutant, so neither verdict is proof (log: {name})",
+            ctx.opts.recheck_survivors,
+            v2.outcome.as_str(),
+            v2.detail
+        );
+        r.red_tests = v2.red_tests;
+    }
+    report_line(ctx, &r);
+    Ok(Some(JobResult::Mutant(index, Box::new(r))))
+}
+
+/// One run of a mutant's suite, with its JUnit report when configured.
+struct SuiteRun {
+    res: run::RunResult,
+    report: Option<Result<junit::Report, String>>,
+}
+
+impl SuiteRun {
+    fn tests_ran(&self) -> Vec<String> {
+        match &self.report {
+            Some(Ok(r)) => r.cases.iter().map(|c| c.id()).collect(),
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// Run mutant `m`'s suite in the scratch copy (the mutation is in place).
+async fn suite_run(
+    ctx: &Ctx,
+    scratch: &mut Scratch,
+    w: usize,
+    m: &Mutant,
+    log: &Path,
+    timeout: Duration,
+    cancel: &watch::Receiver<bool>,
+) -> SuiteRun {
+    let cfg = &ctx.plan.tests[m.test];
     scratch.purge_stale_bytecode();
     let junit_path = scratch.next_junit_path(&m.id);
     // A report left by an earlier run must never be read as this run's.
@@ -861,37 +1068,15 @@ async fn run_mutant(
                 ("{junit}", junit_path.display().to_string()),
                 ("{file}", m.file.clone()),
             ],
-            log: &log,
+            log,
             timeout,
             label: format!("mutant {} ({}:{})", m.id, m.file, m.line),
         },
-        cancel,
+        cancel.clone(),
     )
     .await;
-    // Restore before anything else, so the next job sees the original.
-    scratch.write(&m.file, &original)?;
-    if res.exit == Exit::Interrupted {
-        return Ok(None);
-    }
     let report = report_path.map(|p| junit::read(&p));
-    let ran: Vec<String> = match &report {
-        Some(Ok(r)) => r.cases.iter().map(|c| c.id()).collect(),
-        _ => Vec::new(),
-    };
-    let pats = ctx.patterns.get(&m.id).map(Vec::as_slice).unwrap_or(&[]);
-    let v = outcome::classify(&res, cfg, report, pats, timeout.as_secs_f64());
-    let mut r = base_result(ctx, m, v.outcome, v.detail);
-    if r.outcome != Outcome::Killed {
-        r.tests_ran = ran;
-    }
-    r.red_tests = v.red_tests;
-    r.tests_total = v.tests_total;
-    r.duration_s = res.duration.as_secs_f64();
-    r.exit = Some(res.exit.describe());
-    r.diff_file = Some(diff_name);
-    r.log_file = Some(log_name);
-    report_line(ctx, &r);
-    Ok(Some(JobResult::Mutant(index, Box::new(r))))
+    SuiteRun { res, report }
 }
 
 fn report_line(ctx: &Ctx, r: &MutantResult) {

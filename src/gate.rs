@@ -1,7 +1,7 @@
 //! The merge gate: from the results to one exit code, with its reasons.
 //!
 //! When several codes apply, the first in this order wins:
-//! 130 interrupted · 1 invalid input · 4 baseline red · 5 spec errors
+//! 130 interrupted · 1 invalid input or internal error · 4 baseline red · 5 spec errors
 //! (no-op, ambiguous, unreached) · 2 gate failed · 3 timeout under
 //! `--timeout-is error` · 0.
 
@@ -77,7 +77,7 @@ pub fn evaluate(
     } else {
         0
     };
-    let undetected = summary.survived + summary.wrong_reason + timeouts_undetected;
+    let undetected = summary.survived + summary.wrong_reason + summary.flaky + timeouts_undetected;
     let mut gate_failed = false;
     if undetected > config.max_survived {
         gate_failed = true;
@@ -92,6 +92,12 @@ pub fn evaluate(
             parts.push(format!(
                 "{} red for the wrong reason (not proof)",
                 summary.wrong_reason
+            ));
+        }
+        if summary.flaky > 0 {
+            parts.push(format!(
+                "{} flaky (survived, then red on a re-check)",
+                summary.flaky
             ));
         }
         if timeouts_undetected > 0 {
@@ -121,11 +127,22 @@ pub fn evaluate(
             plural(summary.timeout, "mutant(s)")
         ));
     }
+    if summary.internal_error > 0 {
+        reasons.insert(
+            0,
+            format!(
+                "{} hit an internal error of unguard (a bug: please report it with the log)",
+                plural(summary.internal_error, "mutant(s)")
+            ),
+        );
+    }
     if interrupted {
         reasons.insert(0, "interrupted before all mutants ran".into());
     }
     let exit_code = if interrupted {
         EXIT_INTERRUPTED
+    } else if summary.internal_error > 0 {
+        EXIT_USAGE
     } else if spec_errors > 0 || summary.unreached > 0 {
         EXIT_SPEC
     } else if gate_failed {

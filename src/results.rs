@@ -32,6 +32,13 @@ pub enum Outcome {
     NoOp,
     /// The pattern matched a different number of times than `count` (spec error).
     Ambiguous,
+    /// Survived, then went red on a re-check (`--recheck-survivors`): the
+    /// suite is flaky here, so the verdict is no proof either way. Never
+    /// counted as killed.
+    Flaky,
+    /// unguard itself failed on this mutant (a bug: please report it); the
+    /// run went on with the others.
+    InternalError,
 }
 
 impl Outcome {
@@ -45,6 +52,8 @@ impl Outcome {
             Outcome::Unviable => "unviable",
             Outcome::NoOp => "no-op",
             Outcome::Ambiguous => "ambiguous",
+            Outcome::Flaky => "flaky",
+            Outcome::InternalError => "internal-error",
         }
     }
 }
@@ -126,7 +135,7 @@ impl MutantResult {
         self.allowed.is_some()
             && matches!(
                 self.outcome,
-                Outcome::Survived | Outcome::WrongReason | Outcome::Timeout
+                Outcome::Survived | Outcome::WrongReason | Outcome::Timeout | Outcome::Flaky
             )
     }
 }
@@ -177,6 +186,10 @@ pub struct Summary {
     pub unviable: usize,
     pub no_op: usize,
     pub ambiguous: usize,
+    #[serde(default)]
+    pub flaky: usize,
+    #[serde(default)]
+    pub internal_error: usize,
     /// Detected ÷ scored mutants, in percent; `None` when nothing was scored.
     pub score: Option<f64>,
     pub detected: usize,
@@ -189,7 +202,7 @@ pub struct Summary {
 
 impl Summary {
     /// Score = killed (+ timeouts under `--timeout-is killed`) ÷ mutants that ran
-    /// a verdict (killed, survived, timeout, wrong-reason). Unviable mutants are
+    /// a verdict (killed, survived, timeout, wrong-reason, flaky). Unviable mutants are
     /// left out like cargo-mutants does; no-op, ambiguous and unreached never
     /// ran and are spec/setup errors with their own exit code.
     /// Allowed mutants are counted as `allowed` and left out of the score.
@@ -210,10 +223,12 @@ impl Summary {
             unviable: count(Outcome::Unviable),
             no_op: count(Outcome::NoOp),
             ambiguous: count(Outcome::Ambiguous),
+            flaky: count(Outcome::Flaky),
+            internal_error: count(Outcome::InternalError),
             allowed: mutants.iter().filter(|m| m.is_allowed()).count(),
             ..Summary::default()
         };
-        s.scored = s.killed + s.survived + s.timeout + s.wrong_reason;
+        s.scored = s.killed + s.survived + s.timeout + s.wrong_reason + s.flaky;
         s.detected = s.killed
             + if policy == TimeoutPolicy::Killed {
                 s.timeout
@@ -235,6 +250,8 @@ impl Summary {
             (self.unviable, "unviable"),
             (self.no_op, "no-op"),
             (self.ambiguous, "ambiguous"),
+            (self.flaky, "flaky"),
+            (self.internal_error, "internal-error"),
             (self.allowed, "allowed"),
         ]
         .iter()

@@ -189,6 +189,13 @@ pub async fn run(inv: Invocation<'_>, mut cancel: watch::Receiver<bool>) -> RunR
         }
     };
     let pgid = child.id().map(|p| p as i32).unwrap_or(0);
+    // From here on, even a panic (unwinding through this frame) kills the
+    // suite's group and its escaped processes.
+    let guard = RunGuard {
+        pgid,
+        token: token.clone(),
+        armed: true,
+    };
 
     let deadline = tokio::time::sleep(inv.timeout);
     tokio::pin!(deadline);
@@ -206,13 +213,12 @@ pub async fn run(inv: Invocation<'_>, mut cancel: watch::Receiver<bool>) -> RunR
             Exit::Interrupted
         }
     };
+    test_hook_panic(&inv.label);
     // Whatever is left in the group (daemons, background jobs) goes too, and
     // so does anything that escaped the group but still carries the token, and
     // (when no other suite runs) any orphan reparented to unguard.
-    signal_group(pgid, libc::SIGKILL);
-    reaper::unregister(pgid);
     let duration = started.elapsed();
-    let escaped = reaper::sweep_token(&token) + reaper::reap_orphans();
+    let escaped = guard.finish() + reaper::reap_orphans();
     let captured = match capture {
         Some(c) => c.finish().await,
         None => Default::default(),
@@ -236,6 +242,45 @@ pub async fn run(inv: Invocation<'_>, mut cancel: watch::Receiver<bool>) -> RunR
         duration.as_secs_f64()
     );
     RunResult { exit, duration }
+}
+
+/// Cleans up after a suite: on [`RunGuard::finish`], or on drop if a panic
+/// unwinds past the run.
+struct RunGuard {
+    pgid: i32,
+    token: String,
+    armed: bool,
+}
+
+impl RunGuard {
+    /// SIGKILL the group, forget it, kill escaped processes; returns how many escaped.
+    fn finish(mut self) -> usize {
+        self.armed = false;
+        signal_group(self.pgid, libc::SIGKILL);
+        reaper::unregister(self.pgid);
+        reaper::sweep_token(&self.token)
+    }
+}
+
+impl Drop for RunGuard {
+    fn drop(&mut self) {
+        if self.armed {
+            signal_group(self.pgid, libc::SIGKILL);
+            reaper::unregister(self.pgid);
+            reaper::sweep_token(&self.token);
+        }
+    }
+}
+
+/// For unguard's own tests of its panic handling: `UNGUARD_TEST_PANIC_IN=ID`
+/// makes the run of mutant `ID` panic after its suite finished, before the
+/// suite's processes are cleaned up (the worst moment).
+fn test_hook_panic(label: &str) {
+    if let Ok(id) = std::env::var("UNGUARD_TEST_PANIC_IN") {
+        if !id.is_empty() && label.starts_with(&format!("mutant {id} (")) {
+            panic!("UNGUARD_TEST_PANIC_IN={id}: deliberate panic for testing");
+        }
+    }
 }
 
 async fn wait_cancel(cancel: &mut watch::Receiver<bool>) {

@@ -42,10 +42,12 @@ pub fn kind(m: &MutantResult, policy: TimeoutPolicy) -> Kind {
     }
     match m.outcome {
         Outcome::Killed => Kind::Pass,
-        Outcome::Survived | Outcome::WrongReason => Kind::Failure,
+        Outcome::Survived | Outcome::WrongReason | Outcome::Flaky => Kind::Failure,
         Outcome::Timeout if policy == TimeoutPolicy::Killed => Kind::Pass,
         Outcome::Timeout => Kind::Failure,
-        Outcome::Unreached | Outcome::NoOp | Outcome::Ambiguous => Kind::Error,
+        Outcome::Unreached | Outcome::NoOp | Outcome::Ambiguous | Outcome::InternalError => {
+            Kind::Error
+        }
         Outcome::Unviable => Kind::Skipped,
     }
 }

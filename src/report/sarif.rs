@@ -233,6 +233,7 @@ pub fn result_level(m: &MutantResult, policy: TimeoutPolicy) -> Option<&'static 
     match (m.outcome, policy) {
         (Outcome::Survived, _) => Some("error"),
         (Outcome::WrongReason, _) => Some("warning"),
+        (Outcome::Flaky, _) => Some("warning"),
         (Outcome::Timeout, TimeoutPolicy::Survived) => Some("error"),
         (Outcome::Timeout, TimeoutPolicy::Error) => Some("warning"),
         _ => None,
@@ -503,6 +504,7 @@ fn notification(results: &Results, m: &MutantResult) -> Option<Notification> {
         Outcome::NoOp => ("no-op", "error"),
         Outcome::Ambiguous => ("ambiguous", "error"),
         Outcome::Unviable => ("unviable", "note"),
+        Outcome::InternalError => ("internal-error", "error"),
         _ => return None,
     };
     let mut locations: Vec<SarifLocation> = spec_location(&m.spec_pos).into_iter().collect();

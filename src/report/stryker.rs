@@ -124,11 +124,13 @@ pub fn status(m: &MutantResult, policy: TimeoutPolicy) -> &'static str {
     }
     match m.outcome {
         Outcome::Killed => "Killed",
-        Outcome::Survived | Outcome::WrongReason => "Survived",
+        Outcome::Survived | Outcome::WrongReason | Outcome::Flaky => "Survived",
         Outcome::Timeout if policy == TimeoutPolicy::Killed => "Timeout",
         Outcome::Timeout => "Survived",
         Outcome::Unviable => "CompileError",
-        Outcome::Unreached | Outcome::NoOp | Outcome::Ambiguous => "RuntimeError",
+        Outcome::Unreached | Outcome::NoOp | Outcome::Ambiguous | Outcome::InternalError => {
+            "RuntimeError"
+        }
     }
 }
 
@@ -142,6 +144,8 @@ fn status_reason(m: &MutantResult, policy: TimeoutPolicy) -> String {
     }
     match (m.outcome, policy) {
         (Outcome::WrongReason, _) => format!("wrong reason: {detail}"),
+        (Outcome::Flaky, _) => format!("flaky: {detail}"),
+        (Outcome::InternalError, _) => format!("internal error: {detail}"),
         (Outcome::Timeout, TimeoutPolicy::Survived) => {
             format!("timeout, counted as survived (--timeout-is survived): {detail}")
         }
