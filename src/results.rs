@@ -293,7 +293,7 @@ pub struct GateConfig {
     /// Minimum score in percent; `None`: no score requirement.
     #[serde(default)]
     pub min_score: Option<f64>,
-    /// Undetected mutants (survived + wrong-reason + timeouts under
+    /// Undetected mutants (survived + wrong-reason + flaky + timeouts under
     /// `timeout_is: survived`) the gate tolerates. Default 0.
     #[serde(default)]
     pub max_survived: usize,
