@@ -55,7 +55,7 @@ fn render_html(r: &Results) -> String {
 // ---------------------------------------------------------------------------
 // A hostile model: every user-controlled string tries to break out.
 
-const EVIL: &str = "a | b `c` ``` <script>alert(1)</script> </details> <!-- unguard --> *x* _y_ [l](javascript:alert(2)) &amp; $m$\r\n# heading\r\n- item\n1. one\\|";
+const EVIL: &str = "a | b `c` ``` <script>alert(1)</script> </details> <!-- unguard --> *x* _y_ [l](javascript:alert(2)) &amp; $m$\r\n# heading\r\n- item\n\n1. one\\|";
 
 fn hostile() -> Results {
     let mut r = fixture();
@@ -80,7 +80,12 @@ fn hostile() -> Results {
             m.allowed = Some(format!("allow {EVIL}"));
         }
     }
-    r.gate.reasons = vec![format!("reason {EVIL}")];
+    r.gate.reasons = vec![
+        format!("reason {EVIL}"),
+        "# not a heading".into(),
+        "- not a nested list".into(),
+        "1. not a nested list".into(),
+    ];
     r.gate.notes = vec![format!("note {EVIL}")];
     r.spec = format!("spec {EVIL}");
     r.root = format!("root {EVIL}");
@@ -114,6 +119,10 @@ struct Parsed {
     /// Fenced code blocks (language, text); `open_fences` counts unclosed ones.
     fences: Vec<(String, String)>,
     open_fences: i32,
+    /// Text of every heading.
+    headings: Vec<String>,
+    /// Deepest list nesting seen.
+    max_list_depth: usize,
 }
 
 fn parse(md: &str) -> Parsed {
@@ -124,8 +133,17 @@ fn parse(md: &str) -> Parsed {
     let mut row: Option<Vec<String>> = None;
     let mut in_cell = false;
     let mut fence: Option<(String, String)> = None;
+    let mut heading: Option<String> = None;
+    let mut lists = 0;
     for ev in Parser::new_ext(md, opts) {
         match ev {
+            Event::Start(Tag::Heading { .. }) => heading = Some(String::new()),
+            Event::End(TagEnd::Heading(_)) => p.headings.extend(heading.take()),
+            Event::Start(Tag::List(_)) => {
+                lists += 1;
+                p.max_list_depth = p.max_list_depth.max(lists);
+            }
+            Event::End(TagEnd::List(_)) => lists -= 1,
             Event::Start(Tag::Table(_)) => p.tables += 1,
             Event::Start(Tag::TableHead) | Event::Start(Tag::TableRow) => row = Some(vec![]),
             Event::End(TagEnd::TableHead) | Event::End(TagEnd::TableRow) => {
@@ -150,6 +168,9 @@ fn parse(md: &str) -> Parsed {
             }
             Event::Html(h) | Event::InlineHtml(h) => p.html.push(h.to_string()),
             Event::Text(t) => {
+                if let Some(h) = heading.as_mut() {
+                    h.push_str(&t);
+                }
                 if let Some(f) = fence.as_mut() {
                     f.1.push_str(&t);
                 } else if in_cell {
@@ -207,7 +228,10 @@ fn md_report_of_the_fixture_has_the_table_and_findings_in_order() {
     let md = render_md(&r);
     assert!(md.starts_with("<!-- unguard -->\n"), "{md}");
     assert!(md.contains(&r.summary.line().replace("; score 77.8% (7/9)", "")));
-    assert!(md.contains("🟡 **Mutation score 77.8%**"), "medium level: {md}");
+    assert!(
+        md.contains("🟡 **Mutation score 77.8%**"),
+        "medium level: {md}"
+    );
     for reason in &r.gate.reasons {
         // The reasons are escaped Markdown; their words are there.
         assert!(md.contains(&reason.replace('_', "\\_")), "{reason}");
@@ -219,7 +243,15 @@ fn md_report_of_the_fixture_has_the_table_and_findings_in_order() {
     assert!(p.rows.iter().all(|row| row.len() == 7), "{:?}", p.rows);
     assert_eq!(
         p.rows[0],
-        ["mutant", "control", "rule", "file:line", "outcome", "red tests", "time"]
+        [
+            "mutant",
+            "control",
+            "rule",
+            "file:line",
+            "outcome",
+            "red tests",
+            "time"
+        ]
     );
     let survived = p
         .rows
@@ -287,6 +319,26 @@ fn md_hostile_strings_cannot_break_the_markdown() {
         assert_eq!(row[2], "rule|`r`<b>", "rule cell");
     }
 
+    // Text that starts like a heading or a list item stays text.
+    assert_eq!(
+        p.headings,
+        [
+            "❌ unguard: security-control gate failed",
+            "Findings",
+            "Not run"
+        ]
+    );
+    assert_eq!(p.max_list_depth, 1, "no nested lists");
+    assert!(md.contains("- \\# not a heading\n- \\- not a nested list\n- 1\\. not"));
+
+    // Each <summary> is one HTML chunk, closed on its line: a blank line in
+    // the text did not end the HTML block.
+    let summaries: Vec<&String> = p.html.iter().filter(|h| h.contains("<summary>")).collect();
+    assert_eq!(summaries.len(), finding_ids(&r).len());
+    for s in summaries {
+        assert!(s.trim_end().ends_with("</summary>"), "{s}");
+    }
+
     // <details> opened and closed once per finding; no raw <script>, and no
     // HTML chunk that the hostile text smuggled in.
     let open = p.html.iter().filter(|h| h.contains("<details>")).count();
@@ -312,11 +364,7 @@ fn md_hostile_strings_cannot_break_the_markdown() {
     // Every fence is closed and holds the whole diff (a ``` inside it did not end it).
     assert_eq!(p.open_fences, 0);
     assert_eq!(p.fences.len(), finding_ids(&r).len());
-    let want = r.mutants[0]
-        .diff
-        .as_deref()
-        .unwrap()
-        .replace("\r\n", "\n");
+    let want = r.mutants[0].diff.as_deref().unwrap().replace("\r\n", "\n");
     for (lang, text) in &p.fences {
         assert_eq!(lang, "diff");
         assert_eq!(text, &want);
@@ -343,7 +391,10 @@ fn md_unit_filters_survive_the_parser() {
     assert_eq!(p.code, ["`a` ``` b`"]);
     let md = report::markdown::fence("x\n```\n````\ny", "diff");
     let p = parse(&md);
-    assert_eq!(p.fences, [("diff".to_string(), "x\n```\n````\ny\n".to_string())]);
+    assert_eq!(
+        p.fences,
+        [("diff".to_string(), "x\n```\n````\ny\n".to_string())]
+    );
     let table = format!(
         "| a | b |\n|---|---|\n| {} | {} |\n",
         report::markdown::cell(EVIL),
@@ -358,9 +409,17 @@ fn md_unit_filters_survive_the_parser() {
 fn template_errors_name_the_line() {
     let dir = tempfile::tempdir().unwrap();
     let cases = [
-        ("syntax.md", "ok\n\n{% if %}yes{% endif %}\nmore\n", "line 3"),
+        (
+            "syntax.md",
+            "ok\n\n{% if %}yes{% endif %}\nmore\n",
+            "line 3",
+        ),
         ("undefined.md", "ok\n{{ results.gate.pased }}\n", "line 2"),
-        ("filter.md", "ok\n\n\n{{ marker|no_such_filter }}\n", "line 4"),
+        (
+            "filter.md",
+            "ok\n\n\n{{ marker|no_such_filter }}\n",
+            "line 4",
+        ),
     ];
     for (name, text, line) in cases {
         let path = dir.path().join(name);
@@ -384,7 +443,10 @@ fn template_errors_name_the_line() {
         ],
     );
     assert!(stderr.contains("undefined value"), "{stderr}");
-    assert!(stderr.contains("results.gate.pased"), "the line is shown: {stderr}");
+    assert!(
+        stderr.contains("results.gate.pased"),
+        "the line is shown: {stderr}"
+    );
 }
 
 #[test]
@@ -424,6 +486,26 @@ fn custom_template_renders_and_gets_the_marker() {
     assert_eq!(code, Some(0));
     assert_eq!(stdout.matches(MARKER).count(), 1, "{stdout}");
     assert!(stdout.starts_with(MARKER));
+}
+
+#[test]
+fn the_readme_example_template_renders() {
+    let readme = std::fs::read_to_string(root().join("templates/README.md")).unwrap();
+    let start = readme.find("```jinja\n").expect("example block") + "```jinja\n".len();
+    let len = readme[start..].find("\n```\n").unwrap() + 1;
+    let template = &readme[start..start + len];
+    let r = fixture();
+    let md = report::render(&r, Format::Md, Some(template)).unwrap();
+    assert!(
+        md.starts_with("<!-- unguard -->\n🟡 **unguard failed** · 13 mutants"),
+        "{md}"
+    );
+    let p = parse(&md);
+    assert_eq!(p.rows.len(), 1 + 5, "{md}");
+    assert!(p.rows.iter().all(|row| row.len() == 3));
+    assert_eq!(p.rows[1][2], "demo_server/server.py:98");
+    // Four <details>: the allowed survivor is left out by the loop filter.
+    assert_eq!(p.html.iter().filter(|h| h.contains("<details>")).count(), 4);
 }
 
 // ---------------------------------------------------------------------------
@@ -544,7 +626,10 @@ fn html_in_chromium_runs_its_script_and_shows_every_row() {
     let Some(bin) = chromium() else { return };
     let (_dir, path) = report_file();
     let dom = run_chromium(&bin, &["--dump-dom"], &format!("file://{}", path.display()));
-    assert!(dom.contains("data-ready=\"yes\""), "script did not run:\n{dom}");
+    assert!(
+        dom.contains("data-ready=\"yes\""),
+        "script did not run:\n{dom}"
+    );
     assert!(dom.contains("13 of 13 mutants shown"), "{dom}");
     let rows = mutant_rows(&dom);
     assert_eq!(rows.len(), 13);
@@ -605,7 +690,19 @@ fn html_screenshot_is_not_blank_and_shows_the_outcome_colours() {
     assert!(colours.len() > 200, "blank page? {} colours", colours.len());
     let count = |rgb: [u8; 3]| colours.get(&rgb).copied().unwrap_or(0);
     // #cf222e survived badge / failed gate, #1a7f37 killed badge, #dafbe1 added diff line.
-    assert!(count([0xcf, 0x22, 0x2e]) > 500, "survived red: {}", count([0xcf, 0x22, 0x2e]));
-    assert!(count([0x1a, 0x7f, 0x37]) > 500, "killed green: {}", count([0x1a, 0x7f, 0x37]));
-    assert!(count([0xda, 0xfb, 0xe1]) > 500, "diff +line: {}", count([0xda, 0xfb, 0xe1]));
+    assert!(
+        count([0xcf, 0x22, 0x2e]) > 500,
+        "survived red: {}",
+        count([0xcf, 0x22, 0x2e])
+    );
+    assert!(
+        count([0x1a, 0x7f, 0x37]) > 500,
+        "killed green: {}",
+        count([0x1a, 0x7f, 0x37])
+    );
+    assert!(
+        count([0xda, 0xfb, 0xe1]) > 500,
+        "diff +line: {}",
+        count([0xda, 0xfb, 0xe1])
+    );
 }

@@ -441,6 +441,7 @@ mod tests {
         assert_eq!(cell("`x` *y* _z_"), "\\`x\\` \\*y\\* \\_z\\_");
         assert_eq!(cell("# h"), "\\# h");
         assert_eq!(cell("12. x"), "12\\. x");
+        assert_eq!(cell("$x$ ~y~"), "\\$x\\$ \\~y\\~");
     }
 
     #[test]
