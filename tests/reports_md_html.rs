@@ -92,18 +92,20 @@ fn hostile() -> Results {
     r
 }
 
-/// Findings the PR comment gives a `<details>` section, in its order.
+/// Findings the PR comment gives a `<details>` section, in its order:
+/// by outcome, survivors first, spec order within each.
 fn finding_ids(r: &Results) -> Vec<String> {
-    report::finding_mutants(r)
-        .into_iter()
-        .filter(|m| {
-            matches!(
-                m.outcome,
-                Outcome::Survived | Outcome::WrongReason | Outcome::Timeout | Outcome::Unreached
-            )
-        })
-        .map(|m| m.id.clone())
-        .collect()
+    [
+        Outcome::Survived,
+        Outcome::Flaky,
+        Outcome::WrongReason,
+        Outcome::Timeout,
+        Outcome::Unreached,
+    ]
+    .iter()
+    .flat_map(|o| r.mutants.iter().filter(move |m| m.outcome == *o))
+    .map(|m| m.id.clone())
+    .collect()
 }
 
 /// What pulldown-cmark (GFM tables) makes of the comment.
@@ -296,6 +298,32 @@ fn md_report_of_the_fixture_has_the_table_and_findings_in_order() {
 }
 
 #[test]
+fn md_flaky_is_a_finding_and_internal_errors_are_listed() {
+    let mut r = fixture();
+    r.mutants[0].outcome = Outcome::Flaky;
+    r.mutants[0].detail = "survived, then red on a re-check".into();
+    r.mutants[1].outcome = Outcome::InternalError;
+    r.mutants[1].detail = "could not copy the tree".into();
+    let md = render_md(&r);
+    let p = parse(&md);
+    let summaries: Vec<&String> = p.html.iter().filter(|h| h.contains("<summary>")).collect();
+    assert_eq!(summaries.len(), 6, "{md}");
+    assert!(summaries[2].contains("🎲 <b>flaky</b> <code>host-allowlist-port-exact</code>"));
+    assert!(
+        summaries[3].contains("wrong-reason"),
+        "flaky before wrong-reason"
+    );
+    assert!(md.contains("it is flaky here"), "{md}");
+    assert!(
+        md.contains("- 💥 **internal-error** `host-allowlist-enforced`"),
+        "{md}"
+    );
+    let html = render_html(&r);
+    assert!(html.contains("<span class=\"badge o-flaky\">flaky</span>"));
+    assert!(html.contains("value=\"internal-error\" checked>"));
+}
+
+#[test]
 fn md_hostile_strings_cannot_break_the_markdown() {
     let r = hostile();
     let md = render_md(&r);
@@ -325,7 +353,7 @@ fn md_hostile_strings_cannot_break_the_markdown() {
         [
             "❌ unguard: security-control gate failed",
             "Findings",
-            "Not run"
+            "Other outcomes"
         ]
     );
     assert_eq!(p.max_list_depth, 1, "no nested lists");

@@ -10,7 +10,7 @@ use minijinja::syntax::SyntaxConfig;
 use minijinja::{AutoEscape, Environment, UndefinedBehavior, Value};
 use serde_json::{json, Value as Json};
 
-use super::{finding_mutants, red_tests_cell};
+use super::red_tests_cell;
 use crate::results::{MutantResult, Outcome, Results};
 
 /// First line of every PR comment: a CI step finds its previous comment by it.
@@ -249,8 +249,9 @@ pub fn head(s: &str, n: usize) -> String {
 // ---------------------------------------------------------------------------
 // The template context.
 
-/// The outcomes in report order, with the icon the reports show for each.
-const OUTCOMES: [(Outcome, &str); 8] = [
+/// The outcomes in report order (that of `Summary::line`), with the icon
+/// the reports show for each.
+const OUTCOMES: [(Outcome, &str); 10] = [
     (Outcome::Killed, "✅"),
     (Outcome::Survived, "❌"),
     (Outcome::Timeout, "⏱️"),
@@ -259,6 +260,26 @@ const OUTCOMES: [(Outcome, &str); 8] = [
     (Outcome::Unviable, "🧱"),
     (Outcome::NoOp, "➖"),
     (Outcome::Ambiguous, "❓"),
+    (Outcome::Flaky, "🎲"),
+    (Outcome::InternalError, "💥"),
+];
+
+/// The outcomes that get a collapsible section in the PR comment, in the
+/// order of the sections: survivors first (they are the findings).
+const FINDINGS: [Outcome; 5] = [
+    Outcome::Survived,
+    Outcome::Flaky,
+    Outcome::WrongReason,
+    Outcome::Timeout,
+    Outcome::Unreached,
+];
+
+/// The other outcomes that are not a clean kill, listed briefly.
+const OTHERS: [Outcome; 4] = [
+    Outcome::Unviable,
+    Outcome::NoOp,
+    Outcome::Ambiguous,
+    Outcome::InternalError,
 ];
 
 /// Icon of an allowed survivor / wrong-reason / timeout.
@@ -272,12 +293,8 @@ fn icon(o: Outcome) -> &'static str {
         .unwrap_or("")
 }
 
-/// The outcomes that get a collapsible section in the PR comment.
 fn is_finding(o: Outcome) -> bool {
-    matches!(
-        o,
-        Outcome::Survived | Outcome::WrongReason | Outcome::Timeout | Outcome::Unreached
-    )
+    FINDINGS.contains(&o)
 }
 
 /// The context every template renders with (see templates/README.md).
@@ -294,24 +311,22 @@ pub(crate) fn context(results: &Results) -> Result<Value> {
         Some(Json::Array(ms)) => ms.clone(),
         _ => vec![],
     };
-    let pick = |m: &MutantResult| {
-        results
-            .mutants
+    // By outcome in the given order, spec order within each.
+    let by_outcome = |order: &[Outcome]| -> Vec<Json> {
+        order
             .iter()
-            .position(|x| std::ptr::eq(x, m))
-            .and_then(|i| mutants.get(i).cloned())
+            .flat_map(|o| {
+                results
+                    .mutants
+                    .iter()
+                    .zip(&mutants)
+                    .filter(move |(m, _)| m.outcome == *o)
+                    .map(|(_, j)| j.clone())
+            })
+            .collect()
     };
-    let ordered = finding_mutants(results);
-    let findings: Vec<Json> = ordered
-        .iter()
-        .filter(|m| is_finding(m.outcome))
-        .filter_map(|m| pick(m))
-        .collect();
-    let others: Vec<Json> = ordered
-        .iter()
-        .filter(|m| !is_finding(m.outcome))
-        .filter_map(|m| pick(m))
-        .collect();
+    let findings = by_outcome(&FINDINGS);
+    let others = by_outcome(&OTHERS);
 
     let s = &results.summary;
     let level = results.thresholds.level(s.score);
