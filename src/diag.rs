@@ -40,10 +40,47 @@ impl Diagnostic {
         self
     }
 
+    /// Attach a caret snippet rendered from `lines`, the source lines from
+    /// 1-based line `first` on (enough to reach `self.line`). For callers that
+    /// index a big file once instead of rescanning it per diagnostic.
+    pub fn with_lines(mut self, lines: &[&str], first: u64) -> Self {
+        if self.line > 0 {
+            let header = format!(" --> {}:{}:{}\n", self.path, self.line, self.col);
+            self.snippet = Some(header + &render_lines(lines, first, self.line, self.col));
+        }
+        self
+    }
+
     pub fn with_fix(mut self, fix: impl Into<String>) -> Self {
         self.fix = Some(fix.into());
         self
     }
+
+    /// 1-based `(line, column)`, or `None` when the position is unknown (the
+    /// file could not be read at all).
+    pub fn position(&self) -> Option<(u64, u64)> {
+        (self.line > 0 && self.col > 0).then_some((self.line, self.col))
+    }
+}
+
+/// Longest message, snippet line or fix (in characters) a diagnostic prints;
+/// longer ones (a 5 MB minified line, a huge scalar quoted back) are cut with `…`.
+pub const MAX_SHOWN: usize = 200;
+
+/// `s` cut to about [`MAX_SHOWN`] characters: its start and its end, `…` between.
+pub fn shorten(s: &str) -> std::borrow::Cow<'_, str> {
+    shorten_to(s, MAX_SHOWN)
+}
+
+/// `s` cut to about `max` characters: its start and its end, `…` between.
+pub fn shorten_to(s: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    if s.len() <= max || s.chars().count() <= max {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let head: String = s.chars().take(max * 2 / 3).collect();
+    let tail_rev: String = s.chars().rev().take(max / 3).collect();
+    let tail: String = tail_rev.chars().rev().collect();
+    std::borrow::Cow::Owned(format!("{head}…{tail}"))
 }
 
 impl fmt::Display for Diagnostic {
@@ -52,16 +89,24 @@ impl fmt::Display for Diagnostic {
             write!(
                 f,
                 "error: {}:{}:{}: {}",
-                self.path, self.line, self.col, self.message
+                self.path,
+                self.line,
+                self.col,
+                shorten(&self.message)
             )?;
         } else {
-            write!(f, "error: {}: {}", self.path, self.message)?;
+            write!(f, "error: {}: {}", self.path, shorten(&self.message))?;
         }
         if let Some(snippet) = &self.snippet {
-            write!(f, "\n{snippet}")?;
+            // Snippets are rendered cut; a pre-rendered one (from the YAML
+            // parser) is cut here, line by line.
+            // (Lines cut by `render_lines` carry a gutter and two `…` on top.)
+            for line in snippet.lines() {
+                write!(f, "\n{}", shorten_to(line, MAX_SHOWN + 40))?;
+            }
         }
         if let Some(fix) = &self.fix {
-            write!(f, "\n  = fix: {fix}")?;
+            write!(f, "\n  = fix: {}", shorten(fix))?;
         }
         Ok(())
     }
@@ -69,24 +114,78 @@ impl fmt::Display for Diagnostic {
 
 /// Render up to two lines of context and a caret under `col` of `line`.
 pub fn render_snippet(source: &str, line: u64, col: u64) -> String {
-    let lines: Vec<&str> = source.lines().collect();
     let idx = (line as usize).saturating_sub(1);
+    let first = idx.saturating_sub(2);
+    let lines: Vec<&str> = source.lines().skip(first).take(idx + 1 - first).collect();
+    render_lines(&lines, first as u64 + 1, line, col)
+}
+
+/// Characters shown before the caret when a long line is cut.
+const CUT_LEAD: usize = 40;
+
+/// The snippet from `lines` (line `first` onwards): the lines up to `line`
+/// (at most three), then the caret under `col`. Lines longer than
+/// [`MAX_SHOWN`] characters are cut to one window around the caret (the same
+/// window for every line, so the columns still line up), marked with `…`.
+pub fn render_lines(lines: &[&str], first: u64, line: u64, col: u64) -> String {
+    if line < first || line == 0 {
+        return String::new();
+    }
+    let idx = (line - first) as usize;
     if idx >= lines.len() {
         return String::new();
     }
-    let first = idx.saturating_sub(2);
-    let width = (idx + 1).to_string().len();
+    let from = idx.saturating_sub(2);
+    let shown = &lines[from..=idx];
+    let caret = (col as usize).saturating_sub(1);
+    let long = shown
+        .iter()
+        .any(|l| l.len() > MAX_SHOWN && l.chars().count() > MAX_SHOWN);
+    // First character shown of each line.
+    let skip = if long {
+        caret.saturating_sub(CUT_LEAD)
+    } else {
+        0
+    };
+    let cut = |text: &str| -> String {
+        if !long {
+            return text.to_string();
+        }
+        let mut chars = text.chars().skip(skip);
+        let mut out: String = if skip > 0 {
+            "…".into()
+        } else {
+            String::new()
+        };
+        out.extend(chars.by_ref().take(MAX_SHOWN));
+        if chars.next().is_some() {
+            out.push('…');
+        }
+        out
+    };
+    let width = (first as usize + idx).to_string().len();
     let mut out = String::new();
-    for (n, text) in lines.iter().enumerate().take(idx + 1).skip(first) {
-        out.push_str(&format!("{:>width$} | {}\n", n + 1, text, width = width));
+    for (n, text) in shown.iter().enumerate() {
+        let number = first as usize + from + n;
+        out.push_str(&format!(
+            "{:>width$} | {}\n",
+            number,
+            cut(text),
+            width = width
+        ));
     }
-    let caret_pad = (col as usize).saturating_sub(1);
-    let prefix: String = lines[idx]
+    let prefix: String = shown[shown.len() - 1]
         .chars()
-        .take(caret_pad)
+        .skip(skip)
+        .take(caret - skip)
         .map(|c| if c == '\t' { '\t' } else { ' ' })
         .collect();
-    out.push_str(&format!("{:>width$} | {}^", "", prefix, width = width));
+    let marker = if skip > 0 { " " } else { "" };
+    out.push_str(&format!(
+        "{:>width$} | {marker}{prefix}^",
+        "",
+        width = width
+    ));
     out
 }
 

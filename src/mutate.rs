@@ -1,9 +1,29 @@
 //! Matching a mutation's pattern against file bytes, replacing, and proving
 //! by diff that the replacement changed something.
+//!
+//! Hostile inputs, decided once for every caller:
+//!
+//! - **Line endings.** YAML hands us `\n` only, so in a literal `find` every line
+//!   break (`\n` or `\r\n`) matches either line ending in the file: at the edges
+//!   of a flexible `find` and with `exact_whitespace: true` too (inner whitespace
+//!   runs match any whitespace anyway). In a file whose line breaks are mostly
+//!   CRLF, every bare `\n` in `replace` is written as `\r\n`, so the mutant keeps
+//!   the file's convention. A `regex` is taken as written (`\n` matches LF only;
+//!   write `\r?\n` or `\s`).
+//! - **UTF-8 BOM.** Not part of the text: patterns match after it (a regex `^`
+//!   too), columns do not count it, and it is always kept.
+//! - **Non-UTF-8 bytes** (Latin-1 and friends) are matched and written back byte
+//!   for byte. A `find` is UTF-8 text and cannot match them; a `regex` can
+//!   (`(?-u:\xE9)`). A no-op in such a file says so.
+//! - **NUL bytes** anywhere: the file is binary and refused.
+//! - **Diffs** show invalid bytes as `\xNN` (so a change to them is never an
+//!   empty diff) and cut lines longer than [`MAX_DIFF_LINE`] characters to a
+//!   window around the change, marked with `…`.
 
+use std::borrow::Cow;
 use std::ops::Range;
 
-use regex::bytes::{NoExpand, Regex};
+use regex::bytes::Regex;
 
 use crate::spec::{Count, Pattern};
 
@@ -66,71 +86,335 @@ pub struct Applied {
     pub sites: usize,
 }
 
-/// Compile a pattern to a byte regex. Literal text becomes an escaped regex in
-/// which every whitespace run matches `\s+` (unless `exact_whitespace`), so a
-/// `find` written on one line still hits text wrapped over two.
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// `(bom, text)`: a leading UTF-8 byte order mark is not part of the text.
+fn split_bom(content: &[u8]) -> (&[u8], &[u8]) {
+    if content.starts_with(BOM) {
+        content.split_at(BOM.len())
+    } else {
+        (&[], content)
+    }
+}
+
+/// One piece of a literal `find`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Seg {
+    /// Exactly this text.
+    Lit(String),
+    /// A run of one or more whitespace characters (`\s+`).
+    Ws,
+    /// A line break: `\n` or `\r\n` (`\r?\n`).
+    Nl,
+}
+
+fn push_lit(segs: &mut Vec<Seg>, s: &str) {
+    if s.is_empty() {
+        return;
+    }
+    match segs.last_mut() {
+        Some(Seg::Lit(prev)) => prev.push_str(s),
+        _ => segs.push(Seg::Lit(s.to_string())),
+    }
+}
+
+/// Exact text in which only line breaks are flexible.
+fn push_exact(segs: &mut Vec<Seg>, mut s: &str) {
+    while let Some(i) = s.find('\n') {
+        push_lit(segs, s[..i].strip_suffix('\r').unwrap_or(&s[..i]));
+        segs.push(Seg::Nl);
+        s = &s[i + 1..];
+    }
+    push_lit(segs, s);
+}
+
+/// A literal `find` as pieces. Unless `exact_whitespace`, inner whitespace runs
+/// are flexible; leading and trailing whitespace (e.g. the newline a YAML block
+/// scalar adds) stays exact, so it cannot swallow the next line's indentation.
+/// Line breaks always match `\n` and `\r\n`.
+fn literal_segments(text: &str, exact_whitespace: bool) -> Vec<Seg> {
+    let mut segs = Vec::new();
+    if exact_whitespace {
+        push_exact(&mut segs, text);
+        return segs;
+    }
+    let core = text.trim_matches(char::is_whitespace);
+    let lead = &text[..text.len() - text.trim_start_matches(char::is_whitespace).len()];
+    let trail = &text[text.trim_end_matches(char::is_whitespace).len()..];
+    push_exact(&mut segs, lead);
+    for ch in core.chars() {
+        if ch.is_whitespace() {
+            if segs.last() != Some(&Seg::Ws) {
+                segs.push(Seg::Ws);
+            }
+        } else {
+            push_lit(&mut segs, ch.encode_utf8(&mut [0u8; 4]));
+        }
+    }
+    if !core.is_empty() {
+        push_exact(&mut segs, trail);
+    }
+    segs
+}
+
+/// Compile a pattern to a byte regex. A literal becomes an escaped regex in
+/// which every inner whitespace run matches `\s+` (unless `exact_whitespace`)
+/// and every line break `\r?\n`, so a `find` written on one line still hits
+/// text wrapped over two, in LF and CRLF files alike. ([`apply`] matches
+/// literals without a regex, to the same rules.)
 pub fn compile(pattern: &Pattern) -> Result<Regex, regex::Error> {
     match pattern {
         Pattern::Regex(r) => Regex::new(r),
         Pattern::Literal {
             text,
-            exact_whitespace: true,
-        } => Regex::new(&regex::escape(text)),
-        Pattern::Literal {
-            text,
-            exact_whitespace: false,
+            exact_whitespace,
         } => {
-            // Inner whitespace runs are flexible; leading and trailing whitespace
-            // (e.g. the newline a YAML block scalar adds) match literally, so they
-            // cannot swallow the next line's indentation.
-            let core = text.trim_matches(char::is_whitespace);
-            let lead = &text[..text.len() - text.trim_start_matches(char::is_whitespace).len()];
-            let trail = &text[text.trim_end_matches(char::is_whitespace).len()..];
-            let mut re = regex::escape(lead);
-            let mut in_ws = false;
-            for ch in core.chars() {
-                if ch.is_whitespace() {
-                    if !in_ws {
-                        re.push_str(r"\s+");
-                        in_ws = true;
-                    }
-                } else {
-                    in_ws = false;
-                    re.push_str(&regex::escape(ch.encode_utf8(&mut [0u8; 4])));
+            let mut re = String::new();
+            for seg in literal_segments(text, *exact_whitespace) {
+                match seg {
+                    Seg::Lit(s) => re.push_str(&regex::escape(&s)),
+                    Seg::Ws => re.push_str(r"\s+"),
+                    Seg::Nl => re.push_str(r"\r?\n"),
                 }
-            }
-            if !core.is_empty() {
-                re.push_str(&regex::escape(trail));
             }
             Regex::new(&re)
         }
     }
 }
 
-/// Heuristic shared with git: a NUL byte in the first 8 KiB means binary.
+/// A NUL byte anywhere means binary (git looks at the first 8 KiB; a NUL
+/// further down is no more a text file).
 pub fn is_binary(content: &[u8]) -> bool {
-    content.iter().take(8192).any(|b| *b == 0)
+    content.contains(&0)
 }
 
-/// 1-based (line, column) of a byte offset; column counts characters.
+/// 1-based (line, column) of a byte offset; column counts characters (an
+/// invalid UTF-8 sequence counts as one), and a leading BOM is not counted.
 pub fn line_col(content: &[u8], offset: usize) -> (usize, usize) {
     let before = &content[..offset.min(content.len())];
     let line = before.iter().filter(|b| **b == b'\n').count() + 1;
-    let line_start = before
-        .iter()
-        .rposition(|b| *b == b'\n')
-        .map(|p| p + 1)
-        .unwrap_or(0);
-    let col = String::from_utf8_lossy(&before[line_start..])
+    let line_start = match before.iter().rposition(|b| *b == b'\n') {
+        Some(p) => p + 1,
+        None if before.starts_with(BOM) => BOM.len(),
+        None => 0,
+    };
+    let col = String::from_utf8_lossy(&before[line_start.min(before.len())..])
         .chars()
         .count()
         + 1;
     (line, col)
 }
 
+/// Line numbers of increasing offsets, in one pass over the text.
+struct LineCounter<'a> {
+    text: &'a [u8],
+    pos: usize,
+    line: usize,
+}
+
+impl LineCounter<'_> {
+    fn line_at(&mut self, offset: usize) -> usize {
+        let offset = offset.min(self.text.len());
+        if offset < self.pos {
+            self.pos = 0;
+            self.line = 1;
+        }
+        self.line += self.text[self.pos..offset]
+            .iter()
+            .filter(|b| **b == b'\n')
+            .count();
+        self.pos = offset;
+        self.line
+    }
+}
+
+/// Length of the whitespace character at `p`, if there is one (Unicode
+/// White_Space, what `\s` matches).
+fn ws_len_at(hay: &[u8], p: usize) -> Option<usize> {
+    let b = *hay.get(p)?;
+    if b < 0x80 {
+        return matches!(b, b'\t' | b'\n' | 0x0B | 0x0C | b'\r' | b' ').then_some(1);
+    }
+    let w = match b {
+        0xC2..=0xDF => 2,
+        0xE0..=0xEF => 3,
+        0xF0..=0xF4 => 4,
+        _ => return None,
+    };
+    let s = std::str::from_utf8(hay.get(p..p + w)?).ok()?;
+    s.chars().next().filter(|c| c.is_whitespace()).map(|_| w)
+}
+
+/// Length of the line break (`\n` or `\r\n`) at `p`.
+fn line_break_at(hay: &[u8], p: usize) -> Option<usize> {
+    match hay.get(p..)? {
+        [b'\n', ..] => Some(1),
+        [b'\r', b'\n', ..] => Some(2),
+        _ => None,
+    }
+}
+
+/// End of the match of `segs` starting at `p`. Every piece is deterministic
+/// (an inner whitespace run is always followed by a non-whitespace
+/// character), so greedy matching is what the regex would do.
+fn match_at(segs: &[Seg], hay: &[u8], mut p: usize) -> Option<usize> {
+    for seg in segs {
+        match seg {
+            Seg::Lit(s) => {
+                if !hay.get(p..)?.starts_with(s.as_bytes()) {
+                    return None;
+                }
+                p += s.len();
+            }
+            Seg::Nl => p += line_break_at(hay, p)?,
+            Seg::Ws => {
+                let start = p;
+                while let Some(w) = ws_len_at(hay, p) {
+                    p += w;
+                }
+                if p == start {
+                    return None;
+                }
+            }
+        }
+    }
+    Some(p)
+}
+
+/// Non-overlapping matches of a literal, left to right: the same matches as
+/// [`compile`]'s regex, without compiling one (in a 10k-mutation spec, regex
+/// construction was most of the time `check` took).
+fn literal_matches(segs: &[Seg], hay: &[u8]) -> Vec<Range<usize>> {
+    let mut out = Vec::new();
+    let Some(first) = segs.first() else {
+        return out;
+    };
+    // Candidate starts: the first piece's occurrences (a plain-literal regex is
+    // a substring search and cheap to build).
+    let finder = match first {
+        Seg::Lit(s) => Regex::new(&regex::escape(s)).ok(),
+        _ => None,
+    };
+    let mut pos = 0;
+    while pos < hay.len() {
+        let start = match (&finder, first) {
+            (Some(re), _) => match re.find_at(hay, pos) {
+                Some(m) => m.start(),
+                None => break,
+            },
+            (None, Seg::Lit(s)) => {
+                match hay[pos..].windows(s.len()).position(|w| w == s.as_bytes()) {
+                    Some(i) => pos + i,
+                    None => break,
+                }
+            }
+            (None, Seg::Nl) => match hay[pos..].iter().position(|b| matches!(b, b'\r' | b'\n')) {
+                Some(i) => pos + i,
+                None => break,
+            },
+            (None, Seg::Ws) => match (pos..hay.len()).find(|&i| ws_len_at(hay, i).is_some()) {
+                Some(i) => i,
+                None => break,
+            },
+        };
+        match match_at(segs, hay, start) {
+            // Every piece consumes at least one byte, so `end > start`.
+            Some(end) => {
+                out.push(start..end);
+                pos = end;
+            }
+            None => pos = start + 1,
+        }
+    }
+    out
+}
+
 /// Find every match of `pattern` in `content` (non-overlapping, left to right).
 pub fn find_matches(re: &Regex, content: &[u8]) -> Vec<Range<usize>> {
     re.find_iter(content).map(|m| m.range()).collect()
+}
+
+/// The sites `pattern` matches in `text` (after a BOM), and the compiled
+/// regex for a `regex` pattern.
+fn find_sites(
+    pattern: &Pattern,
+    text: &[u8],
+) -> Result<(Option<Regex>, Vec<Range<usize>>), regex::Error> {
+    match pattern {
+        Pattern::Literal {
+            text: find,
+            exact_whitespace,
+        } => Ok((
+            None,
+            literal_matches(&literal_segments(find, *exact_whitespace), text),
+        )),
+        Pattern::Regex(_) => {
+            let re = compile(pattern)?;
+            let m = find_matches(&re, text);
+            Ok((Some(re), m))
+        }
+    }
+}
+
+/// The byte ranges of `content` that [`apply`] would replace: non-overlapping
+/// matches, left to right, never inside a leading BOM. The same as
+/// `find_matches(&compile(pattern)?, …)`, which is what a literal is
+/// checked against.
+pub fn sites(pattern: &Pattern, content: &[u8]) -> Result<Vec<Range<usize>>, regex::Error> {
+    let (bom, body) = split_bom(content);
+    let (_, m) = find_sites(pattern, body)?;
+    Ok(m.into_iter()
+        .map(|r| r.start + bom.len()..r.end + bom.len())
+        .collect())
+}
+
+/// More `\r\n` than bare `\n` line breaks.
+fn mostly_crlf(text: &[u8]) -> bool {
+    let mut crlf = 0usize;
+    let mut lf = 0usize;
+    for (i, b) in text.iter().enumerate() {
+        if *b == b'\n' {
+            if i > 0 && text[i - 1] == b'\r' {
+                crlf += 1;
+            } else {
+                lf += 1;
+            }
+        }
+    }
+    crlf > lf
+}
+
+/// Every bare `\n` as `\r\n`.
+fn to_crlf(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 8);
+    let mut prev = '\0';
+    for ch in s.chars() {
+        if ch == '\n' && prev != '\r' {
+            out.push('\r');
+        }
+        out.push(ch);
+        prev = ch;
+    }
+    out
+}
+
+/// Why a `find` may miss in a file that is not UTF-8 (empty when it is).
+fn non_utf8_hint(content: &[u8], pattern: &Pattern) -> String {
+    let text = match pattern {
+        Pattern::Literal { text, .. } | Pattern::Regex(text) => text,
+    };
+    let Err(e) = std::str::from_utf8(content) else {
+        return String::new();
+    };
+    if text.is_ascii() {
+        return String::new();
+    }
+    let at = e.valid_up_to();
+    let byte = content[at];
+    let (line, col) = line_col(content, at);
+    format!(
+        " (the file is not UTF-8: byte 0x{byte:02X} at line {line}, column {col}; the pattern is UTF-8 text and cannot match such bytes: use `regex` with `(?-u:\\x{byte:02X})` for them)"
+    )
 }
 
 /// Apply the mutation to `content` in memory.
@@ -140,96 +424,281 @@ pub fn apply(
     count: Count,
     content: &[u8],
 ) -> Result<Applied, ApplyProblem> {
-    if is_binary(content) {
-        return Err(ApplyProblem::Binary(
-            "file looks binary (contains NUL bytes); unguard mutates text files only".into(),
-        ));
+    if let Some(nul) = content.iter().position(|b| *b == 0) {
+        let (line, _) = line_col(content, nul);
+        return Err(ApplyProblem::Binary(format!(
+            "file looks binary (a NUL byte on line {line}); unguard mutates text files only"
+        )));
     }
-    let re = compile(pattern)
-        .map_err(|e| ApplyProblem::NoOp(format!("pattern does not compile: {e}")))?;
-    let matches = find_matches(&re, content);
+    let (bom, body) = split_bom(content);
     let what = match pattern {
         Pattern::Literal { .. } => "find text",
         Pattern::Regex(_) => "regex",
     };
+    if let Pattern::Literal { text, .. } = pattern {
+        if text.is_empty() {
+            return Err(ApplyProblem::NoOp("`find` is empty".into()));
+        }
+    }
+    // The matches in the text after the BOM (and the regex, for captures).
+    let (compiled, matches) = find_sites(pattern, body)
+        .map_err(|e| ApplyProblem::NoOp(format!("pattern does not compile: {e}")))?;
     if matches.is_empty() {
         return Err(ApplyProblem::NoOp(format!(
-            "{what} matches nothing in the file: the code moved or the spec is stale"
+            "{what} matches nothing in the file: the code moved or the spec is stale{}",
+            non_utf8_hint(body, pattern)
         )));
     }
+    let mut lines = LineCounter {
+        text: body,
+        pos: 0,
+        line: 1,
+    };
     match count {
         Count::Exactly(n) if matches.len() != n => {
-            let lines: Vec<String> = matches
+            let shown: Vec<String> = matches
                 .iter()
                 .take(5)
-                .map(|r| line_col(content, r.start).0.to_string())
+                .map(|r| lines.line_at(r.start).to_string())
                 .collect();
             return Err(ApplyProblem::Ambiguous(format!(
                 "{what} matches {} times (lines {}{}), the spec expects exactly {n}",
                 matches.len(),
-                lines.join(", "),
+                shown.join(", "),
                 if matches.len() > 5 { ", …" } else { "" }
             )));
         }
         _ => {}
     }
-    let mutated = match pattern {
-        Pattern::Literal { .. } => re
-            .replace_all(content, NoExpand(replace.as_bytes()))
-            .into_owned(),
-        Pattern::Regex(_) => re.replace_all(content, replace.as_bytes()).into_owned(),
+    // Line breaks in `replace` follow the file's convention.
+    let replace: Cow<str> = if replace.contains('\n') && mostly_crlf(body) {
+        Cow::Owned(to_crlf(replace))
+    } else {
+        Cow::Borrowed(replace)
     };
+    let mut mutated = Vec::with_capacity(content.len() + replace.len());
+    mutated.extend_from_slice(bom);
+    let mut first_replacement = Vec::new();
+    let mut last = 0;
+    match &compiled {
+        None => {
+            for r in &matches {
+                mutated.extend_from_slice(&body[last..r.start]);
+                mutated.extend_from_slice(replace.as_bytes());
+                last = r.end;
+            }
+            first_replacement.extend_from_slice(replace.as_bytes());
+        }
+        Some(re) => {
+            for (i, caps) in re.captures_iter(body).enumerate() {
+                let whole = caps.get(0).expect("group 0 is the match").range();
+                mutated.extend_from_slice(&body[last..whole.start]);
+                let at = mutated.len();
+                caps.expand(replace.as_bytes(), &mut mutated);
+                if i == 0 {
+                    first_replacement.extend_from_slice(&mutated[at..]);
+                }
+                last = whole.end;
+            }
+        }
+    }
+    mutated.extend_from_slice(&body[last..]);
     if mutated == content {
         return Err(ApplyProblem::Identical(
             "the replacement leaves the file unchanged (replace equals the matched text)".into(),
         ));
     }
-    let (line, col) = line_col(content, matches[0].start);
-    let (end_line, end_col) = line_col(content, matches[0].end);
-    let replacement = match pattern {
-        Pattern::Literal { .. } => replace.to_string(),
-        Pattern::Regex(_) => {
-            let mut dst = Vec::new();
-            if let Some(caps) = re.captures_at(content, matches[0].start) {
-                caps.expand(replace.as_bytes(), &mut dst);
-            }
-            String::from_utf8_lossy(&dst).into_owned()
-        }
-    };
+    let (line, col) = line_col(content, bom.len() + matches[0].start);
+    let (end_line, end_col) = line_col(content, bom.len() + matches[0].end);
+    lines.pos = 0;
+    lines.line = 1;
+    let site_lines = matches
+        .iter()
+        .map(|r| {
+            let first = lines.line_at(r.start);
+            // A match ending in a newline does not touch the next line.
+            let last = lines.line_at(r.end.saturating_sub(1).max(r.start));
+            (first, last)
+        })
+        .collect();
     Ok(Applied {
         mutated,
         line,
         col,
         end_line,
         end_col,
-        replacement,
-        site_lines: matches
-            .iter()
-            .map(|r| {
-                let first = line_col(content, r.start).0;
-                // A match ending in a newline does not touch the next line.
-                let last = line_col(content, r.end.saturating_sub(1).max(r.start)).0;
-                (first, last)
-            })
-            .collect(),
+        replacement: String::from_utf8_lossy(&first_replacement).into_owned(),
+        site_lines,
         sites: matches.len(),
     })
 }
 
+/// Longest line (in characters) a diff shows whole; longer lines are cut to a
+/// window around the change, marked with `…`.
+pub const MAX_DIFF_LINE: usize = 240;
+/// Characters shown before the change in a cut line.
+const CUT_LEAD: usize = 60;
+const DIFF_CONTEXT: usize = 3;
+
+/// Bytes as diff text: valid UTF-8 as is, every other byte as `\xNN`. With
+/// `escape_backslash` the mapping is injective (a literal `\` becomes `\\`).
+fn show_bytes(bytes: &[u8], escape_backslash: bool) -> String {
+    let mut out = String::with_capacity(bytes.len());
+    for chunk in bytes.utf8_chunks() {
+        if escape_backslash {
+            out.push_str(&chunk.valid().replace('\\', "\\\\"));
+        } else {
+            out.push_str(chunk.valid());
+        }
+        for b in chunk.invalid() {
+            out.push_str(&format!("\\x{b:02X}"));
+        }
+    }
+    out
+}
+
+fn floor_boundary(s: &str, mut i: usize) -> usize {
+    i = i.min(s.len());
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+/// `line` (without its newline) cut to at most [`MAX_DIFF_LINE`] characters
+/// around byte offset `focus`.
+fn cut_line(line: &str, focus: usize) -> Cow<'_, str> {
+    if line.len() <= MAX_DIFF_LINE || line.chars().count() <= MAX_DIFF_LINE {
+        return Cow::Borrowed(line);
+    }
+    let focus = floor_boundary(line, focus);
+    let start = line[..focus]
+        .char_indices()
+        .rev()
+        .nth(CUT_LEAD.saturating_sub(1))
+        .map(|(i, _)| i)
+        .unwrap_or(0);
+    let end = line[start..]
+        .char_indices()
+        .nth(MAX_DIFF_LINE)
+        .map(|(i, _)| start + i)
+        .unwrap_or(line.len());
+    let mut out = String::with_capacity(end - start + 8);
+    if start > 0 {
+        out.push('…');
+    }
+    out.push_str(&line[start..end]);
+    if end < line.len() {
+        out.push('…');
+    }
+    Cow::Owned(out)
+}
+
+fn hunk_range(start: usize, len: usize) -> String {
+    match len {
+        1 => format!("{}", start + 1),
+        0 => format!("{start},0"),
+        _ => format!("{},{len}", start + 1),
+    }
+}
+
 /// Unified diff original → mutant, with `a/` and `b/` headers like git.
-/// An empty string means nothing changed.
+/// An empty string means nothing changed; any byte change gives a non-empty
+/// diff. Only the changed region (plus context) is diffed, and long lines are
+/// cut around the change, so the diff of a one-character change in a 5 MB
+/// minified line stays a few hundred bytes.
 pub fn unified_diff(path: &str, original: &[u8], mutated: &[u8]) -> String {
     if original == mutated {
         return String::new();
     }
-    let old = String::from_utf8_lossy(original);
-    let new = String::from_utf8_lossy(mutated);
-    let diff = similar::TextDiff::from_lines(old.as_ref(), new.as_ref());
-    diff.unified_diff()
-        .context_radius(3)
-        .header(&format!("a/{path}"), &format!("b/{path}"))
-        .missing_newline_hint(true)
-        .to_string()
+    let (mut old, mut new) = (show_bytes(original, false), show_bytes(mutated, false));
+    if old == new {
+        // Only a `\xNN` spelled out in the text could make this happen.
+        old = show_bytes(original, true);
+        new = show_bytes(mutated, true);
+    }
+    let old_lines: Vec<&str> = old.split_inclusive('\n').collect();
+    let new_lines: Vec<&str> = new.split_inclusive('\n').collect();
+    let (on, nn) = (old_lines.len(), new_lines.len());
+    let mut pre = 0;
+    while pre < on.min(nn) && old_lines[pre] == new_lines[pre] {
+        pre += 1;
+    }
+    let mut suf = 0;
+    while suf < on.min(nn) - pre && old_lines[on - 1 - suf] == new_lines[nn - 1 - suf] {
+        suf += 1;
+    }
+    let lo = pre.saturating_sub(DIFF_CONTEXT);
+    let old_hi = (on - suf + DIFF_CONTEXT).min(on);
+    let new_hi = (nn - suf + DIFF_CONTEXT).min(nn);
+    // Byte offset of every line start (and of the end), for slicing and cutting.
+    let starts = |lines: &[&str]| -> Vec<usize> {
+        let mut v = Vec::with_capacity(lines.len() + 1);
+        let mut at = 0;
+        v.push(0);
+        for l in lines {
+            at += l.len();
+            v.push(at);
+        }
+        v
+    };
+    let (old_starts, new_starts) = (starts(&old_lines), starts(&new_lines));
+    // Where the texts start and stop differing (bytes), to centre cut lines.
+    let first_diff = old
+        .bytes()
+        .zip(new.bytes())
+        .position(|(a, b)| a != b)
+        .unwrap_or(old.len().min(new.len()));
+
+    let ops = similar::capture_diff_slices(
+        similar::Algorithm::Myers,
+        &old_lines[lo..old_hi],
+        &new_lines[lo..new_hi],
+    );
+    let mut out = format!("--- a/{path}\n+++ b/{path}\n");
+    for group in similar::group_diff_ops(ops, DIFF_CONTEXT) {
+        let (Some(first), Some(last)) = (group.first(), group.last()) else {
+            continue;
+        };
+        let (os, oe) = (first.old_range().start, last.old_range().end);
+        let (ns, ne) = (first.new_range().start, last.new_range().end);
+        out.push_str(&format!(
+            "@@ -{} +{} @@\n",
+            hunk_range(lo + os, oe - os),
+            hunk_range(lo + ns, ne - ns)
+        ));
+        let mut emit = |sign: char, lines: &[&str], starts: &[usize], range: Range<usize>| {
+            for i in range {
+                let value = lines[lo + i];
+                // Equal lines are cut from their start, changed ones around
+                // the first difference.
+                let focus = match sign {
+                    ' ' => 0,
+                    _ => first_diff.saturating_sub(starts[lo + i]),
+                };
+                let text = value.strip_suffix('\n').unwrap_or(value);
+                out.push(sign);
+                out.push_str(&cut_line(text, focus));
+                out.push('\n');
+                if !value.ends_with('\n') {
+                    out.push_str("\\ No newline at end of file\n");
+                }
+            }
+        };
+        for op in &group {
+            let (tag, o, n) = op.as_tag_tuple();
+            match tag {
+                similar::DiffTag::Equal => emit(' ', &old_lines, &old_starts, o),
+                similar::DiffTag::Delete => emit('-', &old_lines, &old_starts, o),
+                similar::DiffTag::Insert => emit('+', &new_lines, &new_starts, n),
+                similar::DiffTag::Replace => {
+                    emit('-', &old_lines, &old_starts, o);
+                    emit('+', &new_lines, &new_starts, n);
+                }
+            }
+        }
+    }
+    out
 }
 
 #[cfg(test)]

@@ -284,11 +284,41 @@ impl std::fmt::Display for SpecError {
 struct SourceFile {
     display: String,
     text: String,
+    /// Byte offset of every line start, so a diagnostic renders its snippet
+    /// without rescanning the file (a 10k-mutation spec has 50k lines).
+    line_starts: Vec<usize>,
 }
 
 impl SourceFile {
+    fn new(display: String, text: String) -> SourceFile {
+        let mut line_starts = vec![0];
+        line_starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+        SourceFile {
+            display,
+            text,
+            line_starts,
+        }
+    }
+    /// Lines `first..=last` (1-based, clamped to the file).
+    fn lines(&self, first: u64, last: u64) -> Vec<&str> {
+        let n = self.line_starts.len();
+        let a = (first.max(1) as usize - 1).min(n);
+        let b = (last as usize).min(n);
+        (a..b)
+            .map(|i| {
+                let end = self
+                    .line_starts
+                    .get(i + 1)
+                    .copied()
+                    .unwrap_or(self.text.len());
+                let l = &self.text[self.line_starts[i]..end];
+                l.strip_suffix('\n').unwrap_or(l)
+            })
+            .collect()
+    }
     fn diag(&self, line: u64, col: u64, msg: impl Into<String>) -> Diagnostic {
-        Diagnostic::new(&self.display, line, col, msg).with_source(&self.text)
+        let first = line.saturating_sub(2).max(1);
+        Diagnostic::new(&self.display, line, col, msg).with_lines(&self.lines(first, line), first)
     }
     fn at<T>(&self, s: &Spanned<T>, msg: impl Into<String>) -> Diagnostic {
         self.diag(s.referenced.line(), s.referenced.column(), msg)
@@ -315,23 +345,70 @@ pub fn display_path(p: &Path) -> String {
 
 fn read_source(path: &Path) -> Result<SourceFile, Diagnostic> {
     let display = display_path(path);
-    match std::fs::read(path) {
-        Ok(bytes) => match String::from_utf8(bytes) {
-            Ok(text) => Ok(SourceFile { display, text }),
-            Err(e) => {
-                let upto = &e.as_bytes()[..e.utf8_error().valid_up_to()];
-                let line = upto.iter().filter(|b| **b == b'\n').count() as u64 + 1;
-                Err(
-                    Diagnostic::new(display, line, 1, "spec file is not valid UTF-8")
-                        .with_fix("save the file as UTF-8"),
-                )
-            }
-        },
-        Err(e) => Err(
-            Diagnostic::new(display, 0, 0, format!("cannot read spec file: {e}"))
-                .with_fix("create it (`unguard.yaml` in the target root) or pass --config FILE"),
-        ),
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) => {
+            return Err(
+                Diagnostic::new(display, 0, 0, format!("cannot read spec file: {e}")).with_fix(
+                    "create it (`unguard.yaml` in the target root) or pass --config FILE",
+                ),
+            )
+        }
+    };
+    if bytes.starts_with(&[0xFF, 0xFE]) || bytes.starts_with(&[0xFE, 0xFF]) {
+        return Err(
+            Diagnostic::new(display, 1, 1, "spec file is UTF-16, not UTF-8")
+                .with_fix("save the file as UTF-8"),
+        );
     }
+    let text = match String::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(e) => {
+            let upto = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+            let line = upto.iter().filter(|b| **b == b'\n').count() as u64 + 1;
+            let line_start = upto.iter().rposition(|b| *b == b'\n').map_or(0, |p| p + 1);
+            let col = String::from_utf8_lossy(&upto[line_start..]).chars().count() as u64 + 1;
+            let byte = e.as_bytes()[upto.len()];
+            return Err(Diagnostic::new(
+                display,
+                line,
+                col,
+                format!("spec file is not valid UTF-8 (byte 0x{byte:02X})"),
+            )
+            .with_fix("save the file as UTF-8"));
+        }
+    };
+    // A BOM is not content; CR and CRLF line breaks count as one line break
+    // (as in the YAML parser), so snippets show the lines positions refer to.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    let text = if text.contains('\r') {
+        text.replace("\r\n", "\n").replace('\r', "\n")
+    } else {
+        text.to_string()
+    };
+    Ok(SourceFile::new(display, text))
+}
+
+/// No YAML content at all: blank, comments, document markers.
+fn only_comments(text: &str) -> bool {
+    text.lines().all(|l| {
+        let l = l.trim();
+        l.is_empty() || l.starts_with('#') || l == "---" || l == "..."
+    })
+}
+
+/// Line and column of the first character of YAML content.
+fn first_content(text: &str) -> Option<(u64, u64)> {
+    text.lines().enumerate().find_map(|(i, l)| {
+        let t = l.trim_start();
+        if t.is_empty() || t.starts_with('#') || t.starts_with("---") || t.starts_with('%') {
+            return None;
+        }
+        Some((
+            i as u64 + 1,
+            (l.chars().count() - t.chars().count()) as u64 + 1,
+        ))
+    })
 }
 
 fn parse_yaml<T: for<'de> Deserialize<'de>>(src: &SourceFile) -> Result<T, Diagnostic> {
@@ -339,11 +416,20 @@ fn parse_yaml<T: for<'de> Deserialize<'de>>(src: &SourceFile) -> Result<T, Diagn
         return Err(Diagnostic::new(&src.display, 1, 1, "spec file is empty")
             .with_fix("start it with `version: 1` and a `mutations:` list (see README)"));
     }
+    if only_comments(&src.text) {
+        return Err(
+            Diagnostic::new(&src.display, 1, 1, "spec file is empty (only comments)")
+                .with_fix("start it with `version: 1` and a `mutations:` list (see README)"),
+        );
+    }
     serde_saphyr::from_str::<T>(&src.text).map_err(|e| {
+        // Without a location from the parser, point at the first content.
         let (line, col) = e
             .location()
             .map(|l| (l.line(), l.column()))
-            .unwrap_or((0, 0));
+            .filter(|(l, c)| *l > 0 && *c > 0)
+            .or_else(|| first_content(&src.text))
+            .unwrap_or((1, 1));
         let opts = serde_saphyr::render_options! { source_name: Some(src.display.as_str()) };
         let rendered = e.render_with_options(opts);
         // A flow bracket left open makes the parser trip over a later line;
@@ -367,7 +453,10 @@ fn parse_yaml<T: for<'de> Deserialize<'de>>(src: &SourceFile) -> Result<T, Diagn
             })
             .unwrap_or(head)
             .to_string();
-        let message = humanize_yaml_message(&message);
+        let mut message = humanize_yaml_message(&message);
+        if message.starts_with("expected a mapping") && first_content(&src.text) == Some((line, col)) {
+            message = "the spec must be a mapping of keys (`version: 1`, `test:`, `mutations:`), not a list or a single value".into();
+        }
         let snippet: Vec<String> = lines
             .map(|l| {
                 // The parser repeats its raw message after the caret; keep the caret only.
@@ -378,8 +467,11 @@ fn parse_yaml<T: for<'de> Deserialize<'de>>(src: &SourceFile) -> Result<T, Diagn
             })
             .collect();
         let fix = yaml_fix_hint(&message);
-        let mut d = Diagnostic::new(&src.display, line, col, message);
-        if !snippet.is_empty() {
+        // The parser's own snippet, unless it has none or a line too long to
+        // print: then ours (cut around the caret).
+        let long = snippet.iter().any(|l| l.chars().count() > crate::diag::MAX_SHOWN);
+        let mut d = src.diag(line, col, message);
+        if !snippet.is_empty() && !long {
             d.snippet = Some(snippet.join("\n"));
         }
         d.with_fix(fix)
@@ -433,6 +525,18 @@ fn humanize_yaml_message(message: &str) -> String {
     if m.contains("did not match any variant") {
         return "value has the wrong type here".into();
     }
+    if m.contains("expected mapping start") {
+        return "expected a mapping (`key: value` entries) here".into();
+    }
+    if m.contains("expected sequence start") {
+        return "expected a list (`- item` lines or `[a, b]`) here".into();
+    }
+    if m.contains("expected string scalar") {
+        return "expected a single value here, not a list or a mapping".into();
+    }
+    if m.contains("multiple YAML documents") {
+        return "the spec holds more than one YAML document (a `---` line in the middle)".into();
+    }
     m
 }
 
@@ -449,6 +553,15 @@ fn yaml_fix_hint(message: &str) -> String {
         "write the value after the key (quote it if it is empty: `''`)".into()
     } else if message.contains("bad `count`") {
         "use `count: 1`, another positive number, or `count: all`".into()
+    } else if message.contains("the spec must be a mapping") {
+        "start the file with `version: 1`, then `test:` and `mutations:` at column 1 (see README)"
+            .into()
+    } else if message.contains("expected a mapping") {
+        "write `key: value` entries here, indented under their parent key".into()
+    } else if message.contains("expected a list") {
+        "write the entries as a list: one `- ` line per entry".into()
+    } else if message.contains("more than one YAML document") {
+        "keep one document: remove the `---` line and merge what follows into the first part".into()
     } else if message.contains("bad command") {
         "e.g. `command: \"python3 -m pytest -q\"` or `command: [python3, -m, pytest]`".into()
     } else if message.contains("placement of ':'") || message.contains("mapping values") {
@@ -952,13 +1065,17 @@ fn resolve_mutation(
         Ok(rel) => {
             let full = root.join(&rel);
             match full.canonicalize() {
-                Err(_) => {
+                Err(e) => {
+                    // A link that exists but leads nowhere is not a missing file.
+                    let why = match std::fs::symlink_metadata(&full) {
+                        Ok(_) => format!("file `{rel}` is a symlink that cannot be resolved ({e})"),
+                        Err(_) => {
+                            format!("file `{rel}` does not exist in {}", display_path(root))
+                        }
+                    };
                     diags.push(
-                        src.at(
-                            &raw.file,
-                            format!("file `{rel}` does not exist in {}", display_path(root)),
-                        )
-                        .with_fix("correct the path (relative to the target root)"),
+                        src.at(&raw.file, why)
+                            .with_fix("correct the path (relative to the target root)"),
                     );
                     None
                 }
@@ -985,14 +1102,25 @@ fn resolve_mutation(
                     None
                 }
                 Ok(c) if c != full => {
+                    // Refused, not followed: the copy recreates links as links,
+                    // and writing through one could land outside the copy.
+                    let real = c
+                        .strip_prefix(root)
+                        .map(|p| p.to_string_lossy().replace('\\', "/"))
+                        .unwrap_or_else(|_| c.display().to_string());
+                    let how = if std::fs::symlink_metadata(&full)
+                        .map(|m| m.file_type().is_symlink())
+                        .unwrap_or(false)
+                    {
+                        "is a symlink"
+                    } else {
+                        "goes through a symlinked directory"
+                    };
                     diags.push(
-                        src.at(
-                            &raw.file,
-                            format!("`{rel}` is a symlink (to {})", display_path(&c)),
-                        )
-                        .with_fix(
-                            "name the file the link points to; unguard mutates real files only",
-                        ),
+                        src.at(&raw.file, format!("`{rel}` {how} (to `{real}`)"))
+                            .with_fix(format!(
+                                "write `file: {real}`: unguard mutates real files only, not links"
+                            )),
                     );
                     None
                 }
