@@ -63,13 +63,17 @@ impl Diagnostic {
     }
 }
 
-/// Longest message, snippet line or fix (in characters) a diagnostic prints;
-/// longer ones (a 5 MB minified line, a huge scalar quoted back) are cut with `…`.
+/// Longest snippet line (in characters) a diagnostic prints; longer ones (a
+/// 5 MB minified line) are cut to a window around the caret, with `…`.
 pub const MAX_SHOWN: usize = 200;
 
-/// `s` cut to about [`MAX_SHOWN`] characters: its start and its end, `…` between.
+/// Longest message or fix (in characters); a longer one (a huge scalar quoted
+/// back) keeps its start and end, with `…` between.
+pub const MAX_MESSAGE: usize = 600;
+
+/// `s` cut to about [`MAX_MESSAGE`] characters: its start and its end, `…` between.
 pub fn shorten(s: &str) -> std::borrow::Cow<'_, str> {
-    shorten_to(s, MAX_SHOWN)
+    shorten_to(s, MAX_MESSAGE)
 }
 
 /// `s` cut to about `max` characters: its start and its end, `…` between.

@@ -413,7 +413,7 @@ fn non_utf8_hint(content: &[u8], pattern: &Pattern) -> String {
     let byte = content[at];
     let (line, col) = line_col(content, at);
     format!(
-        " (the file is not UTF-8: byte 0x{byte:02X} at line {line}, column {col}; the pattern is UTF-8 text and cannot match such bytes: use `regex` with `(?-u:\\x{byte:02X})` for them)"
+        " (the file is not UTF-8: byte 0x{byte:02X} at line {line}, column {col}; a UTF-8 pattern cannot match such bytes, a `regex` with `(?-u:\\x{byte:02X})` can)"
     )
 }
 

@@ -951,3 +951,63 @@ fn diff_of_a_change_in_a_long_line_is_cut_around_it() {
 }
 
 // ---------------------------------------------------- found by the fuzzer
+
+/// Swapping two Latin-1 bytes: both sides decoded to "��", so the diff was
+/// empty (a debug build of `unguard check` panicked on it in plan.rs).
+#[test]
+fn regression_swapped_invalid_bytes_have_a_diff() {
+    let d = mutate::unified_diff("a.py", b"x = '\xe9\xe8'\n", b"x = '\xe8\xe9'\n");
+    assert_eq!(
+        d,
+        "--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-x = '\\xE9\\xE8'\n+x = '\\xE8\\xE9'\n"
+    );
+    // Even when the text spells out what an invalid byte is shown as.
+    let d = mutate::unified_diff("a.py", b"\\xE9", b"\xe9");
+    assert!(!d.is_empty());
+    assert_ne!(
+        d.lines().nth(3),
+        d.lines().nth(4).map(|l| l.replacen('+', "-", 1)).as_deref()
+    );
+}
+
+/// A lone CR inside a line: the old diff (similar's line splitting) broke the
+/// line there and wrote a diff that did not apply.
+#[test]
+fn regression_lone_cr_stays_inside_its_line() {
+    let content = b"a\raba";
+    let pattern = Pattern::Literal {
+        text: "a".into(),
+        exact_whitespace: false,
+    };
+    let a = mutate::apply(&pattern, "", Count::Exactly(3), content).unwrap();
+    assert_eq!(a.mutated, b"\rb");
+    let d = mutate::unified_diff("f", content, &a.mutated);
+    assert_eq!(patch("a\raba", &d).as_deref(), Some("\rb"), "{d:?}");
+    // And a diff from nothing to lone-CR lines does not index out of bounds.
+    assert!(!mutate::unified_diff("f", b"", b"\ra\ra").is_empty());
+}
+
+/// Two BOMs: only the first is not text; the second is a character, and
+/// positions agree with `line_col` on the whole file.
+#[test]
+fn regression_second_bom_is_text() {
+    let content = "\u{feff}\u{feff}\\xE9".as_bytes();
+    let a = mutate::apply(&Pattern::Regex("x".into()), "", Count::All, content).unwrap();
+    assert_eq!((a.line, a.col), (1, 3));
+    assert_eq!((a.line, a.col), mutate::line_col(content, 7));
+    assert!(a.mutated.starts_with("\u{feff}\u{feff}".as_bytes()));
+}
+
+/// An overlapping earlier occurrence: reversal is only promised when the
+/// inserted text is the one match.
+#[test]
+fn regression_reversal_precondition() {
+    let lit = Pattern::Literal {
+        text: "b".into(),
+        exact_whitespace: false,
+    };
+    let a = mutate::apply(&lit, "aa", Count::Exactly(1), b"ab").unwrap();
+    assert_eq!(a.mutated, b"aaa");
+    let back = Pattern::Regex(regex::escape("aa"));
+    assert_eq!(mutate::sites(&back, &a.mutated).unwrap(), vec![0..2]);
+}
