@@ -142,17 +142,17 @@ pub fn render_lines(lines: &[&str], first: u64, line: u64, col: u64) -> String {
     let from = idx.saturating_sub(2);
     let shown = &lines[from..=idx];
     let caret = (col as usize).saturating_sub(1);
-    let long = shown
-        .iter()
-        .any(|l| l.len() > MAX_SHOWN && l.chars().count() > MAX_SHOWN);
-    // First character shown of each line.
-    let skip = if long {
+    let is_long = |l: &str| l.len() > MAX_SHOWN && l.chars().count() > MAX_SHOWN;
+    // Long lines are shown through one window that starts a little before
+    // the caret when the caret's own line is long (so columns line up), or
+    // at the start otherwise. Short lines are shown whole.
+    let skip = if is_long(shown[shown.len() - 1]) {
         caret.saturating_sub(CUT_LEAD)
     } else {
         0
     };
     let cut = |text: &str| -> String {
-        if !long {
+        if !is_long(text) {
             return text.to_string();
         }
         let mut chars = text.chars().skip(skip);

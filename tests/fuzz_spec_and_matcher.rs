@@ -881,8 +881,95 @@ fn check_apply(
     Ok(())
 }
 
+/// Whitespace a flexible `find` must match: every kind, both line endings.
+const WHITESPACE: &[&str] = &[
+    " ", "  ", "\t", "\n", "\r\n", "\x0b", "\x0c", "\u{a0}", "\u{85}", "\u{2028}", "\u{3000}",
+    " \r\n\t",
+];
+
+/// Content with the `find` planted in it, its whitespace runs swapped for
+/// other whitespace: the matches the flexible matcher exists for.
+fn planted() -> impl Strategy<Value = (String, Vec<u8>)> {
+    (
+        text_from(TEXT_TOKENS, 6),
+        prop::collection::vec(prop::sample::select(WHITESPACE), 8),
+        content(),
+        content(),
+    )
+        .prop_map(|(find, ws, before, after)| {
+            let mut planted = String::new();
+            let mut k = 0;
+            let mut in_ws = false;
+            for ch in find.chars() {
+                if ch.is_whitespace() {
+                    if !in_ws {
+                        planted.push_str(ws[k % ws.len()]);
+                        k += 1;
+                    }
+                    in_ws = true;
+                } else {
+                    planted.push(ch);
+                    in_ws = false;
+                }
+            }
+            (find, [before, planted.into_bytes(), after].concat())
+        })
+}
+
+/// A file of many short lines and an edit of some of them.
+fn lines_and_edit() -> impl Strategy<Value = (Vec<u8>, Vec<u8>)> {
+    let line = prop::sample::select(&["a", "b", "x = 1", "", "\t}", "é"][..]);
+    (
+        prop::collection::vec(line.clone(), 0..40),
+        prop::collection::vec((any::<prop::sample::Index>(), 0u8..3, line), 1..4),
+        any::<bool>(),
+    )
+        .prop_map(|(lines, edits, final_newline)| {
+            let join = |l: &[&str]| {
+                let mut s = l.join("\n");
+                if final_newline && !l.is_empty() {
+                    s.push('\n');
+                }
+                s.into_bytes()
+            };
+            let old = join(&lines);
+            let mut new = lines.clone();
+            for (at, op, l) in edits {
+                let i = at.index(new.len() + 1);
+                match op {
+                    0 if i < new.len() => new[i] = l,
+                    1 if i < new.len() => {
+                        new.remove(i);
+                    }
+                    _ => new.insert(i, l),
+                }
+            }
+            (old, join(&new))
+        })
+}
+
 proptest! {
     #![proptest_config(config(512))]
+
+    #[test]
+    fn matcher_finds_planted_text(
+        (find, content) in planted(),
+        exact_whitespace in any::<bool>(),
+        replace in text_from(REPLACE_TOKENS, 4),
+        count in count(),
+    ) {
+        let pattern = Pattern::Literal { text: find, exact_whitespace };
+        check_apply(&pattern, &replace, count, &content)?;
+    }
+
+    #[test]
+    fn diff_turns_the_original_into_the_mutant((old, new) in lines_and_edit()) {
+        let d = mutate::unified_diff("f", &old, &new);
+        prop_assert_eq!(d.is_empty(), old == new);
+        let (old, new) = (String::from_utf8(old).unwrap(), String::from_utf8(new).unwrap());
+        let patched = patch(&old, &d);
+        prop_assert_eq!(patched.as_deref(), Some(new.as_str()), "{}", d);
+    }
 
     #[test]
     fn matcher_never_panics_and_keeps_its_promises(

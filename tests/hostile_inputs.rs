@@ -854,3 +854,41 @@ fn ten_thousand_broken_mutations_are_all_reported() {
         &err[err.len() - 500..]
     );
 }
+
+#[test]
+fn caret_far_right_on_a_long_line_is_shown_in_a_window() {
+    // A flow mapping on one 100 kB line, the error at its end.
+    let fx = Fixture::new();
+    fx.write("src/a.py", A_PY);
+    let control = "c".repeat(100_000);
+    fx.write(
+        "unguard.yaml",
+        &format!(
+            "version: 1\ntest: {{command: \"true\"}}\nmutations:\n  - {{id: a, control: \"{control}\", file: src/a.py, find: 'x > 5', replace: 'True', timeout: soon}}\n"
+        ),
+    );
+    let (code, _, err) = check(&fx);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.starts_with("error: unguard.yaml:4:100083: bad timeout `soon`"),
+        "{}",
+        &err[..err.len().min(300)]
+    );
+    assert!(err.len() < 2_000, "{} bytes", err.len());
+    // The shown part of line 4 holds the error, and the caret is under it.
+    let shown = err
+        .lines()
+        .find(|l| l.starts_with("4 | "))
+        .expect("line 4 shown");
+    let caret = err
+        .lines()
+        .find(|l| l.starts_with("  | ") && l.ends_with('^'))
+        .expect("a caret line");
+    assert!(shown.contains("timeout: soon}"), "{shown}");
+    let at = |l: &str, i: usize| l.chars().nth(i);
+    let caret_at = caret.chars().count() - 1;
+    assert_eq!(at(shown, caret_at), Some('s'), "{shown}\n{caret}");
+    assert!(shown.starts_with("4 | …"), "{shown}");
+    // The short lines above are shown whole.
+    assert!(err.contains("\n3 | mutations:\n"), "{err}");
+}
