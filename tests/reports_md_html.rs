@@ -66,7 +66,11 @@ fn hostile() -> Results {
         m.file = "f|<script>alert(1)</script>.py".into();
         m.detail = format!("detail {EVIL}");
         m.red_tests = vec![format!("t::red`|{EVIL}")];
-        m.killed_by = vec![format!("k::`{EVIL}")];
+        m.killed_by = vec![
+            format!("k::`{EVIL}"),
+            "`starts and ends with backticks``".into(),
+            " spaces around ".into(),
+        ];
         m.tests_ran = (0..25).map(|j| format!("ran{j} `{EVIL}")).collect();
         m.command = Some(format!("cmd `{EVIL}"));
         m.exit = Some(format!("exit {EVIL}"));
@@ -74,7 +78,7 @@ fn hostile() -> Results {
         m.diff_file = Some("javascript:alert(3)|`.diff".into());
         m.log_file = Some("</details><script>alert(4)</script>.log".into());
         m.diff = Some(format!(
-            "--- a/f\n+++ b/f\n@@ -1 +1 @@\n-```\n+````\n </details>\n <script>alert(1)</script>\n <!-- unguard -->\r\n {EVIL}\n"
+            "--- a/f\n+++ b/f\n@@ -1 +1 @@\n ```\n   ````\n-```\n+````\n </details>\n <script>alert(1)</script>\n <!-- unguard -->\r\n {EVIL}\n"
         ));
         if m.allowed.is_some() {
             m.allowed = Some(format!("allow {EVIL}"));
@@ -324,6 +328,34 @@ fn md_flaky_is_a_finding_and_internal_errors_are_listed() {
 }
 
 #[test]
+fn an_empty_passing_run_renders() {
+    let mut r = fixture();
+    r.mutants.clear();
+    r.summary = unguard::results::Summary::compute(&[], r.timeout_policy);
+    r.gate.passed = true;
+    r.gate.exit_code = 0;
+    r.gate.reasons.clear();
+    r.baselines.clear();
+    r.canaries.clear();
+    r.selection.shard = Some(unguard::results::Shard { k: 2, n: 3 });
+    r.interrupted = true;
+    let md = render_md(&r);
+    assert!(md.starts_with("<!-- unguard -->\n## ✅ unguard: security-control gate passed"));
+    assert!(
+        md.contains("⚪ **No mutation score** (no mutant ran) · 0 mutants"),
+        "{md}"
+    );
+    assert!(md.contains("No mutants ran."));
+    assert!(md.contains("The run was interrupted"));
+    assert!(md.contains("shard 2/3"));
+    assert_eq!(parse(&md).tables, 0);
+    let html = render_html(&r);
+    assert!(html.contains("<span class=\"gate gate-passed\">gate passed</span>"));
+    assert!(html.contains("class=\"score level-none\""));
+    assert_eq!(html.matches("<tbody class=\"mutant\"").count(), 0);
+}
+
+#[test]
 fn md_hostile_strings_cannot_break_the_markdown() {
     let r = hostile();
     let md = render_md(&r);
@@ -406,8 +438,10 @@ fn md_hostile_strings_cannot_break_the_markdown() {
         .unwrap();
     let id = one_line(&survivor.id);
     assert!(p.code.iter().any(|c| c == &id), "{:#?}", p.code);
-    let killer = one_line(&survivor.killed_by[0]);
-    assert!(p.code.iter().any(|c| c == &killer));
+    for killer in &survivor.killed_by {
+        let killer = one_line(killer);
+        assert!(p.code.iter().any(|c| c == &killer), "{killer:?}");
+    }
     assert!(md.contains("- … and 5 more"), "25 tests, 20 listed");
 }
 
@@ -642,6 +676,9 @@ fn report_file() -> (tempfile::TempDir, PathBuf) {
     (dir, path)
 }
 
+/// How a hidden row's opening tag ends up in a DOM dump.
+const HIDDEN: &str = " hidden=\"\"";
+
 /// The opening `<tbody class="mutant" …>` tags of a DOM dump.
 fn mutant_rows(dom: &str) -> Vec<&str> {
     dom.match_indices("<tbody class=\"mutant\"")
@@ -661,7 +698,7 @@ fn html_in_chromium_runs_its_script_and_shows_every_row() {
     assert!(dom.contains("13 of 13 mutants shown"), "{dom}");
     let rows = mutant_rows(&dom);
     assert_eq!(rows.len(), 13);
-    assert!(rows.iter().all(|r| !r.contains("hidden")), "{rows:#?}");
+    assert!(rows.iter().all(|r| !r.contains(HIDDEN)), "{rows:#?}");
 }
 
 #[test]
@@ -675,7 +712,7 @@ fn html_in_chromium_filters_by_the_url_fragment() {
     assert_eq!(rows.len(), 13);
     for r in &rows {
         let survived = r.contains("data-outcome=\"survived\"");
-        assert_eq!(!r.contains("hidden"), survived, "{r}");
+        assert_eq!(!r.contains(HIDDEN), survived, "{r}");
     }
     // Free text narrows further: only the allowed survivor mentions "skew".
     let url = format!("file://{}#filter=survived,killed&q=skew", path.display());
@@ -683,7 +720,7 @@ fn html_in_chromium_filters_by_the_url_fragment() {
     assert!(dom.contains("1 of 13 mutants shown"), "{dom}");
     let visible: Vec<&str> = mutant_rows(&dom)
         .into_iter()
-        .filter(|r| !r.contains("hidden"))
+        .filter(|r| !r.contains(HIDDEN))
         .collect();
     assert_eq!(visible.len(), 1);
     assert!(visible[0].contains("data-allowed=\"yes\""), "{visible:?}");
