@@ -8,6 +8,7 @@ use crate::diag::{Diagnostic, Diagnostics};
 use crate::engine::{self, Abort, EngineOptions};
 use crate::gate::{EXIT_BASELINE, EXIT_INTERRUPTED, EXIT_OK, EXIT_SPEC, EXIT_USAGE};
 use crate::plan::{self, Entry, Filters, Plan};
+use crate::report::markdown::Template;
 use crate::report::Format;
 use crate::results::{Allow, Outcome, Results, TimeoutPolicy};
 use crate::spec::{self, Spec};
@@ -312,26 +313,38 @@ pub fn run(args: &RunArgs) -> i32 {
     };
 
     // Diffs and logs are already in the dir; now the model and reports.
-    publish(&out, &results, &args.reports, template.as_deref())
+    publish(&out, &results, &args.reports, template.as_ref())
 }
 
-fn read_template(r: &ReportOutputs) -> Result<Option<String>, i32> {
+fn read_template(r: &ReportOutputs) -> Result<Option<Template>, i32> {
     read_template_file(r.template.as_deref())
 }
 
-fn read_template_file(path: Option<&Path>) -> Result<Option<String>, i32> {
+fn read_template_file(path: Option<&Path>) -> Result<Option<Template>, i32> {
     match path {
         None => Ok(None),
-        Some(p) => std::fs::read_to_string(p).map(Some).map_err(|e| {
-            eprintln!("error: --template {}: {e}", p.display());
-            EXIT_USAGE
-        }),
+        Some(p) => std::fs::read_to_string(p)
+            .map(|text| {
+                Some(Template {
+                    name: display(p),
+                    text,
+                })
+            })
+            .map_err(|e| {
+                eprintln!("error: --template {}: {e}", p.display());
+                EXIT_USAGE
+            }),
     }
 }
 
 /// Write the model and the reports into `out`, print the table and the gate;
 /// returns the exit code.
-fn publish(out: &Path, results: &Results, reports: &ReportOutputs, template: Option<&str>) -> i32 {
+fn publish(
+    out: &Path,
+    results: &Results,
+    reports: &ReportOutputs,
+    template: Option<&Template>,
+) -> i32 {
     let mut exit = results.gate.exit_code;
     let mut fail = |msg: String| {
         eprintln!("error: {msg}");
@@ -434,7 +447,7 @@ pub fn report(args: &ReportArgs) -> i32 {
             return EXIT_USAGE;
         }
     };
-    match report::render(&results, args.format, template.as_deref()) {
+    match report::render(&results, args.format, template.as_ref()) {
         Ok(text) => {
             let mut out = std::io::stdout().lock();
             if out
@@ -476,7 +489,7 @@ pub fn merge(args: &MergeArgs) -> i32 {
         args.dirs.len(),
         merged.mutants.len()
     );
-    publish(&args.out, &merged, &args.reports, template.as_deref())
+    publish(&args.out, &merged, &args.reports, template.as_ref())
 }
 
 pub fn schema() -> i32 {

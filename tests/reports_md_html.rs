@@ -492,8 +492,8 @@ fn template_errors_name_the_line() {
         );
         assert_eq!(code, Some(1), "{name}: {stdout}{stderr}");
         assert!(stdout.is_empty(), "{name}: {stdout}");
-        assert!(stderr.contains("--template"), "{name}: {stderr}");
-        assert!(stderr.contains(line), "{name}: want {line}: {stderr}");
+        let at = format!("{}, {line}:", path.display());
+        assert!(stderr.contains(&at), "{name}: want `{at}`: {stderr}");
     }
     let (_, _, stderr) = report_cmd(
         &fixture_dir(),
@@ -557,7 +557,11 @@ fn the_readme_example_template_renders() {
     let len = readme[start..].find("\n```\n").unwrap() + 1;
     let template = &readme[start..start + len];
     let r = fixture();
-    let md = report::render(&r, Format::Md, Some(template)).unwrap();
+    let template = report::markdown::Template {
+        name: "templates/README.md example".into(),
+        text: template.to_string(),
+    };
+    let md = report::render(&r, Format::Md, Some(&template)).unwrap();
     assert!(
         md.starts_with("<!-- unguard -->\n🟡 **unguard failed** · 13 mutants"),
         "{md}"

@@ -18,19 +18,26 @@ pub const MARKER: &str = "<!-- unguard -->";
 
 const PR_COMMENT: &str = include_str!("../../templates/pr-comment.md");
 
-/// Render the PR comment with the built-in template, or with `template` (the
-/// text of a user's `--template` file). The result always starts with
-/// [`MARKER`]: it is prepended when the template does not put it first.
-pub fn render(results: &Results, template: Option<&str>) -> Result<String> {
+/// A user's template (`--template FILE`): its name for error messages and its text.
+#[derive(Debug, Clone)]
+pub struct Template {
+    pub name: String,
+    pub text: String,
+}
+
+/// Render the PR comment with the built-in template, or with a user's
+/// `template`. The result always starts with [`MARKER`]: it is prepended when
+/// the template does not put it first.
+pub fn render(results: &Results, template: Option<&Template>) -> Result<String> {
     let env = environment();
     let ctx = context(results)?;
     let out = match template {
         None => env
             .render_named_str("pr-comment.md", PR_COMMENT, ctx)
             .map_err(|e| anyhow!(describe_error(&e, PR_COMMENT, "built-in pr-comment.md")))?,
-        Some(src) => env
-            .render_named_str("template", src, ctx)
-            .map_err(|e| anyhow!(describe_error(&e, src, "--template")))?,
+        Some(t) => env
+            .render_named_str("template", &t.text, ctx)
+            .map_err(|e| anyhow!(describe_error(&e, &t.text, &t.name)))?,
     };
     Ok(with_marker(out))
 }

@@ -89,14 +89,16 @@ pub fn table(results: &Results) -> String {
 /// Everything that is not a clean kill, survivors first (they are the
 /// findings), then the other outcomes in a fixed order; spec order within each.
 pub fn finding_mutants(results: &Results) -> Vec<&MutantResult> {
-    const ORDER: [Outcome; 7] = [
+    const ORDER: [Outcome; 9] = [
         Outcome::Survived,
+        Outcome::Flaky,
         Outcome::WrongReason,
         Outcome::Timeout,
         Outcome::Unreached,
         Outcome::Unviable,
         Outcome::NoOp,
         Outcome::Ambiguous,
+        Outcome::InternalError,
     ];
     ORDER
         .iter()
@@ -121,8 +123,12 @@ pub fn findings(results: &Results) -> Vec<String> {
 }
 
 /// Render `results` in `format`. `template` is a user's minijinja template
-/// text for the Markdown report (`--template`); other formats ignore it.
-pub fn render(results: &Results, format: Format, template: Option<&str>) -> Result<String> {
+/// for the Markdown report (`--template`); other formats ignore it.
+pub fn render(
+    results: &Results,
+    format: Format,
+    template: Option<&markdown::Template>,
+) -> Result<String> {
     match format {
         Format::Md => markdown::render(results, template),
         Format::Json => Ok(serde_json::to_string_pretty(results)? + "\n"),
