@@ -317,6 +317,7 @@ pub fn render(results: &Results) -> Result<String> {
             "spec": results.spec,
             "timeoutPolicy": results.timeout_policy,
             "gate": results.gate_config,
+            "verdict": results.gate,
             "selection": results.selection,
         }),
     };
