@@ -8,10 +8,12 @@
 //! [`results`] (the model every report reads) → [`report`] → [`gate`] (exit code).
 //! [`engine`] drives the loop; [`commands`] maps subcommands onto it.
 
+pub mod anchor;
 pub mod capture;
 pub mod changes;
 pub mod cli;
 pub mod commands;
+pub mod detect;
 pub mod diag;
 pub mod engine;
 pub mod gate;
