@@ -121,17 +121,35 @@ pub struct ListArgs {
 pub struct RunArgs {
     #[command(flatten)]
     pub target: TargetArgs,
+    #[command(flatten)]
+    pub exec: ExecArgs,
+    #[command(flatten)]
+    pub reports: ReportOutputs,
+    /// Run the valid mutants even when others are no-op or ambiguous (exit stays 5).
+    #[arg(long)]
+    pub keep_going: bool,
+    #[command(flatten)]
+    pub filters: FilterArgs,
+    /// Fail the gate below this score (percent). Overrides `gate.min_score`.
+    #[arg(long, value_name = "PERCENT", value_parser = parse_percent)]
+    pub min_score: Option<f64>,
+    /// Undetected mutants the gate tolerates. Overrides `gate.max_survived` (default 0).
+    #[arg(long, value_name = "N")]
+    pub max_survived: Option<usize>,
+    /// Excuse a mutant from score and gate: `ID=REASON` (repeatable; adds to `gate.allow`).
+    #[arg(long, value_name = "ID=REASON", value_parser = parse_allow)]
+    pub allow: Vec<(String, String)>,
+}
+
+/// How mutants are run (shared by `run` and `audit`).
+#[derive(Debug, Args, Clone)]
+pub struct ExecArgs {
     /// Parallel workers, each with its own scratch copy (default: number of cores).
     #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
     pub jobs: Option<u16>,
     /// Output directory for outcomes.json, diffs and logs (default: ./unguard.out).
     #[arg(long, short = 'o', value_name = "DIR", default_value = "unguard.out")]
     pub out: PathBuf,
-    #[command(flatten)]
-    pub reports: ReportOutputs,
-    /// Run the valid mutants even when others are no-op or ambiguous (exit stays 5).
-    #[arg(long)]
-    pub keep_going: bool,
     /// Skip the canary (the reach proof that empties each target file once).
     #[arg(long)]
     pub no_canary: bool,
@@ -150,17 +168,6 @@ pub struct RunArgs {
     /// Timeout for every test run, overriding the spec (e.g. 30s, 2m).
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub timeout: Option<std::time::Duration>,
-    #[command(flatten)]
-    pub filters: FilterArgs,
-    /// Fail the gate below this score (percent). Overrides `gate.min_score`.
-    #[arg(long, value_name = "PERCENT", value_parser = parse_percent)]
-    pub min_score: Option<f64>,
-    /// Undetected mutants the gate tolerates. Overrides `gate.max_survived` (default 0).
-    #[arg(long, value_name = "N")]
-    pub max_survived: Option<usize>,
-    /// Excuse a mutant from score and gate: `ID=REASON` (repeatable; adds to `gate.allow`).
-    #[arg(long, value_name = "ID=REASON", value_parser = parse_allow)]
-    pub allow: Vec<(String, String)>,
 }
 
 #[derive(Debug, Args, Clone, Default)]

@@ -3,14 +3,16 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::cli::{FilterArgs, ListArgs, MergeArgs, ReportArgs, ReportOutputs, RunArgs, TargetArgs};
+use crate::cli::{
+    ExecArgs, FilterArgs, ListArgs, MergeArgs, ReportArgs, ReportOutputs, RunArgs, TargetArgs,
+};
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::engine::{self, Abort, EngineOptions};
 use crate::gate::{EXIT_BASELINE, EXIT_INTERRUPTED, EXIT_OK, EXIT_SPEC, EXIT_USAGE};
 use crate::plan::{self, Entry, Filters, Plan};
 use crate::report::markdown::Template;
 use crate::report::Format;
-use crate::results::{Allow, Outcome, Results, TimeoutPolicy};
+use crate::results::{Allow, GateConfig, Outcome, Results, TimeoutPolicy};
 use crate::spec::{self, Spec};
 use crate::{changes, merge, report, workspace};
 
@@ -196,16 +198,47 @@ pub fn run(args: &RunArgs) -> i32 {
         );
         return EXIT_SPEC;
     }
-    if let Err(e) = engine::prepare_out_dir(&args.out) {
+    let policy = args
+        .exec
+        .timeout_is
+        .or(spec.timeout_is)
+        .unwrap_or(TimeoutPolicy::Killed);
+    let (out, results) = match execute_plan(
+        &spec,
+        plan,
+        &args.exec,
+        policy,
+        gate,
+        &display(&args.target.path),
+    ) {
+        Ok(r) => r,
+        Err(code) => return code,
+    };
+    // Diffs and logs are already in the dir; now the model and reports.
+    publish(&out, &results, &args.reports, template.as_ref())
+}
+
+/// Copy the tree, run baseline, canaries and mutants of `plan`, and return
+/// the out dir and the results; on an early stop, the exit code (already
+/// explained on stderr).
+fn execute_plan(
+    spec: &Spec,
+    plan: Plan,
+    exec: &ExecArgs,
+    policy: TimeoutPolicy,
+    gate: GateConfig,
+    root_display: &str,
+) -> Result<(PathBuf, Results), i32> {
+    if let Err(e) = engine::prepare_out_dir(&exec.out) {
         eprintln!("error: {e:#}");
-        return EXIT_USAGE;
+        return Err(EXIT_USAGE);
     }
-    let out = args.out.canonicalize().unwrap_or_else(|_| args.out.clone());
+    let out = exec.out.canonicalize().unwrap_or_else(|_| exec.out.clone());
     let manifest = match workspace::manifest(&spec.root, std::slice::from_ref(&out), &spec.link) {
         Ok(m) => m,
         Err(e) => {
             eprintln!("error: listing the files of {}: {e:#}", spec.root.display());
-            return EXIT_USAGE;
+            return Err(EXIT_USAGE);
         }
     };
     // Every targeted file must be part of the copy (not ignored by git).
@@ -230,7 +263,7 @@ pub fn run(args: &RunArgs) -> i32 {
     }
     if !missing.is_empty() {
         eprint!("{missing}");
-        return EXIT_USAGE;
+        return Err(EXIT_USAGE);
     }
     if let Some(shard) = plan.selection.shard {
         eprintln!(
@@ -261,7 +294,7 @@ pub fn run(args: &RunArgs) -> i32 {
     eprintln!(
         "unguard: {} mutation(s) in {} ({} files copied{}, {} linked: {})",
         plan.entries.len(),
-        display(&args.target.path),
+        root_display,
         manifest.entries.len(),
         if manifest.from_git { " from git" } else { "" },
         manifest.links.len(),
@@ -271,7 +304,7 @@ pub fn run(args: &RunArgs) -> i32 {
             manifest.links.join(", ")
         }
     );
-    let jobs = args.jobs.map(usize::from).unwrap_or_else(|| {
+    let jobs = exec.jobs.map(usize::from).unwrap_or_else(|| {
         std::thread::available_parallelism()
             .map(|n| n.get())
             .unwrap_or(1)
@@ -279,41 +312,37 @@ pub fn run(args: &RunArgs) -> i32 {
     let opts = EngineOptions {
         out: out.clone(),
         jobs,
-        no_canary: args.no_canary,
-        timeout_policy: args
-            .timeout_is
-            .or(spec.timeout_is)
-            .unwrap_or(TimeoutPolicy::Killed),
-        timeout: args.timeout,
-        root_display: display(&args.target.path),
+        no_canary: exec.no_canary,
+        timeout_policy: policy,
+        timeout: exec.timeout,
+        root_display: root_display.to_string(),
         gate,
-        baseline_runs: usize::from(args.baseline_runs),
-        recheck_survivors: usize::from(args.recheck_survivors),
+        baseline_runs: usize::from(exec.baseline_runs),
+        recheck_survivors: usize::from(exec.recheck_survivors),
         thresholds: spec.thresholds,
         selection: plan.selection.clone(),
     };
-    let results = match engine::execute(&spec, plan, manifest, opts) {
+    let results = match engine::execute(spec, plan, manifest, opts) {
         Ok(r) => r,
         Err(Abort::BaselineRed(msg)) => {
             eprintln!("error: baseline: {msg}");
-            return EXIT_BASELINE;
+            return Err(EXIT_BASELINE);
         }
         Err(Abort::Spec(d)) => {
             eprint!("{d}");
-            return EXIT_USAGE;
+            return Err(EXIT_USAGE);
         }
         Err(Abort::Interrupted) => {
             eprintln!("unguard: interrupted; no mutant finished");
-            return EXIT_INTERRUPTED;
+            return Err(EXIT_INTERRUPTED);
         }
         Err(Abort::Internal(e)) => {
             eprintln!("error: {e:#}");
-            return EXIT_USAGE;
+            return Err(EXIT_USAGE);
         }
     };
 
-    // Diffs and logs are already in the dir; now the model and reports.
-    publish(&out, &results, &args.reports, template.as_ref())
+    Ok((out, results))
 }
 
 fn read_template(r: &ReportOutputs) -> Result<Option<Template>, i32> {
