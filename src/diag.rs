@@ -63,6 +63,57 @@ impl Diagnostic {
     }
 }
 
+/// Source text indexed by line, to render many snippets of one file without
+/// rescanning it (a 10k-mutation spec has 50k lines). Line breaks are `\n`,
+/// `\r\n` or a lone `\r`, as the YAML parser counts them; a leading BOM is
+/// not text.
+#[derive(Debug, Clone, Default)]
+pub struct SourceLines {
+    text: String,
+    /// Byte offset of every line start.
+    starts: Vec<usize>,
+}
+
+impl SourceLines {
+    pub fn new(text: &str) -> SourceLines {
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        let text = if text.contains('\r') {
+            text.replace("\r\n", "\n").replace('\r', "\n")
+        } else {
+            text.to_string()
+        };
+        let mut starts = vec![0];
+        starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+        SourceLines { text, starts }
+    }
+
+    /// The text, line breaks as `\n`.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// Lines `first..=last` (1-based, clamped to the file), without their `\n`.
+    pub fn lines(&self, first: u64, last: u64) -> Vec<&str> {
+        let n = self.starts.len();
+        let a = (first.max(1) as usize - 1).min(n);
+        let b = (last as usize).min(n);
+        (a..b)
+            .map(|i| {
+                let end = self.starts.get(i + 1).copied().unwrap_or(self.text.len());
+                let l = &self.text[self.starts[i]..end];
+                l.strip_suffix('\n').unwrap_or(l)
+            })
+            .collect()
+    }
+
+    /// `d` with the caret snippet of its position in this text.
+    pub fn snippet(&self, d: Diagnostic) -> Diagnostic {
+        let first = d.line.saturating_sub(2).max(1);
+        let lines = self.lines(first, d.line);
+        d.with_lines(&lines, first)
+    }
+}
+
 /// Longest snippet line (in characters) a diagnostic prints; longer ones (a
 /// 5 MB minified line) are cut to a window around the caret, with `…`.
 pub const MAX_SHOWN: usize = 200;
@@ -227,6 +278,33 @@ mod tests {
         let src = "a: 1\nb: 2\nc: oops\n";
         let s = render_snippet(src, 3, 4);
         assert_eq!(s, "1 | a: 1\n2 | b: 2\n3 | c: oops\n  |    ^");
+    }
+
+    #[test]
+    fn source_lines_count_every_line_break_kind() {
+        let src = SourceLines::new("\u{feff}a: 1\r\nb: 2\rc: oops\n");
+        assert_eq!(src.lines(1, 3), ["a: 1", "b: 2", "c: oops"]);
+        assert_eq!(src.lines(3, 9), ["c: oops", ""]);
+        let d = src.snippet(Diagnostic::new("u.yaml", 3, 4, "bad"));
+        assert_eq!(
+            d.snippet.as_deref(),
+            Some(" --> u.yaml:3:4\n1 | a: 1\n2 | b: 2\n3 | c: oops\n  |    ^")
+        );
+    }
+
+    #[test]
+    fn long_lines_are_cut_around_the_caret() {
+        let line = format!("{}key: bad{}", "x".repeat(5_000), "y".repeat(5_000));
+        let s = render_snippet(&format!("short\n{line}\n"), 2, 5_001);
+        let lines: Vec<&str> = s.lines().collect();
+        assert_eq!(lines[0], "1 | short");
+        assert!(
+            lines[1].starts_with("2 | …") && lines[1].ends_with('…'),
+            "{s}"
+        );
+        assert!(lines[1].chars().count() < MAX_SHOWN + 10, "{s}");
+        let caret = lines[2].chars().count() - 1;
+        assert_eq!(lines[1].chars().nth(caret), Some('k'), "{s}");
     }
 
     #[test]

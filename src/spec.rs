@@ -11,7 +11,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_saphyr::Spanned;
 
-use crate::diag::{Diagnostic, Diagnostics};
+use crate::diag::{Diagnostic, Diagnostics, SourceLines};
 use crate::results::{Allow, GateConfig, Thresholds, TimeoutPolicy};
 
 // ---------------------------------------------------------------- raw YAML
@@ -283,42 +283,23 @@ impl std::fmt::Display for SpecError {
 
 struct SourceFile {
     display: String,
-    text: String,
-    /// Byte offset of every line start, so a diagnostic renders its snippet
-    /// without rescanning the file (a 10k-mutation spec has 50k lines).
-    line_starts: Vec<usize>,
+    /// The text, indexed by line for snippets.
+    source: SourceLines,
 }
 
 impl SourceFile {
-    fn new(display: String, text: String) -> SourceFile {
-        let mut line_starts = vec![0];
-        line_starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+    fn new(display: String, text: &str) -> SourceFile {
         SourceFile {
             display,
-            text,
-            line_starts,
+            source: SourceLines::new(text),
         }
     }
-    /// Lines `first..=last` (1-based, clamped to the file).
-    fn lines(&self, first: u64, last: u64) -> Vec<&str> {
-        let n = self.line_starts.len();
-        let a = (first.max(1) as usize - 1).min(n);
-        let b = (last as usize).min(n);
-        (a..b)
-            .map(|i| {
-                let end = self
-                    .line_starts
-                    .get(i + 1)
-                    .copied()
-                    .unwrap_or(self.text.len());
-                let l = &self.text[self.line_starts[i]..end];
-                l.strip_suffix('\n').unwrap_or(l)
-            })
-            .collect()
+    fn text(&self) -> &str {
+        self.source.text()
     }
     fn diag(&self, line: u64, col: u64, msg: impl Into<String>) -> Diagnostic {
-        let first = line.saturating_sub(2).max(1);
-        Diagnostic::new(&self.display, line, col, msg).with_lines(&self.lines(first, line), first)
+        self.source
+            .snippet(Diagnostic::new(&self.display, line, col, msg))
     }
     fn at<T>(&self, s: &Spanned<T>, msg: impl Into<String>) -> Diagnostic {
         self.diag(s.referenced.line(), s.referenced.column(), msg)
@@ -380,13 +361,7 @@ fn read_source(path: &Path) -> Result<SourceFile, Diagnostic> {
     };
     // A BOM is not content; CR and CRLF line breaks count as one line break
     // (as in the YAML parser), so snippets show the lines positions refer to.
-    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
-    let text = if text.contains('\r') {
-        text.replace("\r\n", "\n").replace('\r', "\n")
-    } else {
-        text.to_string()
-    };
-    Ok(SourceFile::new(display, text))
+    Ok(SourceFile::new(display, &text))
 }
 
 /// No YAML content at all: blank, comments, document markers.
@@ -412,30 +387,30 @@ fn first_content(text: &str) -> Option<(u64, u64)> {
 }
 
 fn parse_yaml<T: for<'de> Deserialize<'de>>(src: &SourceFile) -> Result<T, Diagnostic> {
-    if src.text.trim().is_empty() {
+    if src.text().trim().is_empty() {
         return Err(Diagnostic::new(&src.display, 1, 1, "spec file is empty")
             .with_fix("start it with `version: 1` and a `mutations:` list (see README)"));
     }
-    if only_comments(&src.text) {
+    if only_comments(src.text()) {
         return Err(
             Diagnostic::new(&src.display, 1, 1, "spec file is empty (only comments)")
                 .with_fix("start it with `version: 1` and a `mutations:` list (see README)"),
         );
     }
-    serde_saphyr::from_str::<T>(&src.text).map_err(|e| {
+    serde_saphyr::from_str::<T>(src.text()).map_err(|e| {
         // Without a location from the parser, point at the first content.
         let (line, col) = e
             .location()
             .map(|l| (l.line(), l.column()))
             .filter(|(l, c)| *l > 0 && *c > 0)
-            .or_else(|| first_content(&src.text))
+            .or_else(|| first_content(src.text()))
             .unwrap_or((1, 1));
         let opts = serde_saphyr::render_options! { source_name: Some(src.display.as_str()) };
         let rendered = e.render_with_options(opts);
         // A flow bracket left open makes the parser trip over a later line;
         // point at the bracket instead.
         if rendered.contains("placement of ':'") || rendered.contains("mapping values") {
-            if let Some((bl, bc)) = unclosed_flow_bracket(&src.text, line) {
+            if let Some((bl, bc)) = unclosed_flow_bracket(src.text(), line) {
                 return src
                     .diag(bl, bc, "unclosed bracket: this `[` or `{` is never closed")
                     .with_fix("close it on the same line (`]` or `}`), or quote the text if the bracket is meant literally");
@@ -454,7 +429,7 @@ fn parse_yaml<T: for<'de> Deserialize<'de>>(src: &SourceFile) -> Result<T, Diagn
             .unwrap_or(head)
             .to_string();
         let mut message = humanize_yaml_message(&message);
-        if message.starts_with("expected a mapping") && first_content(&src.text) == Some((line, col)) {
+        if message.starts_with("expected a mapping") && first_content(src.text()) == Some((line, col)) {
             message = "the spec must be a mapping of keys (`version: 1`, `test:`, `mutations:`), not a list or a single value".into();
         }
         let snippet: Vec<String> = lines
