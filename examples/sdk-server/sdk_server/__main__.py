@@ -1,0 +1,3 @@
+from sdk_server.app import main
+
+main()
