@@ -28,7 +28,10 @@ assert SERVE_PORT != DEFAULT_PORT
 @pytest.fixture
 def listened(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
     calls: list[dict[str, Any]] = []
-    monkeypatch.setattr(app_module, "_listen", lambda app, host, port: calls.append({"app": app, "host": host, "port": port}))
+    def record(app: Any, host: str, port: int) -> None:
+        calls.append({"app": app, "host": host, "port": port})
+
+    monkeypatch.setattr(app_module, "_listen", record)
     return calls
 
 

@@ -46,7 +46,7 @@ def test_renamed_field_is_an_error_not_zero(client: TestClient, api: FakeInvento
     api.mode = "renamed"  # the API moved its list to "items"
     for tool in ("list_servers", "count_servers"):
         result = call_tool(client, tool)
-        assert result["isError"] is True, f"{tool} reported {result.get('structuredContent')} for a payload it cannot read"
+        assert result["isError"] is True, f"{tool} counted {result.get('structuredContent')} in an unreadable payload"
         assert "'servers' list" in error_text(result)
 
 
