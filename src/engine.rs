@@ -904,7 +904,8 @@ async fn run_mutant(
     ctx.progress.status(&m.id);
 
     // Apply, then prove on disk that it arrived.
-    scratch.write(&m.file, &m.mutated)?;
+    let mutated = m.mutated(&original)?;
+    scratch.write(&m.file, &mutated)?;
     let on_disk = scratch.read(&m.file)?;
     let diff = mutate::unified_diff(&m.file, &original, &on_disk);
     let diff_name = format!("{}.diff", m.id);

@@ -10,7 +10,8 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Mutex;
 
 use anyhow::{anyhow, bail, Context, Result};
 use tempfile::TempDir;
@@ -271,7 +272,7 @@ pub struct Scratch {
 }
 
 impl Scratch {
-    /// Copy the manifest into a fresh temp dir.
+    /// Copy the manifest into a fresh temp dir (see [`copy_tree`]).
     pub fn create(manifest: &Manifest, worker: usize) -> Result<Scratch> {
         let dir = tempfile::Builder::new()
             .prefix(&format!("unguard-w{worker}-"))
@@ -279,19 +280,26 @@ impl Scratch {
             .context("creating a scratch directory")?;
         let live = LiveScratch::new(dir.path());
         let base = dir.path().canonicalize()?;
-        let tree = base.join("tree");
+        // The tree gets a name of its own (the temp dir's random suffix), so
+        // that on ext4 each copy lands in a block group of its own.
+        spread_subdirectories(&base);
+        let suffix = base
+            .file_name()
+            .map(|n| {
+                n.to_string_lossy()
+                    .rsplit('-')
+                    .next()
+                    .unwrap_or("")
+                    .to_string()
+            })
+            .unwrap_or_default();
+        let tree = base.join(format!("tree-{suffix}"));
         let pycache = base.join("pycache");
         let junit_dir = base.join("junit");
         for d in [&tree, &pycache, &junit_dir] {
             std::fs::create_dir_all(d)?;
         }
-        for rel in &manifest.entries {
-            if INTERRUPTED.load(Ordering::Relaxed) {
-                bail!("interrupted while copying the tree");
-            }
-            copy_entry(&manifest.root, &tree, rel)
-                .with_context(|| format!("copying {rel} into the scratch tree"))?;
-        }
+        copy_tree(manifest, &tree)?;
         for name in &manifest.links {
             let target = manifest.root.join(name);
             std::os::unix::fs::symlink(&target, tree.join(name))
@@ -359,6 +367,66 @@ impl Scratch {
     }
 }
 
+impl Drop for Scratch {
+    /// Empty the tree on a few threads (removing 10,000 files one by one is
+    /// most of the time the run spends after its last mutant); the `TempDir`
+    /// then removes what is left.
+    fn drop(&mut self) {
+        remove_tree_contents(&self.tree);
+    }
+}
+
+/// Remove what is inside `tree`, in parallel and best effort. Symlinks (the
+/// linked environment dirs among them) are unlinked, never followed.
+fn remove_tree_contents(tree: &Path) {
+    let children = |dir: &Path| -> Vec<(PathBuf, bool)> {
+        let Ok(rd) = std::fs::read_dir(dir) else {
+            return Vec::new();
+        };
+        rd.flatten()
+            .map(|e| {
+                // The entry's own type: a symlink to a directory is not a directory.
+                let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
+                (e.path(), is_dir)
+            })
+            .collect()
+    };
+    // Units of work: the entries two levels down (and the files one level down).
+    let mut units = Vec::new();
+    for (p, is_dir) in children(tree) {
+        if is_dir {
+            units.extend(children(&p));
+        } else {
+            units.push((p, false));
+        }
+    }
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(COPY_THREADS)
+        .min(units.len())
+        .max(1);
+    let next = AtomicUsize::new(0);
+    let work = || loop {
+        let i = next.fetch_add(1, Ordering::Relaxed);
+        let Some((p, is_dir)) = units.get(i) else {
+            return;
+        };
+        let _ = if *is_dir {
+            std::fs::remove_dir_all(p)
+        } else {
+            std::fs::remove_file(p)
+        };
+    };
+    std::thread::scope(|s| {
+        for _ in 1..threads {
+            let _ = std::thread::Builder::new()
+                .name("unguard-rm".into())
+                .spawn_scoped(s, work);
+        }
+        work();
+    });
+}
+
 fn remove_pycs(dir: &Path, stem: &str) {
     let Ok(rd) = std::fs::read_dir(dir) else {
         return;
@@ -372,30 +440,476 @@ fn remove_pycs(dir: &Path, stem: &str) {
     }
 }
 
-fn copy_entry(root: &Path, tree: &Path, rel: &str) -> Result<()> {
-    let src = root.join(rel);
-    let dst = tree.join(rel);
-    if let Some(parent) = dst.parent() {
-        std::fs::create_dir_all(parent)?;
-    }
-    let meta = match src.symlink_metadata() {
-        Ok(m) => m,
-        // Vanished between enumeration and copy (e.g. a temp file): skip.
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(e.into()),
-    };
-    if meta.file_type().is_symlink() {
-        let target = std::fs::read_link(&src)?;
-        std::os::unix::fs::symlink(&target, &dst)?;
-    } else if meta.is_file() {
-        std::fs::copy(&src, &dst)?;
-        // Keep the original mtime: tools that cache by mtime see the same tree.
-        // (futimens on a read-only handle: works for read-only files too.)
-        if let Ok(m) = meta.modified() {
-            if let Ok(f) = std::fs::File::open(&dst) {
-                let _ = f.set_modified(m);
+/// At most this many threads copy one scratch tree (each worker copies its
+/// own tree at the same time, so more would only contend).
+const COPY_THREADS: usize = 4;
+/// Entries a copy thread takes from the shared list at a time.
+const COPY_CHUNK: usize = 32;
+
+/// Copy every manifest entry into `tree` (which exists and is empty): the
+/// directories first, once each, then the files and symlinks on a few
+/// threads. Files keep their mode bits and mtime; symlinks are recreated as
+/// the same symlinks; empty directories are not copied (the manifest lists
+/// files). Where the filesystem can share extents (`FICLONE`: btrfs, XFS,
+/// bcachefs), files are reflinked instead of copied.
+pub fn copy_tree(manifest: &Manifest, tree: &Path) -> Result<()> {
+    let mut dirs: BTreeSet<&str> = BTreeSet::new();
+    for rel in &manifest.entries {
+        let mut p = rel.as_str();
+        while let Some(i) = p.rfind('/') {
+            p = &p[..i];
+            if !dirs.insert(p) {
+                break; // its ancestors are in already
             }
         }
     }
+    // Sorted: a parent ("a") always precedes its children ("a/b").
+    for d in dirs {
+        let path = tree.join(d);
+        match std::fs::create_dir(&path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => {
+                return Err(e).with_context(|| format!("creating {d} in the scratch tree"));
+            }
+        }
+    }
+
+    let entries = &manifest.entries;
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(COPY_THREADS)
+        .min(entries.len().div_ceil(COPY_CHUNK))
+        .max(1);
+    let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let reflink = AtomicBool::new(cfg!(target_os = "linux"));
+    // The first failure in manifest order (deterministic messages).
+    let failure: Mutex<Option<(usize, std::io::Error)>> = Mutex::new(None);
+    let work = || loop {
+        if stop.load(Ordering::Relaxed) || INTERRUPTED.load(Ordering::Relaxed) {
+            return;
+        }
+        let start = next.fetch_add(COPY_CHUNK, Ordering::Relaxed);
+        if start >= entries.len() {
+            return;
+        }
+        for (i, rel) in entries.iter().enumerate().skip(start).take(COPY_CHUNK) {
+            if let Err(e) = copy_entry(&manifest.root, tree, rel, &reflink, &clone_file) {
+                let mut f = failure.lock().unwrap_or_else(|e| e.into_inner());
+                if f.as_ref().is_none_or(|(j, _)| i < *j) {
+                    *f = Some((i, e));
+                }
+                stop.store(true, Ordering::Relaxed);
+                return;
+            }
+        }
+    };
+    std::thread::scope(|s| {
+        for _ in 1..threads {
+            // No thread to be had: the others (and this one) do the work.
+            let _ = std::thread::Builder::new()
+                .name("unguard-copy".into())
+                .spawn_scoped(s, work);
+        }
+        work();
+    });
+    if INTERRUPTED.load(Ordering::SeqCst) {
+        bail!("interrupted while copying the tree");
+    }
+    if let Some((i, e)) = failure.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        return Err(e).with_context(|| format!("copying {} into the scratch tree", entries[i]));
+    }
     Ok(())
+}
+
+/// On ext2/3/4, mark `dir` as the top of a directory hierarchy
+/// (`chattr +T`): the Orlov allocator then puts each new subdirectory in a
+/// lightly used block group, starting its search from a hash of the
+/// subdirectory's name, instead of next to `dir`. Without it every copy
+/// lands in the temp dir's group, where every temp file of the machine comes
+/// and goes; on an ext4 without a journal, allocating an inode there first
+/// skips each inode deleted in the last 60 s (360 s while its inode table
+/// is dirty), one lookup each, so copying 10,000 files got several times
+/// slower after any large delete (see bench/RESULTS.md). Only an allocation
+/// hint: ignored where unsupported.
+fn spread_subdirectories(dir: &Path) {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        const FS_TOPDIR_FL: libc::c_int = 0x0002_0000;
+        let Ok(f) = std::fs::File::open(dir) else {
+            return;
+        };
+        let mut flags: libc::c_int = 0;
+        // SAFETY: FS_IOC_GETFLAGS/SETFLAGS read and write one int through the
+        // pointer, which points to a live local; the fd is open for the call.
+        unsafe {
+            if libc::ioctl(f.as_raw_fd(), libc::FS_IOC_GETFLAGS, &mut flags) == 0
+                && flags & FS_TOPDIR_FL == 0
+            {
+                flags |= FS_TOPDIR_FL;
+                libc::ioctl(f.as_raw_fd(), libc::FS_IOC_SETFLAGS, &flags);
+            }
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = dir;
+}
+
+/// Share `from`'s extents with the empty `to` (`ioctl(FICLONE)`).
+fn clone_file(from: &std::fs::File, to: &std::fs::File) -> std::io::Result<()> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        // SAFETY: FICLONE takes the source fd as its argument; both fds are
+        // open for the duration of the call.
+        let r = unsafe { libc::ioctl(to.as_raw_fd(), libc::FICLONE, from.as_raw_fd()) };
+        if r == 0 {
+            Ok(())
+        } else {
+            Err(std::io::Error::last_os_error())
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = (from, to);
+        Err(std::io::Error::from(std::io::ErrorKind::Unsupported))
+    }
+}
+
+/// Whether a failed clone means the filesystem (or this pair of
+/// filesystems) cannot clone at all, so the rest of the tree should not try.
+fn clone_unsupported(e: &std::io::Error) -> bool {
+    e.kind() == std::io::ErrorKind::Unsupported
+        || matches!(
+            e.raw_os_error(),
+            Some(libc::EOPNOTSUPP | libc::ENOTTY | libc::ENOSYS | libc::EXDEV)
+        )
+}
+
+type CloneFn = dyn Fn(&std::fs::File, &std::fs::File) -> std::io::Result<()> + Sync;
+
+/// Copy one manifest entry. A source that vanished since the manifest was
+/// taken (a temp file) is skipped.
+fn copy_entry(
+    root: &Path,
+    tree: &Path,
+    rel: &str,
+    reflink: &AtomicBool,
+    clone: &CloneFn,
+) -> std::io::Result<()> {
+    use std::io::ErrorKind::NotFound;
+    use std::os::unix::fs::OpenOptionsExt;
+    let src = root.join(rel);
+    let dst = tree.join(rel);
+    let meta = match src.symlink_metadata() {
+        Ok(m) => m,
+        Err(e) if e.kind() == NotFound => return Ok(()),
+        Err(e) => return Err(e),
+    };
+    if meta.file_type().is_symlink() {
+        let target = std::fs::read_link(&src)?;
+        return std::os::unix::fs::symlink(&target, &dst);
+    }
+    if !meta.is_file() {
+        return Ok(());
+    }
+    let mut from = match std::fs::File::open(&src) {
+        Ok(f) => f,
+        Err(e) if e.kind() == NotFound => return Ok(()),
+        Err(e) => return Err(e),
+    };
+    let mut to = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&dst)?;
+    let mut cloned = false;
+    if reflink.load(Ordering::Relaxed) {
+        match clone(&from, &to) {
+            Ok(()) => cloned = true,
+            Err(e) => {
+                if clone_unsupported(&e) {
+                    reflink.store(false, Ordering::Relaxed);
+                }
+                // Whatever a failed clone left behind goes; offsets are untouched.
+                to.set_len(0)?;
+            }
+        }
+    }
+    if !cloned {
+        // copy_file_range where the kernel has it, read/write otherwise.
+        std::io::copy(&mut from, &mut to)?;
+    }
+    // The user's mode bits, set on the open handle (so a read-only file's
+    // mtime can still be set below).
+    to.set_permissions(meta.permissions())?;
+    // Keep the original mtime: tools that cache by mtime see the same tree.
+    if let Ok(m) = meta.modified() {
+        let _ = to.set_modified(m);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    use std::time::{Duration, SystemTime};
+
+    /// (kind, mode, mtime, content or link target) of everything under `dir`.
+    fn state(dir: &Path) -> BTreeMap<String, (String, u32, Option<SystemTime>, Vec<u8>)> {
+        let mut out = BTreeMap::new();
+        let mut stack = vec![PathBuf::new()];
+        while let Some(rel) = stack.pop() {
+            for e in std::fs::read_dir(dir.join(&rel)).unwrap() {
+                let e = e.unwrap();
+                let child = rel.join(e.file_name());
+                let m = e.path().symlink_metadata().unwrap();
+                let key = rel_string(&child);
+                if m.file_type().is_symlink() {
+                    let t = std::fs::read_link(e.path()).unwrap();
+                    out.insert(key, ("link".into(), 0, None, t.into_os_string().into_vec()));
+                } else if m.is_dir() {
+                    out.insert(key, ("dir".into(), 0, None, vec![]));
+                    stack.push(child);
+                } else {
+                    let bytes = std::fs::read(e.path()).unwrap();
+                    out.insert(
+                        key,
+                        ("file".into(), m.mode() & 0o7777, m.modified().ok(), bytes),
+                    );
+                }
+            }
+        }
+        out
+    }
+    use std::os::unix::ffi::OsStringExt;
+
+    fn set_mode(p: &Path, mode: u32) {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+
+    /// A plain (non-git) tree with many files, odd modes, old mtimes,
+    /// symlinks of every kind and an empty directory.
+    fn sample_tree() -> tempfile::TempDir {
+        let t = tempfile::tempdir().unwrap();
+        let r = t.path();
+        let old = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000_000);
+        for d in 0..12 {
+            let dir = r.join(format!("pkg/d{d:02}/sub"));
+            std::fs::create_dir_all(&dir).unwrap();
+            for f in 0..20 {
+                let p = dir.join(format!("m{f:02}.py"));
+                std::fs::write(&p, format!("x = {d} * {f}\n").repeat(f * 50)).unwrap();
+                let file = std::fs::File::options().write(true).open(&p).unwrap();
+                file.set_modified(old + Duration::from_secs(d * 100 + f as u64))
+                    .unwrap();
+            }
+        }
+        std::fs::write(r.join("run.sh"), "#!/bin/sh\nexit 0\n").unwrap();
+        set_mode(&r.join("run.sh"), 0o755);
+        std::fs::write(r.join("readonly.py"), "SECRET = 1\n").unwrap();
+        set_mode(&r.join("readonly.py"), 0o444);
+        std::fs::write(r.join("empty.txt"), "").unwrap();
+        std::os::unix::fs::symlink("pkg/d00/sub/m01.py", r.join("rel-link")).unwrap();
+        std::os::unix::fs::symlink("/etc/hostname", r.join("abs-link")).unwrap();
+        std::os::unix::fs::symlink("does/not/exist", r.join("dangling")).unwrap();
+        std::os::unix::fs::symlink("pkg/d01", r.join("dir-link")).unwrap();
+        std::fs::create_dir_all(r.join("empty-dir")).unwrap();
+        t
+    }
+
+    #[test]
+    fn copy_keeps_contents_modes_mtimes_and_symlinks_and_skips_empty_dirs() {
+        let src = sample_tree();
+        let m = manifest(src.path(), &[], &[]).unwrap();
+        assert!(
+            m.entries.len() > COPY_CHUNK * COPY_THREADS,
+            "enough files for every copy thread"
+        );
+        let s = Scratch::create(&m, 0).unwrap();
+        let mut expected = state(src.path());
+        // The manifest lists files: an empty directory is not copied (as ever).
+        expected.remove("empty-dir");
+        assert_eq!(state(&s.tree), expected);
+        // The user's tree is only read.
+        let mut again = state(src.path());
+        again.remove("empty-dir");
+        assert_eq!(again, expected);
+    }
+
+    #[test]
+    fn copies_of_two_workers_are_separate_trees() {
+        let src = sample_tree();
+        let m = manifest(src.path(), &[], &[]).unwrap();
+        let (a, b) = std::thread::scope(|s| {
+            let a = s.spawn(|| Scratch::create(&m, 0).unwrap());
+            let b = s.spawn(|| Scratch::create(&m, 1).unwrap());
+            (a.join().unwrap(), b.join().unwrap())
+        });
+        assert_ne!(a.tree, b.tree);
+        assert_eq!(state(&a.tree), state(&b.tree));
+        let (ta, tb) = (a.tree.clone(), b.tree.clone());
+        drop(a);
+        assert!(!ta.exists());
+        assert!(tb.exists());
+    }
+
+    fn copy_with(clone: &CloneFn, reflink: &AtomicBool) -> (tempfile::TempDir, PathBuf) {
+        let src = tempfile::tempdir().unwrap();
+        let body = "the original bytes\n".repeat(100);
+        std::fs::write(src.path().join("f.py"), &body).unwrap();
+        set_mode(&src.path().join("f.py"), 0o640);
+        let dst = tempfile::tempdir().unwrap();
+        copy_entry(src.path(), dst.path(), "f.py", reflink, clone).unwrap();
+        let out = dst.path().join("f.py");
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), body);
+        assert_eq!(std::fs::metadata(&out).unwrap().mode() & 0o7777, 0o640);
+        (dst, out)
+    }
+
+    /// A clone that fails after writing junk (longer than the source) at
+    /// offset 0 of the destination, without moving the file offset.
+    fn failing_clone(errno: i32) -> impl Fn(&std::fs::File, &std::fs::File) -> std::io::Result<()> {
+        move |_from, to| {
+            use std::os::unix::fs::FileExt;
+            to.write_all_at(&vec![b'#'; 10_000], 0)?;
+            Err(std::io::Error::from_raw_os_error(errno))
+        }
+    }
+
+    #[test]
+    fn failed_reflink_falls_back_to_a_copy() {
+        // Unsupported by the filesystem: copy, and stop trying for this tree.
+        let reflink = AtomicBool::new(true);
+        copy_with(&failing_clone(libc::EOPNOTSUPP), &reflink);
+        assert!(!reflink.load(Ordering::Relaxed));
+        // Cross-device: the same.
+        let reflink = AtomicBool::new(true);
+        copy_with(&failing_clone(libc::EXDEV), &reflink);
+        assert!(!reflink.load(Ordering::Relaxed));
+        // Any other failure (e.g. btrfs refusing one nodatasum file): copy
+        // this file, keep trying for the others.
+        let reflink = AtomicBool::new(true);
+        copy_with(&failing_clone(libc::EINVAL), &reflink);
+        assert!(reflink.load(Ordering::Relaxed));
+    }
+
+    #[test]
+    fn successful_reflink_is_not_copied_again() {
+        let clone = |from: &std::fs::File, to: &std::fs::File| {
+            let mut from = from.try_clone()?;
+            let mut to = to.try_clone()?;
+            std::io::copy(&mut from, &mut to)?;
+            use std::io::Seek;
+            from.rewind()?;
+            to.rewind()?;
+            Ok(())
+        };
+        let reflink = AtomicBool::new(true);
+        copy_with(&clone, &reflink);
+        assert!(reflink.load(Ordering::Relaxed));
+        // Not tried when already known to be unsupported.
+        let reflink = AtomicBool::new(false);
+        copy_with(
+            &|_: &std::fs::File, _: &std::fs::File| panic!("clone tried"),
+            &reflink,
+        );
+    }
+
+    #[test]
+    fn reset_rewrites_only_the_mutated_file() {
+        let src = sample_tree();
+        let m = manifest(src.path(), &[], &[]).unwrap();
+        let mut s = Scratch::create(&m, 0).unwrap();
+        let ids = |tree: &Path| -> BTreeMap<String, (u64, i64, i64, i64, i64)> {
+            m.entries
+                .iter()
+                .map(|e| {
+                    let md = tree.join(e).symlink_metadata().unwrap();
+                    let id = (
+                        md.ino(),
+                        md.mtime(),
+                        md.mtime_nsec(),
+                        md.ctime(),
+                        md.ctime_nsec(),
+                    );
+                    (e.clone(), id)
+                })
+                .collect()
+        };
+        let before = ids(&s.tree);
+        let target = "pkg/d03/sub/m07.py";
+        let original = std::fs::read(src.path().join(target)).unwrap();
+        std::thread::sleep(Duration::from_millis(20));
+        s.write(target, b"mutated = True\n").unwrap();
+        s.write(target, &original).unwrap();
+        // The read-only file can be mutated and restored in the copy too.
+        let ro = std::fs::read(src.path().join("readonly.py")).unwrap();
+        s.write("readonly.py", b"SECRET = 0\n").unwrap();
+        s.write("readonly.py", &ro).unwrap();
+        let after = ids(&s.tree);
+        let changed: Vec<&String> = before.keys().filter(|k| before[*k] != after[*k]).collect();
+        assert_eq!(changed, vec!["pkg/d03/sub/m07.py", "readonly.py"]);
+        assert_eq!(std::fs::read(s.tree.join(target)).unwrap(), original);
+        assert_eq!(std::fs::read(s.tree.join("readonly.py")).unwrap(), ro);
+    }
+
+    #[test]
+    fn dropping_a_scratch_removes_it_and_never_follows_symlinks() {
+        let src = sample_tree();
+        // An ignored environment dir at the top (linked) and one symlinked
+        // deeper (recreated as the same symlink): both point at real files.
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(outside.path().join("lib")).unwrap();
+        std::fs::write(outside.path().join("lib/keep.py"), "x = 1\n").unwrap();
+        std::os::unix::fs::symlink(outside.path(), src.path().join("pkg/d02/env")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), src.path().join("pkg/d02/sub/env")).unwrap();
+        std::fs::create_dir_all(src.path().join(".venv/bin")).unwrap();
+        std::fs::write(src.path().join(".venv/bin/python"), "#!/bin/sh\n").unwrap();
+        let m = manifest(src.path(), &[], &[]).unwrap();
+        assert_eq!(m.links, vec![".venv"]);
+        let s = Scratch::create(&m, 0).unwrap();
+        let base = s.tree.parent().unwrap().to_path_buf();
+        assert!(s.tree.join("pkg/d02/env/lib/keep.py").exists());
+        assert!(s.tree.join(".venv/bin/python").exists());
+        let before_src = state(src.path());
+        let before_out = state(outside.path());
+        drop(s);
+        assert!(!base.exists(), "scratch dir left behind");
+        assert_eq!(state(src.path()), before_src);
+        assert_eq!(state(outside.path()), before_out);
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn scratch_dir_spreads_its_tree_where_the_filesystem_can() {
+        use std::os::fd::AsRawFd;
+        fn flags(p: &Path) -> Option<libc::c_int> {
+            let f = std::fs::File::open(p).ok()?;
+            let mut flags: libc::c_int = 0;
+            // SAFETY: one int through a pointer to a live local.
+            let r = unsafe { libc::ioctl(f.as_raw_fd(), libc::FS_IOC_GETFLAGS, &mut flags) };
+            (r == 0).then_some(flags)
+        }
+        // Does the temp dir's filesystem keep FS_TOPDIR_FL at all (ext2/3/4)?
+        let probe = tempfile::tempdir().unwrap();
+        spread_subdirectories(probe.path());
+        if flags(probe.path()).is_none_or(|f| f & 0x0002_0000 == 0) {
+            eprintln!("skipped: the temp dir's filesystem ignores FS_TOPDIR_FL");
+            return;
+        }
+        let src = sample_tree();
+        let m = manifest(src.path(), &[], &[]).unwrap();
+        let a = Scratch::create(&m, 0).unwrap();
+        let b = Scratch::create(&m, 0).unwrap();
+        let base = a.tree.parent().unwrap();
+        assert_ne!(flags(base).unwrap() & 0x0002_0000, 0);
+        // Each tree has a name of its own (the allocator hashes it).
+        assert_ne!(a.tree.file_name(), b.tree.file_name());
+    }
 }

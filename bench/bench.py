@@ -1,0 +1,731 @@
+#!/usr/bin/env python3
+"""unguard benchmark: overhead, speed-up and memory, side by side with the hand loop.
+
+    python3 bench/bench.py                 # everything, 3 repetitions (about 6 minutes)
+    python3 bench/bench.py --reps 1        # one repetition (about 3 minutes)
+    python3 bench/bench.py --only demo,rss # some sections: demo, big, copy, rss
+
+Writes bench/RESULTS.md (or --results FILE) and prints the same. Sections:
+
+demo  examples/demo-server (9 mutants, one a deliberate 5 s timeout): the hand
+      loop (per mutant: cp -r, a Python one-liner replace, git diff --no-index
+      --exit-code, timeout <secs> <suite>, rm -rf), unguard run -j1 (with and
+      without --no-canary) and -j2.
+big   a generated git repo of 10,000 files / 200 MB with a CPU-light suite
+      (Python, checks one module, sleeps 0.2 s) and 20 mutations: the same
+      contenders, plus the suite alone on a plain copy 20 times, plus a strace
+      count of the files written in the scratch tree between mutants.
+copy  workspace set-up of that tree (manifest + copy, via the workspace_copy
+      bench target) against cp -r into the same temp dir, on the temp dir's
+      filesystem and on tmpfs (/dev/shm) when there is one.
+rss   10,000 mutations over 100 files of 24 KB: peak RSS and wall of
+      `unguard check`, of `unguard run -j2 --no-canary` (a suite of `true`,
+      every mutant survives; and a grep suite, every mutant is killed), the
+      size of the output dir and the time and RSS of re-rendering its reports.
+
+Timings are medians of --reps repetitions on a shared, noisy machine.
+"""
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+PY_REPLACE = (
+    "import sys; p, a, b = sys.argv[1:]; s = open(p).read(); n = s.count(a); "
+    "assert n == 1, f'{n} matches'; open(p, 'w').write(s.replace(a, b))"
+)
+OUTCOME_WORDS = (
+    "killed", "survived", "timeout", "wrong-reason", "unreached", "unviable",
+    "no-op", "ambiguous", "flaky", "internal-error",
+)
+
+
+# ------------------------------------------------------------------ helpers
+
+def log(msg):
+    print(f"[bench {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def run(argv, check=False, **kw):
+    kw.setdefault("stdout", subprocess.DEVNULL)
+    kw.setdefault("stderr", subprocess.PIPE if check else subprocess.DEVNULL)
+    p = subprocess.run(argv, **kw)
+    if check and p.returncode != 0:
+        err = p.stderr.decode(errors="replace")[-2000:] if p.stderr else ""
+        raise SystemExit(f"{' '.join(map(str, argv))} exited {p.returncode}\n{err}")
+    return p
+
+
+def timed(argv, **kw):
+    t = time.perf_counter()
+    p = run(argv, **kw)
+    return time.perf_counter() - t, p
+
+
+def med(xs):
+    return statistics.median(xs) if xs else float("nan")
+
+
+def fmt_s(x):
+    return f"{x:.2f} s"
+
+
+def mb(kb):
+    return f"{kb / 1024:.1f} MB"
+
+
+def rmtree(p):
+    shutil.rmtree(p, ignore_errors=True)
+
+
+def fresh_dir(tmp, prefix):
+    return Path(tempfile.mkdtemp(prefix=prefix, dir=tmp))
+
+
+def parse_duration(s):
+    m = re.fullmatch(r"\s*([\d.]+)\s*(ms|s|m)?\s*", str(s))
+    if not m:
+        return None
+    v = float(m.group(1))
+    return v / 1000 if m.group(2) == "ms" else v * 60 if m.group(2) == "m" else v
+
+
+def machine(tmp):
+    cpu = "?"
+    for line in open("/proc/cpuinfo"):
+        if line.startswith("model name"):
+            cpu = line.split(":", 1)[1].strip()
+            break
+    fs = subprocess.run(["findmnt", "-no", "FSTYPE,OPTIONS", "-T", str(tmp)],
+                        capture_output=True, text=True).stdout.strip()
+    journal = ""
+    src = subprocess.run(["findmnt", "-no", "SOURCE", "-T", str(tmp)],
+                         capture_output=True, text=True).stdout.strip()
+    jt = Path(f"/sys/fs/ext4/{Path(src).name}/journal_task")
+    if jt.exists():
+        journal = "no journal" if jt.read_text().strip() == "<none>" else "journal"
+    mem = next((l.split()[1] for l in open("/proc/meminfo") if l.startswith("MemTotal")), "0")
+    rev = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
+                         capture_output=True, text=True).stdout.strip()
+    dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--", "src"],
+                           capture_output=True, text=True).stdout.strip()
+    return {
+        "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
+        "nproc": os.cpu_count(),
+        "cpu": cpu,
+        "kernel": platform.release(),
+        "memory": f"{int(mem) // 1024} MB",
+        "tmp": f"{tmp} ({fs}{', ' + journal if journal else ''})",
+        "load": " ".join(open("/proc/loadavg").read().split()[:3]),
+        "unguard": rev + (" + uncommitted changes in src/" if dirty else ""),
+        "python": platform.python_version(),
+    }
+
+
+class Report:
+    def __init__(self):
+        self.lines = []
+        self.targets = []
+
+    def h(self, text):
+        self.lines += ["", f"## {text}", ""]
+
+    def p(self, text=""):
+        self.lines.append(text)
+
+    def table(self, header, rows):
+        self.lines.append("| " + " | ".join(header) + " |")
+        self.lines.append("|" + "|".join("---" for _ in header) + "|")
+        for r in rows:
+            self.lines.append("| " + " | ".join(str(c) for c in r) + " |")
+        self.lines.append("")
+
+    def target(self, name, value, op, limit, how):
+        ok = {"<=": value <= limit, "<": value < limit, ">=": value >= limit}[op]
+        self.targets.append((name, f"{value:.3f}", f"{op} {limit}", "PASS" if ok else "FAIL", how))
+        return ok
+
+
+# ------------------------------------------------------------------ contenders
+
+def hand_loop(root, muts, command, tmp, default_timeout):
+    """The loop people write by hand. Returns wall, per-mutant suite times and exit codes."""
+    suite_times, codes = [], []
+    t0 = time.perf_counter()
+    for m in muts:
+        work = fresh_dir(tmp, "hand-")
+        tree = work / "tree"
+        run(["cp", "-r", str(root), str(tree)], check=True)
+        run([sys.executable, "-c", PY_REPLACE, str(tree / m["file"]), m["find"], m["replace"]],
+            check=True)
+        d = run(["git", "diff", "--no-index", "--exit-code", "--",
+                 str(root / m["file"]), str(tree / m["file"])])
+        if d.returncode != 1:
+            raise SystemExit(f"hand loop: {m['id']} changed nothing (git diff exit {d.returncode})")
+        cmd = command.replace("{junit}", str(work / "junit.xml"))
+        secs = m.get("timeout") or default_timeout
+        t = time.perf_counter()
+        p = run(["timeout", f"{secs:g}", "sh", "-c", cmd], cwd=tree)
+        suite_times.append(time.perf_counter() - t)
+        codes.append(p.returncode)
+        rmtree(work)
+    return time.perf_counter() - t0, suite_times, codes
+
+
+NO_DWB = "-j1, PYTHONDONTWRITEBYTECODE unset"
+
+
+def env_without_dwb():
+    return {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
+def unguard_run(ug, root, jobs, tmp, extra=(), env=None):
+    out = fresh_dir(tmp, "out-") / "out"
+    argv = [str(ug), "run", str(root), "-j", str(jobs), "--out", str(out), *extra]
+    wall, p = timed(argv, env=env)
+    if p.returncode not in (0, 2):
+        raise SystemExit(f"{' '.join(argv)} exited {p.returncode}")
+    res = json.loads((out / "outcomes.json").read_text())
+    rmtree(out.parent)
+    return {
+        "wall": wall,
+        "own": res["duration_s"],
+        "mutants": sum(m["duration_s"] for m in res["mutants"]),
+        "baseline": sum(b["duration_s"] for b in res["baselines"]),
+        "canary": sum(c["duration_s"] for c in res["canaries"]),
+        "outcomes": {m["id"]: m["outcome"] for m in res["mutants"]},
+        "exit": p.returncode,
+    }
+
+
+def unguard_variants(ug, root, tmp, reps):
+    variants = {
+        "-j1": (1, (), None),
+        "-j1 --no-canary": (1, ("--no-canary",), None),
+        "-j2": (2, (), None),
+        "-j2 --no-canary": (2, ("--no-canary",), None),
+    }
+    if os.environ.get("PYTHONDONTWRITEBYTECODE"):
+        variants[NO_DWB] = (1, (), env_without_dwb())
+    runs = {k: [] for k in variants}
+    for rep in range(reps):
+        for name, (jobs, extra, env) in variants.items():
+            log(f"  unguard run {name} (rep {rep + 1}/{reps})")
+            runs[name].append(unguard_run(ug, root, jobs, tmp, extra, env))
+    return runs
+
+
+def summarize(runs):
+    keys = ("wall", "own", "mutants", "baseline", "canary")
+    return {name: {k: med([r[k] for r in rs]) for k in keys} for name, rs in runs.items()}
+
+
+def verdict_of(code):
+    return "green" if code == 0 else "hung" if code == 124 else "red"
+
+
+def agree(outcomes, muts, codes):
+    expect = {"survived": "green", "timeout": "hung", "killed": "red", "wrong-reason": "red"}
+    return all(expect.get(outcomes[m["id"]]) == verdict_of(c) for m, c in zip(muts, codes))
+
+
+def contender_table(rep, hand, runs, sums, denominator):
+    rows = [["hand loop", fmt_s(hand["wall"]), "–", "–", "–", "–", f"{hand['wall'] / denominator:.3f}"]]
+    for name, s in sums.items():
+        own = s["wall"] - s["mutants"] - s["baseline"] - s["canary"]
+        own = fmt_s(own) if name.startswith("-j1") else "– (2 workers)"
+        rows.append([f"unguard run {name}", fmt_s(s["wall"]), fmt_s(s["baseline"]),
+                     fmt_s(s["canary"]), fmt_s(s["mutants"]), own,
+                     f"{s['wall'] / denominator:.3f}"])
+    rep.table(["contender", "wall (median)", "baseline", "canary", "Σ mutant suites",
+               "unguard's own (wall − all suite runs)", "wall ÷ Σ suite"], rows)
+
+
+def dwb_note(rep, sums, denominator):
+    if NO_DWB not in sums:
+        return
+    a, b = sums["-j1"], sums[NO_DWB]
+    rep.p(f"PYTHONDONTWRITEBYTECODE=1 is set in this environment. unguard gives every worker a "
+          f"PYTHONPYCACHEPREFIX, and with both set Python can neither use the standard library's "
+          f"cached bytecode (it looks for it under the prefix) nor write it there, so every run "
+          f"compiles everything it imports. The same -j1 run with the variable unset: "
+          f"{fmt_s(b['wall'])} instead of {fmt_s(a['wall'])} (mutant suites "
+          f"{fmt_s(b['mutants'])} instead of {fmt_s(a['mutants'])}; wall ÷ Σ suite "
+          f"{b['wall'] / denominator:.3f}).")
+    rep.p()
+
+
+def ratio_targets(rep, label, hand, sums, denominator, how_denominator, parallel_target):
+    j1, j1n = sums["-j1"]["wall"], sums["-j1 --no-canary"]["wall"]
+    j2, j2n = sums["-j2"]["wall"], sums["-j2 --no-canary"]["wall"]
+    rep.target(f"{label}: overhead = unguard -j1 wall ÷ Σ suite", j1 / denominator, "<=", 1.03,
+               how_denominator)
+    rep.target(f"{label}: overhead with --no-canary", j1n / denominator, "<=", 1.03,
+               how_denominator)
+    engine = sums["-j1"]["mutants"] + sums["-j1"]["baseline"] + sums["-j1"]["canary"]
+    rep.target(f"{label}: unguard's own overhead = -j1 wall ÷ every suite run it made",
+               j1 / engine, "<=", 1.03, "suite runs as unguard timed them (baseline, canary, mutants)")
+    rep.target(f"{label}: unguard -j1 ÷ hand loop", j1 / hand["wall"], "<", 1.0, "walls")
+    if parallel_target:
+        rep.target(f"{label}: -j1 ÷ -j2", j1 / j2, ">=", 1.8, "walls")
+        rep.target(f"{label}: -j1 ÷ -j2 with --no-canary", j1n / j2n, ">=", 1.8, "walls")
+        for name, jn, j2w in (("-j1", j1, j2), ("-j1 --no-canary", j1n, j2n)):
+            serial = jn - sums[name]["mutants"]
+            ideal = serial + sums[name]["mutants"] / 2
+            rep.p(f"Amdahl bound for `{name}` → 2 workers: everything but the mutants' suites "
+                  f"({fmt_s(serial)}: start-up, copy, baseline, canary, reports, clean-up) stays "
+                  f"serial, the mutants ({fmt_s(sums[name]['mutants'])}) split in two: at best "
+                  f"{fmt_s(ideal)}, a ratio of {jn / ideal:.2f}; measured {jn / j2w:.2f}.")
+            rep.p()
+    else:
+        rep.p(f"-j1 ÷ -j2 on the demo: {j1 / j2:.2f} (with --no-canary {j1n / j2n:.2f}); "
+              "not a target here: the demo's 5 s timeout mutant alone is 40 % of its suite time.")
+        rep.p()
+
+
+# ------------------------------------------------------------------ sections
+
+def section_demo(rep, ug, tmp, reps):
+    import yaml
+    root = REPO / "examples/demo-server"
+    spec = yaml.safe_load((root / "unguard.yaml").read_text())
+    command = spec["test"]["command"]
+    muts = [{"id": m["id"], "file": m["file"], "find": m["find"], "replace": m["replace"],
+             "timeout": parse_duration(m["timeout"]) if "timeout" in m else None}
+            for m in spec["mutations"]]
+    hands, runs = [], {}
+    for r in range(reps):
+        log(f"demo: hand loop (rep {r + 1}/{reps})")
+        # auto timeout = max(20 s, 5 × baseline ≈ 0.8 s) = 20 s
+        hands.append(hand_loop(root, muts, command, tmp, 20.0))
+    runs = unguard_variants(ug, root, tmp, reps)
+    sums = summarize(runs)
+    hand = {"wall": med([h[0] for h in hands]), "suite": med([sum(h[1]) for h in hands])}
+    # The suite alone in a plain copy, without and with a private PYTHONPYCACHEPREFIX.
+    plain = fresh_dir(tmp, "plain-")
+    run(["cp", "-r", str(root), str(plain / "tree")], check=True)
+    cmd = command.replace("{junit}", str(plain / "junit.xml"))
+    alone = {}
+    for label, extra in (("plain", {}), ("prefix", {"PYTHONPYCACHEPREFIX": str(plain / "pyc")})):
+        (plain / "pyc").mkdir(exist_ok=True)
+        alone[label] = med([timed(["sh", "-c", cmd], cwd=plain / "tree",
+                                  env={**os.environ, **extra})[0] for _ in range(3)])
+    rmtree(plain)
+    ok = all(agree(r["outcomes"], muts, h[2]) for r in runs["-j1"] for h in hands)
+
+    rep.h("Demo: examples/demo-server (9 mutants, one a 5 s timeout)")
+    rep.p(f"Hand loop per mutant: `cp -r` of the demo, a Python one-liner replace, "
+          f"`git diff --no-index --exit-code`, `timeout <secs> sh -c '{command}'`, `rm -rf`. "
+          f"Its verdicts (green/red/hung) {'agree' if ok else 'DO NOT agree'} with unguard's.")
+    rep.p()
+    rep.p(f"The green suite alone in a plain copy: {alone['plain']:.2f} s; with "
+          f"PYTHONPYCACHEPREFIX set to an empty dir, as unguard sets it: {alone['prefix']:.2f} s "
+          f"(median of 3; PYTHONDONTWRITEBYTECODE="
+          f"{os.environ.get('PYTHONDONTWRITEBYTECODE', '') or 'unset'}).")
+    rep.p()
+    rep.p(f"Σ suite = the `timeout … suite` steps of the hand loop alone, timed by this script "
+          f"(median over reps): **{fmt_s(hand['suite'])}** for 9 mutants "
+          f"(unguard's own per-mutant durations, -j1: {fmt_s(sums['-j1']['mutants'])}).")
+    rep.p()
+    contender_table(rep, hand, runs, sums, hand["suite"])
+    dwb_note(rep, sums, hand["suite"])
+    ratio_targets(rep, "demo", hand, sums, hand["suite"], "Σ suite from the hand loop", False)
+    return sums, hand
+
+
+def gen_big(tmp, files=10_000, size=20_000, mutations=20):
+    """A git repo of `files` files × `size` bytes, one Python module with the
+    controls, a suite that checks it and sleeps 0.2 s, and `mutations` mutations."""
+    import random
+    root = fresh_dir(tmp, "big-") / "repo"
+    rnd = random.Random(7)
+    words = ["".join(rnd.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rnd.randint(2, 9)))
+             for _ in range(4000)]
+    body_lines = ["# " + " ".join(rnd.choices(words, k=10)) + "\n" for _ in range(2000)]
+    per_dir = 100
+    for i in range(files):
+        d = root / "lib" / f"d{i // per_dir:03}"
+        if i % per_dir == 0:
+            d.mkdir(parents=True)
+        out, n = [], 0
+        start = (i * 37) % len(body_lines)
+        while n < size:
+            line = body_lines[(start + len(out)) % len(body_lines)]
+            out.append(line)
+            n += len(line)
+        (d / f"m{i % per_dir:03}.py").write_text(f"# file {i}\n" + "".join(out))
+    (root / "app").mkdir()
+    (root / "tests").mkdir()
+    (root / "app/__init__.py").write_text("")
+    (root / "app/guard.py").write_text("".join(
+        f"def allow_{i:02}(token):\n    return token == \"secret-{i:02}\"\n\n\n"
+        for i in range(mutations)))
+    tested = mutations - 2  # the last two controls are untested: they survive
+    (root / "tests/check.py").write_text(f"""import sys, time
+sys.path.insert(0, ".")
+from app import guard
+time.sleep(0.2)
+bad = [i for i in range({tested})
+       if getattr(guard, f"allow_{{i:02}}")("wrong")
+       or not getattr(guard, f"allow_{{i:02}}")(f"secret-{{i:02}}")]
+sys.exit(1 if bad else 0)
+""")
+    spec = ["version: 1", "test:", '  command: "python3 tests/check.py"', "  timeout: 10s",
+            "mutations:"]
+    for i in range(mutations):
+        spec += [f"  - id: allow-{i:02}", f'    control: "control {i:02}"',
+                 "    file: app/guard.py", f"    find: 'return token == \"secret-{i:02}\"'",
+                 "    replace: 'return True'"]
+    (root / "unguard.yaml").write_text("\n".join(spec) + "\n")
+    git = ["git", "-C", str(root), "-c", "core.compression=1", "-c", "user.email=bench@unguard",
+           "-c", "user.name=bench"]
+    run(git[:3] + ["init", "-q"], check=True)
+    run(git + ["add", "-A"], check=True)
+    run(git + ["commit", "-qm", "generated"], check=True)
+    muts = [{"id": f"allow-{i:02}", "file": "app/guard.py", "find": f'return token == "secret-{i:02}"',
+             "replace": "return True", "timeout": None} for i in range(mutations)]
+    return root, muts
+
+
+def strace_writes(ug, root, tmp):
+    """Which files in the scratch tree unguard opens for writing after the copy."""
+    if not shutil.which("strace"):
+        return None
+    trace = fresh_dir(tmp, "strace-")
+    out = trace / "out"
+    run(["strace", "-f", "-qq", "-e", "trace=openat", "-o", str(trace / "log"),
+         str(ug), "run", str(root), "-j1", "--out", str(out)])
+    writes = {}
+    pat = re.compile(r'openat\(AT_FDCWD, "([^"]*/tree-[^/"]+/([^"]+))", ([A-Z_|]+)(?:, (\d+))?')
+    for line in (trace / "log").read_text(errors="replace").splitlines():
+        m = pat.search(line)
+        if not m or not re.search(r"O_WRONLY|O_RDWR", m.group(3)):
+            continue
+        if m.group(4) == "0600":  # the copy itself (copy_entry creates files 0600)
+            continue
+        writes[m.group(2)] = writes.get(m.group(2), 0) + 1
+    res = json.loads((out / "outcomes.json").read_text())
+    rmtree(trace)
+    return writes, len(res["mutants"]), len(res["canaries"])
+
+
+def section_big(rep, ug, tmp, reps, hand_mutants):
+    log("big: generating 10,000 files / 200 MB and committing them")
+    t = time.perf_counter()
+    root, muts = gen_big(tmp)
+    gen_s = time.perf_counter() - t
+    files = sum(1 for _ in root.rglob("*") if _.is_file() and ".git" not in _.parts)
+    size = sum(p.stat().st_size for p in root.rglob("*") if p.is_file() and ".git" not in p.parts)
+    git_size = sum(p.stat().st_size for p in (root / ".git").rglob("*") if p.is_file())
+
+    log("big: the suite alone on a plain copy, 20 times")
+    plain = fresh_dir(tmp, "plain-") / "tree"
+    run(["cp", "-r", str(root), str(plain)], check=True)
+    run(["python3", "tests/check.py"], cwd=plain)  # compile once, as a warm-up
+    suite = []
+    for _ in muts:
+        s, _p = timed(["timeout", "10", "sh", "-c", "python3 tests/check.py"], cwd=plain)
+        suite.append(s)
+    rmtree(plain.parent)
+    denominator = sum(suite)
+
+    hand_muts = muts[:hand_mutants]
+    log(f"big: hand loop over {len(hand_muts)} of {len(muts)} mutants")
+    hwall, hsuite, hcodes = hand_loop(root, hand_muts, "python3 tests/check.py", tmp, 10.0)
+    scale = len(muts) / len(hand_muts)
+    hand = {"wall": hwall * scale, "suite": sum(hsuite) * scale, "measured": hwall,
+            "per": hwall / len(hand_muts)}
+
+    runs = unguard_variants(ug, root, tmp, reps)
+    sums = summarize(runs)
+    ok = all(agree(r["outcomes"], hand_muts, hcodes) for r in runs["-j1"])
+    log("big: strace of one -j1 run (files written in the scratch tree)")
+    st = strace_writes(ug, root, tmp)
+
+    rep.h("Generated repo: 10,000 files / 200 MB, CPU-light suite, 20 mutants")
+    rep.p(f"{files} files, {size / 1e6:.0f} MB in the working tree (+ {git_size / 1e6:.0f} MB "
+          f"in .git), generated and committed in {gen_s:.0f} s. Suite: `python3 tests/check.py` "
+          f"(imports `app/guard.py`, checks 18 of its 20 controls, sleeps 0.2 s). 20 mutations "
+          f"in `app/guard.py`: 18 killed, 2 survive.")
+    rep.p()
+    rep.p(f"Σ suite = the suite alone on a plain copy, 20 times in a row (timed by this script): "
+          f"**{fmt_s(denominator)}** (median run {med(suite):.3f} s; unguard's own per-mutant "
+          f"durations, -j1: {fmt_s(sums['-j1']['mutants'])}).")
+    rep.p()
+    rep.p(f"Hand loop: per mutant `cp -r` of the whole repo (as people do: with .git), the "
+          f"one-liner, `git diff --no-index`, `timeout 10 …`, `rm -rf`; measured on "
+          f"{len(hand_muts)} of the 20 mutants ({fmt_s(hwall)}, {hand['per']:.2f} s per mutant) "
+          f"and scaled to 20 (`--hand-mutants 20` runs them all). Its verdicts "
+          f"{'agree' if ok else 'DO NOT agree'} with unguard's.")
+    rep.p()
+    contender_table(rep, hand, runs, sums, denominator)
+    dwb_note(rep, sums, denominator)
+    ratio_targets(rep, "10k repo", hand, sums, denominator, "Σ suite alone on a plain copy", True)
+    if st:
+        writes, nm, nc = st
+        expect = {"app/guard.py": 2 * (nm + nc)}
+        rep.p(f"Reset between mutants (strace of one -j1 run, `openat` for writing inside the "
+              f"scratch tree after the copy): {writes} for {nm} mutants and {nc} canary; "
+              f"expected {expect} (apply + restore of the one mutated file, nothing else).")
+        rep.p()
+        rep.target("10k repo: files rewritten between mutants other than the mutated one",
+                   float(sum(v for k, v in writes.items() if k != "app/guard.py")), "<=", 0,
+                   "strace")
+    return root, sums
+
+
+def harness_path():
+    p = subprocess.run(["cargo", "bench", "--bench", "workspace_copy", "--no-run",
+                        "--message-format=json"], cwd=REPO, capture_output=True, text=True)
+    for line in p.stdout.splitlines():
+        try:
+            j = json.loads(line)
+        except ValueError:
+            continue
+        if j.get("reason") == "compiler-artifact" and j.get("executable") and \
+                j["target"]["name"] == "workspace_copy":
+            return Path(j["executable"])
+    raise SystemExit("cannot build the workspace_copy bench target:\n" + p.stderr[-2000:])
+
+
+def harness(exe, root, workers, tmpdir):
+    p = subprocess.run([str(exe), str(root), "--workers", str(workers)], capture_output=True,
+                       text=True, env={**os.environ, "TMPDIR": str(tmpdir)}, check=True)
+    j = json.loads(p.stdout.strip().splitlines()[-1])
+    return j["manifest_s"] + j["create_s"], j
+
+
+def section_copy(rep, root, tmp, reps, before_harness):
+    exe = harness_path()
+    places = [("temp dir", tmp)]
+    if Path("/dev/shm").is_dir() and shutil.disk_usage("/dev/shm").free > 2 << 30:
+        places.append(("tmpfs /dev/shm", Path(tempfile.mkdtemp(prefix="bench-", dir="/dev/shm"))))
+    work_items = [str(root / n) for n in sorted(os.listdir(root)) if n != ".git"]
+    rows = []
+    for label, where in places:
+        res = {k: [] for k in ("cp_whole", "cp_tree", "ug1", "ug2", "before1", "before2")}
+        for r in range(reps):
+            log(f"copy: {label} (rep {r + 1}/{reps})")
+            d = fresh_dir(where, "cp-")
+            res["cp_whole"].append(timed(["cp", "-r", str(root), str(d / "tree")], check=True)[0])
+            rmtree(d)
+            d = fresh_dir(where, "cp-")
+            (d / "tree").mkdir()
+            res["cp_tree"].append(timed(["cp", "-r", *work_items, str(d / "tree")], check=True)[0])
+            rmtree(d)
+            res["ug1"].append(harness(exe, root, 1, where)[0])
+            res["ug2"].append(harness(exe, root, 2, where)[0])
+            if before_harness:
+                res["before1"].append(harness(before_harness, root, 1, where)[0])
+                res["before2"].append(harness(before_harness, root, 2, where)[0])
+        m = {k: med(v) for k, v in res.items()}
+        rows.append((label, m))
+        if where != tmp:
+            rmtree(where)
+
+    rep.h("Workspace set-up of the 10,000-file tree against cp -r")
+    rep.p("unguard = `workspace::manifest` (git index + status) + `Scratch::create` (the copy), "
+          "timed inside the process by the `workspace_copy` bench target; `-j2` makes two copies "
+          "at once. `cp -r` copies into a fresh directory of the same temp dir. Medians.")
+    rep.p()
+    header = ["where", "cp -r repo (with .git)", "cp -r working files", "unguard, 1 copy",
+              "unguard, 2 copies at once"]
+    if before_harness:
+        header += ["before: 1 copy", "before: 2 copies"]
+    table = []
+    for label, m in rows:
+        row = [label, fmt_s(m["cp_whole"]), fmt_s(m["cp_tree"]), fmt_s(m["ug1"]), fmt_s(m["ug2"])]
+        if before_harness:
+            row += [fmt_s(m["before1"]), fmt_s(m["before2"])]
+        table.append(row)
+    rep.table(header, table)
+    for label, m in rows:
+        rep.target(f"set-up ÷ cp -r of the same files ({label})", m["ug1"] / m["cp_tree"], "<=",
+                   1.0, "1 copy, manifest included")
+    return rows
+
+
+def vm_hwm(pid):
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def measured_run(ug, argv, n):
+    """Run unguard; its peak RSS in kB from wait4 (what /usr/bin/time reports: the
+    process and the suites it waited for), and VmHWM read from /proc when the
+    n-th mutant line has been printed (the loop is done, the reports are next)."""
+    t = time.perf_counter()
+    p = subprocess.Popen([str(ug), *argv], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                         text=True)
+    state = {"seen": 0, "loop": None}
+
+    def watch():
+        for line in p.stderr:
+            if line.split(" ", 1)[0] in OUTCOME_WORDS:
+                state["seen"] += 1
+                if state["seen"] == n:
+                    state["loop"] = vm_hwm(p.pid)
+
+    th = threading.Thread(target=watch, daemon=True)
+    th.start()
+    while True:
+        pid, status, ru = os.wait4(p.pid, 0)
+        if pid == p.pid:
+            break
+    wall = time.perf_counter() - t
+    p.returncode = os.waitstatus_to_exitcode(status)
+    th.join(5)
+    return {"wall": wall, "rss": ru.ru_maxrss, "loop_rss": state["loop"], "exit": p.returncode}
+
+
+def gen_rss(tmp, files=100, sites=100, kill=False):
+    root = fresh_dir(tmp, "rss-") / "repo"
+    (root / "src").mkdir(parents=True)
+    muts = []
+    for f in range(files):
+        lines = []
+        for i in range(sites):
+            lines.append(f"FLAG_{f:03}_{i:03} = 1  # {'x' * 150}\n# filler {'y' * 40}\n")
+            muts.append(f"  - id: f{f:03}-{i:03}\n    control: \"flag {f} {i}\"\n"
+                        f"    file: src/mod_{f:03}.py\n    find: 'FLAG_{f:03}_{i:03} = 1'\n"
+                        f"    replace: 'FLAG_{f:03}_{i:03} = 0'\n")
+        (root / f"src/mod_{f:03}.py").write_text("".join(lines))
+    command = "command: \"! grep -rqF '= 0  #' src\"" if kill else 'command: ["true"]'
+    (root / "unguard.yaml").write_text(
+        f"version: 1\ntest:\n  {command}\n  timeout: 10s\nmutations:\n" + "".join(muts))
+    run(["git", "-C", str(root), "init", "-q"], check=True)
+    run(["git", "-C", str(root), "add", "-A"], check=True)
+    run(["git", "-C", str(root), "-c", "user.email=b@u", "-c", "user.name=b", "commit", "-qm", "g"],
+        check=True)
+    return root, files * sites
+
+
+def section_rss(rep, ug, tmp, before_bin, killed):
+    rows, targets = [], []
+    bins = [("now", ug)] + ([("before", before_bin)] if before_bin else [])
+    for kill in (False, True) if killed else (False,):
+        root, n = gen_rss(tmp, kill=kill)
+        suite = "grep suite: every mutant killed" if kill else "`true`: every mutant survives"
+        size = sum(p.stat().st_size for p in (root / "src").iterdir())
+        for name, b in bins:
+            log(f"rss: {n} mutations, {suite}, unguard check ({name})")
+            c = measured_run(b, ["check", str(root)], 0)
+            rows.append([name, f"unguard check ({n} mutations, {size / 1e6:.1f} MB of sources)",
+                         fmt_s(c["wall"]), mb(c["rss"]), "–"])
+            if name == "now":
+                targets.append((f"peak RSS of `unguard check`, {n} mutations", c["rss"]))
+        for name, b in bins:
+            if kill and name == "before":
+                continue  # one run of the old binary is enough
+            log(f"rss: unguard run -j2 --no-canary, {n} mutants, {suite} ({name})")
+            out = fresh_dir(tmp, "out-") / "out"
+            r = measured_run(b, ["run", str(root), "-j2", "--no-canary", "--out", str(out)], n)
+            files = list(out.iterdir())
+            out_bytes = sum(f.stat().st_size for f in files)
+            oj = (out / "outcomes.json").stat().st_size
+            rows.append([name, f"unguard run -j2 --no-canary, {suite}", fmt_s(r["wall"]),
+                         mb(r["rss"]), mb(r["loop_rss"]) if r["loop_rss"] else "?"])
+            if name == "now":
+                targets.append((f"peak RSS of `unguard run`, {n} mutants, {suite}, whole run",
+                                r["rss"]))
+                if r["loop_rss"]:
+                    targets.append((f"peak RSS of `unguard run`, {n} mutants, {suite}, "
+                                    f"up to the last mutant (before the reports)", r["loop_rss"]))
+                rep_rows = []
+                for fmt in ("md", "html", "json"):
+                    rr = measured_run(b, ["report", str(out), "--format", fmt], 0)
+                    rep_rows.append(f"{fmt} {fmt_s(rr['wall'])} / {mb(rr['rss'])}")
+                rows.append([name, f"out dir: {len(files)} files, {out_bytes / 1e6:.0f} MB "
+                             f"(outcomes.json {oj / 1e6:.1f} MB); `unguard report` re-render: "
+                             + ", ".join(rep_rows), "–", "–", "–"])
+            rmtree(out.parent)
+        rmtree(root.parent)
+    rep.h("Memory: 10,000 mutations over 100 files")
+    rep.p("Peak RSS = `ru_maxrss` from wait4, what `/usr/bin/time` reports (the suites are "
+          "`true` or `sh`+`grep`, far smaller than unguard, so this is unguard's own peak); "
+          "\"up to the last mutant\" is VmHWM read from /proc/PID/status when the last "
+          "mutant's line was printed, before the reports are rendered.")
+    rep.p()
+    rep.table(["binary", "what", "wall", "peak RSS", "peak RSS up to the last mutant"], rows)
+    for name, kb in targets:
+        rep.target(name, kb / 1024, "<", 100, "MB")
+
+
+# ------------------------------------------------------------------ main
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--only", default="demo,big,copy,rss")
+    ap.add_argument("--hand-mutants", type=int, default=5,
+                    help="hand loop on the 10k repo: mutants measured (scaled to 20)")
+    ap.add_argument("--no-build", action="store_true")
+    ap.add_argument("--results", default=str(REPO / "bench/RESULTS.md"))
+    ap.add_argument("--before-bin", help="an older unguard binary for the rss section")
+    ap.add_argument("--before-harness", help="an older workspace_copy bench binary")
+    ap.add_argument("--rss-killed", action="store_true",
+                    help="rss: also a 10,000-mutant run where every mutant is killed")
+    args = ap.parse_args()
+    only = set(args.only.split(","))
+
+    if not args.no_build:
+        log("cargo build --release")
+        subprocess.run(["cargo", "build", "--release", "-q"], cwd=REPO, check=True)
+    ug = REPO / "target/release/unguard"
+    tmp = Path(tempfile.mkdtemp(prefix="unguard-bench-"))
+    started = time.perf_counter()
+    rep = Report()
+    info = machine(tmp)
+    try:
+        if "demo" in only:
+            section_demo(rep, ug, tmp, args.reps)
+        root = None
+        if "big" in only:
+            root, _ = section_big(rep, ug, tmp, args.reps, args.hand_mutants)
+        if "copy" in only:
+            if root is None:
+                root, _ = gen_big(tmp)
+            section_copy(rep, root, tmp, args.reps,
+                         Path(args.before_harness) if args.before_harness else None)
+        if root is not None:
+            rmtree(root.parent)
+        if "rss" in only:
+            section_rss(rep, ug, tmp, Path(args.before_bin) if args.before_bin else None,
+                        args.rss_killed)
+    finally:
+        rmtree(tmp)
+    info["load"] += " → " + " ".join(open("/proc/loadavg").read().split()[:3])
+
+    head = ["# unguard benchmark results", "",
+            f"Written by `python3 bench/bench.py --reps {args.reps}"
+            f"{' --only ' + args.only if args.only != 'demo,big,copy,rss' else ''}` "
+            f"in {time.perf_counter() - started:.0f} s. Medians of {args.reps} repetition(s) on a "
+            f"shared machine (other builds ran at the same time): read ratios, not "
+            f"milliseconds.", ""]
+    head += ["| machine | |", "|---|---|"] + [f"| {k} | {v} |" for k, v in info.items()] + [""]
+    head += ["## Targets", "", "| target | value | goal | | how |", "|---|---|---|---|---|"]
+    head += [f"| {n} | {v} | {g} | **{ok}** | {how} |" for n, v, g, ok, how in rep.targets]
+    text = "\n".join(head + rep.lines).rstrip() + "\n"
+    Path(args.results).write_text(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
