@@ -295,16 +295,28 @@ async fn wait_cancel(cancel: &mut watch::Receiver<bool>) {
     }
 }
 
-/// SIGTERM the group, give it a short grace, SIGKILL, reap the leader.
+/// SIGTERM the group, give the whole group (not just its leader) the grace
+/// period to run its handlers and exit, then SIGKILL what is left and reap
+/// the leader.
 async fn terminate(child: &mut tokio::process::Child, pgid: i32) {
     signal_group(pgid, libc::SIGTERM);
-    if tokio::time::timeout(kill_grace(), child.wait())
-        .await
-        .is_err()
-    {
-        signal_group(pgid, libc::SIGKILL);
-        let _ = child.wait().await;
+    let grace = kill_grace();
+    let deadline = Instant::now() + grace;
+    let _ = tokio::time::timeout(grace, child.wait()).await;
+    while Instant::now() < deadline && group_alive(pgid) {
+        // Members whose parent died were reparented to unguard: reap the
+        // dead ones, or they would keep the group "alive" as zombies.
+        reaper::reap_orphans();
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
+    signal_group(pgid, libc::SIGKILL);
+    let _ = child.wait().await;
+}
+
+/// Whether any process (zombies included) is left in the group.
+fn group_alive(pgid: i32) -> bool {
+    // SAFETY: killpg with signal 0 only checks for existence; no pointers.
+    pgid > 0 && unsafe { libc::killpg(pgid, 0) } == 0
 }
 
 fn status_to_exit(s: std::process::ExitStatus) -> Exit {

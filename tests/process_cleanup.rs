@@ -7,10 +7,12 @@ use common::*;
 
 #[test]
 fn timeout_sends_sigterm_to_the_group_before_sigkill() {
-    // The grandchild traps SIGTERM and says so: only a group SIGTERM reaches it.
+    // The grandchild traps SIGTERM and says so: only a group SIGTERM reaches
+    // it. Its handler takes a while, and the leader dies of SIGTERM at once:
+    // the grace period must be the whole group's, not only the leader's.
     let suite = r#"#!/bin/sh
 if grep -q HANG m.txt; then
-  sh -c 'trap "echo GOT SIGTERM; exit 0" TERM; while true; do sleep 0.1; done' &
+  sh -c 'trap "sleep 0.5; echo GOT SIGTERM; exit 0" TERM; while true; do sleep 0.1; done' &
   wait
 fi
 exit 1
