@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use crate::cli::{
     ExecArgs, FilterArgs, ListArgs, MergeArgs, ReportArgs, ReportOutputs, RunArgs, TargetArgs,
 };
-use crate::diag::{Diagnostic, Diagnostics};
+use crate::diag::{Diagnostic, Diagnostics, SourceLines};
 use crate::engine::{self, Abort, EngineOptions};
 use crate::gate::{EXIT_BASELINE, EXIT_INTERRUPTED, EXIT_OK, EXIT_SPEC, EXIT_USAGE};
 use crate::plan::{self, Entry, Filters, Plan};
@@ -68,11 +68,24 @@ fn load_plan(t: &TargetArgs, f: &FilterArgs) -> Result<(Spec, Plan), i32> {
 
 /// Print every mutation that cannot be applied, with its position, a caret
 /// snippet of the spec and the fix.
+/// Each spec file read and indexed once, however many diagnostics point into it.
+#[derive(Default)]
+struct SpecSources(std::collections::HashMap<String, SourceLines>);
+
+impl SpecSources {
+    fn snippet(&mut self, d: Diagnostic, path: &str) -> Diagnostic {
+        self.0
+            .entry(path.to_string())
+            .or_insert_with(|| SourceLines::new(&std::fs::read_to_string(path).unwrap_or_default()))
+            .snippet(d)
+    }
+}
+
 fn print_rejected(plan: &Plan) -> usize {
     let mut n = 0;
+    let mut sources = SpecSources::default();
     for r in plan.rejected() {
         n += 1;
-        let source = std::fs::read_to_string(&r.pos.path).unwrap_or_default();
         let d = Diagnostic::new(
             &r.pos.path,
             r.pos.line,
@@ -85,9 +98,8 @@ fn print_rejected(plan: &Plan) -> usize {
                 r.problem.detail()
             ),
         )
-        .with_source(&source)
         .with_fix(r.problem.fix());
-        eprintln!("{d}");
+        eprintln!("{}", sources.snippet(d, &r.pos.path));
     }
     n
 }
@@ -243,22 +255,20 @@ fn execute_plan(
     };
     // Every targeted file must be part of the copy (not ignored by git).
     let mut missing = Diagnostics::default();
+    let mut sources = SpecSources::default();
     for m in plan.ready() {
         if manifest.entries.binary_search(&m.file).is_err() {
-            let source = std::fs::read_to_string(&m.pos.path).unwrap_or_default();
-            missing.push(
-                Diagnostic::new(
-                    &m.pos.path,
-                    m.pos.line,
-                    m.pos.col,
-                    format!(
-                        "mutation `{}`: {} is not part of the copied tree (ignored by git?)",
-                        m.id, m.file
-                    ),
-                )
-                .with_source(&source)
-                .with_fix("mutate a tracked or untracked-but-not-ignored source file"),
-            );
+            let d = Diagnostic::new(
+                &m.pos.path,
+                m.pos.line,
+                m.pos.col,
+                format!(
+                    "mutation `{}`: {} is not part of the copied tree (ignored by git?)",
+                    m.id, m.file
+                ),
+            )
+            .with_fix("mutate a tracked or untracked-but-not-ignored source file");
+            missing.push(sources.snippet(d, &m.pos.path));
         }
     }
     if !missing.is_empty() {
