@@ -10,6 +10,7 @@
 
 pub mod anchor;
 pub mod capture;
+pub mod catalog;
 pub mod changes;
 pub mod cli;
 pub mod commands;

@@ -1,0 +1,689 @@
+//! Parsing and validating the catalog YAML (`mutations/*.yaml`).
+//!
+//! Everything that can be checked without running a snippet is checked here:
+//! unknown keys, ids (kebab-case, unique), rule references, languages,
+//! regexes, ast-grep patterns (compiled for every grammar of the language),
+//! node kinds, and the shape of snippets and templates. Errors are collected
+//! and returned together, each naming the file and the operator.
+
+use std::collections::{BTreeMap, HashSet};
+
+use ast_grep_core::tree_sitter::LanguageExt;
+use ast_grep_core::{Language as _, Pattern};
+use serde::Deserialize;
+
+use super::grammar::Grammar;
+use super::matcher::{AstRule, Cond, EditKind, Head, IniRule, Matcher, NodeCond, RegexRule};
+use super::{Group, Language, Operator, OperatorKind, Snippet};
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFile {
+    group: String,
+    operators: Vec<RawOperator>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawOperator {
+    id: String,
+    control: String,
+    rule: String,
+    #[serde(default)]
+    check: Option<String>,
+    #[serde(default)]
+    kind: Option<String>,
+    #[serde(default)]
+    languages: Vec<String>,
+    #[serde(default)]
+    files: Vec<String>,
+    #[serde(default)]
+    exclude: Vec<String>,
+    expected: bool,
+    sdk: String,
+    #[serde(default)]
+    note: Option<String>,
+    #[serde(default)]
+    template: Option<String>,
+    #[serde(default)]
+    matchers: Vec<RawMatcher>,
+    #[serde(default)]
+    positive: Vec<RawSnippet>,
+    #[serde(default)]
+    negative: Vec<RawNegative>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum OneOrMany {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl OneOrMany {
+    fn into_vec(self) -> Vec<String> {
+        match self {
+            OneOrMany::One(s) => vec![s],
+            OneOrMany::Many(v) => v,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum RawCond {
+    Regex(String),
+    Full(RawCondFull),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCondFull {
+    #[serde(default)]
+    matches: Option<String>,
+    #[serde(default)]
+    not: Option<String>,
+    #[serde(default)]
+    kind: Option<OneOrMany>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawNodeCond {
+    kind: OneOrMany,
+    #[serde(default)]
+    stop: Vec<String>,
+    #[serde(default)]
+    field: Option<String>,
+    #[serde(default)]
+    matches: Option<String>,
+    #[serde(default)]
+    not: Option<String>,
+    #[serde(default)]
+    any: bool,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum RawNodeConds {
+    One(RawNodeCond),
+    Many(Vec<RawNodeCond>),
+}
+
+impl RawNodeConds {
+    fn into_vec(self) -> Vec<RawNodeCond> {
+        match self {
+            RawNodeConds::One(c) => vec![c],
+            RawNodeConds::Many(v) => v,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawIni {
+    sections: Vec<String>,
+    key: String,
+    #[serde(default)]
+    value: Option<String>,
+    #[serde(default)]
+    replace: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawMatcher {
+    #[serde(default)]
+    lang: Option<String>,
+    // structural
+    #[serde(default)]
+    pattern: Option<OneOrMany>,
+    #[serde(default)]
+    selector: Option<String>,
+    #[serde(default)]
+    kind: Option<OneOrMany>,
+    #[serde(default, rename = "where")]
+    where_: BTreeMap<String, RawCond>,
+    #[serde(default)]
+    inside: Option<RawNodeConds>,
+    #[serde(default)]
+    not_inside: Option<RawNodeConds>,
+    #[serde(default)]
+    followed_by: Option<RawNodeCond>,
+    #[serde(default)]
+    target: Option<String>,
+    #[serde(default)]
+    rewrite: Option<String>,
+    #[serde(default)]
+    remove: bool,
+    #[serde(default)]
+    drop_last: bool,
+    // regex
+    #[serde(default)]
+    regex: Option<String>,
+    #[serde(default)]
+    replace: Option<String>,
+    // ini
+    #[serde(default)]
+    ini: Option<RawIni>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSnippet {
+    #[serde(default)]
+    file: Option<String>,
+    code: String,
+    #[serde(default)]
+    mutated: Option<String>,
+    #[serde(default)]
+    mutants: Option<Vec<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum RawNegative {
+    Code(String),
+    Full(RawNegativeFull),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawNegativeFull {
+    #[serde(default)]
+    file: Option<String>,
+    code: String,
+}
+
+/// `NNN/N` with an optional letter (`002/7d`), NNN one of the seed documents.
+pub(crate) fn valid_rule(rule: &str) -> bool {
+    let Some((doc, num)) = rule.split_once('/') else {
+        return false;
+    };
+    let num = num.trim_end_matches(|c: char| c.is_ascii_lowercase());
+    doc.len() == 3
+        && doc.chars().all(|c| c.is_ascii_digit())
+        && !num.is_empty()
+        && num.chars().all(|c| c.is_ascii_digit())
+}
+
+fn kebab(id: &str) -> bool {
+    !id.is_empty()
+        && !id.starts_with('-')
+        && !id.ends_with('-')
+        && !id.contains("--")
+        && id
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+}
+
+struct Ctx<'a> {
+    file: &'a str,
+    id: String,
+    errors: &'a mut Vec<String>,
+}
+
+impl Ctx<'_> {
+    fn err(&mut self, msg: impl AsRef<str>) {
+        self.errors.push(format!(
+            "{}: operator `{}`: {}",
+            self.file,
+            self.id,
+            msg.as_ref()
+        ));
+    }
+    fn regex(&mut self, what: &str, r: &str) -> Option<regex::Regex> {
+        match regex::Regex::new(r) {
+            Ok(re) => Some(re),
+            Err(e) => {
+                self.err(format!("{what}: bad regex `{r}`: {e}"));
+                None
+            }
+        }
+    }
+    fn kinds(&mut self, lang: Option<Language>, kinds: &[String]) {
+        let Some(lang) = lang else { return };
+        for k in kinds {
+            for g in Grammar::of(lang) {
+                if g.kind_to_id(k) == 0 {
+                    self.err(format!(
+                        "node kind `{k}` does not exist in the {g:?} grammar"
+                    ));
+                }
+            }
+        }
+    }
+    fn fields(&mut self, lang: Option<Language>, path: &str) {
+        let Some(lang) = lang else { return };
+        if path == "_" || path.starts_with(|c: char| c.is_ascii_uppercase()) {
+            return;
+        }
+        for part in path.split('.') {
+            for g in Grammar::of(lang) {
+                if g.get_ts_language().field_id_for_name(part).is_none() {
+                    self.err(format!(
+                        "field `{part}` does not exist in the {g:?} grammar"
+                    ));
+                }
+            }
+        }
+    }
+    fn cond(&mut self, lang: Option<Language>, raw: RawCond) -> Cond {
+        match raw {
+            RawCond::Regex(r) => Cond {
+                matches: self.regex("where", &r),
+                ..Cond::default()
+            },
+            RawCond::Full(f) => {
+                let kinds = f.kind.map(OneOrMany::into_vec).unwrap_or_default();
+                self.kinds(lang, &kinds);
+                Cond {
+                    matches: f.matches.and_then(|r| self.regex("where.matches", &r)),
+                    not: f.not.and_then(|r| self.regex("where.not", &r)),
+                    kinds,
+                }
+            }
+        }
+    }
+    fn node_cond(&mut self, lang: Option<Language>, raw: RawNodeCond) -> NodeCond {
+        let kinds = raw.kind.into_vec();
+        self.kinds(lang, &kinds);
+        self.kinds(lang, &raw.stop);
+        if let Some(f) = &raw.field {
+            self.fields(lang, f);
+        }
+        NodeCond {
+            kinds,
+            stop: raw.stop,
+            field: raw.field,
+            cond: Cond {
+                matches: raw.matches.and_then(|r| self.regex("matches", &r)),
+                not: raw.not.and_then(|r| self.regex("not", &r)),
+                kinds: Vec::new(),
+            },
+            any: raw.any,
+        }
+    }
+}
+
+fn build_matcher(cx: &mut Ctx<'_>, langs: &[Language], raw: RawMatcher) -> Option<Matcher> {
+    let lang = match raw.lang.as_deref() {
+        None => None,
+        Some(l) => match Language::parse(l) {
+            Some(l) => {
+                if !langs.contains(&l) {
+                    cx.err(format!(
+                        "matcher language `{}` is not in `languages`",
+                        l.name()
+                    ));
+                }
+                Some(l)
+            }
+            None => {
+                cx.err(format!(
+                    "unknown matcher language `{l}` (python, typescript)"
+                ));
+                return None;
+            }
+        },
+    };
+    let structural = raw.pattern.is_some() || raw.kind.is_some();
+    let kinds_used = [structural, raw.regex.is_some(), raw.ini.is_some()]
+        .iter()
+        .filter(|b| **b)
+        .count();
+    if kinds_used != 1 {
+        cx.err("a matcher needs exactly one of `pattern`/`kind` (structural), `regex`, `ini`");
+        return None;
+    }
+    let inside: Vec<NodeCond> = raw
+        .inside
+        .map(RawNodeConds::into_vec)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|c| cx.node_cond(lang, c))
+        .collect();
+    let not_inside: Vec<NodeCond> = raw
+        .not_inside
+        .map(RawNodeConds::into_vec)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|c| cx.node_cond(lang, c))
+        .collect();
+
+    if let Some(ini) = raw.ini {
+        let value = match (ini.value, ini.replace) {
+            (Some(v), Some(r)) => Some((cx.regex("ini.value", &v)?, r)),
+            (None, None) => None,
+            _ => {
+                cx.err("ini: `value` and `replace` go together");
+                return None;
+            }
+        };
+        return Some(Matcher::Ini(IniRule {
+            sections: ini.sections,
+            key: ini.key,
+            value,
+        }));
+    }
+
+    if let Some(re) = raw.regex {
+        let Some(replace) = raw.replace else {
+            cx.err("a `regex` matcher needs `replace`");
+            return None;
+        };
+        let re = match regex::bytes::Regex::new(&re) {
+            Ok(r) => r,
+            Err(e) => {
+                cx.err(format!("bad regex `{re}`: {e}"));
+                return None;
+            }
+        };
+        if lang.is_none() && !(inside.is_empty() && not_inside.is_empty()) {
+            cx.err("`inside`/`not_inside` on a regex need `lang`");
+        }
+        let not_inside = if lang.is_some() && not_inside.is_empty() {
+            vec![NodeCond {
+                kinds: vec!["comment".into()],
+                stop: Vec::new(),
+                field: None,
+                cond: Cond::default(),
+                any: false,
+            }]
+        } else {
+            not_inside
+        };
+        return Some(Matcher::Regex(RegexRule {
+            re,
+            replace,
+            lang,
+            inside,
+            not_inside,
+        }));
+    }
+
+    // structural
+    let Some(lang) = lang else {
+        cx.err("a structural matcher needs `lang`");
+        return None;
+    };
+    let head = if let Some(p) = raw.pattern {
+        if raw.kind.is_some() {
+            cx.err("`pattern` and `kind` exclude each other");
+        }
+        let pats = p.into_vec();
+        let mut per = Vec::new();
+        for g in Grammar::of(lang) {
+            let mut compiled = Vec::new();
+            for src in &pats {
+                let res = match &raw.selector {
+                    Some(sel) => Pattern::contextual(src, sel, *g),
+                    None => Pattern::try_new(src, *g),
+                };
+                match res {
+                    Ok(p) => compiled.push(p),
+                    Err(e) => cx.err(format!("pattern `{src}` ({g:?}): {e}")),
+                }
+            }
+            per.push((*g, compiled));
+        }
+        Head::Patterns(per)
+    } else {
+        if raw.selector.is_some() {
+            cx.err("`selector` needs `pattern`");
+        }
+        let kinds = raw.kind.map(OneOrMany::into_vec).unwrap_or_default();
+        cx.kinds(Some(lang), &kinds);
+        Head::Kinds(kinds)
+    };
+    if raw.replace.is_some() {
+        cx.err("`replace` belongs to `regex`; a structural matcher uses `rewrite`");
+    }
+    let edit = match (raw.rewrite, raw.remove, raw.drop_last) {
+        (Some(t), false, false) => EditKind::Rewrite(t),
+        (None, true, false) => EditKind::Remove,
+        (None, false, true) => EditKind::DropLast,
+        _ => {
+            cx.err("a structural matcher needs exactly one of `rewrite`, `remove: true`, `drop_last: true`");
+            return None;
+        }
+    };
+    let mut where_ = Vec::new();
+    for (var, c) in raw.where_ {
+        cx.fields(Some(lang), &var);
+        let c = cx.cond(Some(lang), c);
+        where_.push((var, c));
+    }
+    if let Some(t) = &raw.target {
+        cx.fields(Some(lang), t);
+    }
+    let followed_by = raw.followed_by.map(|mut f| {
+        // `matches` may name variables (`$V`): it is compiled per site.
+        let pattern = f.matches.take();
+        (cx.node_cond(Some(lang), f), pattern)
+    });
+    Some(Matcher::Ast(Box::new(AstRule {
+        lang,
+        head,
+        where_,
+        inside,
+        not_inside,
+        followed_by,
+        target: raw.target,
+        edit,
+    })))
+}
+
+fn default_file(langs: &[Language]) -> Option<String> {
+    match langs.first() {
+        Some(Language::Python) => Some("server.py".into()),
+        Some(Language::TypeScript) => Some("server.ts".into()),
+        None => None,
+    }
+}
+
+fn build_operator(cx: &mut Ctx<'_>, group: Group, raw: RawOperator) -> Option<Operator> {
+    if !kebab(&raw.id) {
+        cx.err("id must be kebab-case (a-z, 0-9, single dashes)");
+    }
+    if raw.control.trim().is_empty() || raw.control.contains('\n') {
+        cx.err("`control` must be one sentence on one line");
+    }
+    if !valid_rule(&raw.rule) {
+        cx.err(format!(
+            "rule `{}` is not `NNN/N` (seed document/rule)",
+            raw.rule
+        ));
+    }
+    let kind = match raw.kind.as_deref() {
+        None | Some("audit") => OperatorKind::Audit,
+        Some("template") => OperatorKind::Template,
+        Some(k) => {
+            cx.err(format!("unknown kind `{k}` (audit, template)"));
+            return None;
+        }
+    };
+    let mut languages = Vec::new();
+    for l in &raw.languages {
+        match Language::parse(l) {
+            Some(l) => languages.push(l),
+            None => cx.err(format!("unknown language `{l}` (python, typescript)")),
+        }
+    }
+    for g in raw.files.iter().chain(&raw.exclude) {
+        if let Err(e) = glob::Pattern::new(g) {
+            cx.err(format!("bad glob `{g}`: {e}"));
+        }
+    }
+    let matchers: Vec<Matcher> = raw
+        .matchers
+        .into_iter()
+        .filter_map(|m| build_matcher(cx, &languages, m))
+        .collect();
+    match kind {
+        OperatorKind::Audit => {
+            if matchers.is_empty() {
+                cx.err("an audit operator needs `matchers`");
+            }
+            if raw.files.is_empty() {
+                cx.err("an audit operator needs `files`");
+            }
+            if raw.positive.is_empty() {
+                cx.err("an audit operator needs at least one `positive` snippet");
+            }
+            if raw.negative.is_empty() {
+                cx.err("an audit operator needs at least one `negative` snippet");
+            }
+            if raw.template.is_some() {
+                cx.err("`template` belongs to `kind: template`");
+            }
+        }
+        OperatorKind::Template => {
+            if !matchers.is_empty() || !raw.positive.is_empty() || !raw.negative.is_empty() {
+                cx.err("a template has no `matchers` and no snippets");
+            }
+            if raw.template.as_deref().is_none_or(|t| t.trim().is_empty()) {
+                cx.err("a template operator needs `template`");
+            }
+        }
+    }
+    let dflt = default_file(&languages);
+    let mut positive = Vec::new();
+    for (i, s) in raw.positive.into_iter().enumerate() {
+        let Some(file) = s.file.or_else(|| dflt.clone()) else {
+            cx.err(format!(
+                "positive #{}: needs `file` (no language to default from)",
+                i + 1
+            ));
+            continue;
+        };
+        let mutants = match (s.mutated, s.mutants) {
+            (Some(m), None) => vec![m],
+            (None, Some(v)) if !v.is_empty() => v,
+            _ => {
+                cx.err(format!(
+                    "positive #{}: needs exactly one of `mutated` (one site) or `mutants` (a list, one per site)",
+                    i + 1
+                ));
+                continue;
+            }
+        };
+        positive.push(Snippet {
+            file,
+            code: s.code,
+            mutants,
+        });
+    }
+    let mut negative = Vec::new();
+    for (i, n) in raw.negative.into_iter().enumerate() {
+        let (file, code) = match n {
+            RawNegative::Code(c) => (None, c),
+            RawNegative::Full(f) => (f.file, f.code),
+        };
+        let Some(file) = file.or_else(|| dflt.clone()) else {
+            cx.err(format!(
+                "negative #{}: needs `file` (no language to default from)",
+                i + 1
+            ));
+            continue;
+        };
+        negative.push(Snippet {
+            file,
+            code,
+            mutants: Vec::new(),
+        });
+    }
+    Some(Operator {
+        id: raw.id,
+        control: raw.control,
+        rule: raw.rule,
+        check: raw.check,
+        group,
+        languages,
+        files: raw.files,
+        exclude: raw.exclude,
+        expected: raw.expected,
+        kind,
+        sdk: raw.sdk.trim().to_string(),
+        note: raw.note.map(|n| n.trim().to_string()),
+        template: raw.template,
+        positive,
+        negative,
+        matchers,
+    })
+}
+
+/// Parse and validate catalog files; all problems at once.
+pub(crate) fn load(sources: &[(&str, &str)]) -> Result<Vec<Operator>, String> {
+    let mut errors = Vec::new();
+    let mut ops = Vec::new();
+    for (name, text) in sources {
+        let raw: RawFile = match serde_saphyr::from_str(text) {
+            Ok(r) => r,
+            Err(e) => {
+                errors.push(format!("{name}: {e}"));
+                continue;
+            }
+        };
+        let Some(group) = Group::parse(&raw.group) else {
+            errors.push(format!("{name}: unknown group `{}`", raw.group));
+            continue;
+        };
+        for op in raw.operators {
+            let mut cx = Ctx {
+                file: name,
+                id: op.id.clone(),
+                errors: &mut errors,
+            };
+            if let Some(op) = build_operator(&mut cx, group, op) {
+                ops.push(op);
+            }
+        }
+    }
+    let mut seen = HashSet::new();
+    for op in &ops {
+        if !seen.insert(op.id.as_str()) {
+            errors.push(format!("operator id `{}` is used twice", op.id));
+        }
+    }
+    if errors.is_empty() {
+        Ok(ops)
+    } else {
+        Err(errors.join("\n"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rule_references() {
+        assert!(valid_rule("002/4"));
+        assert!(valid_rule("002/7d"));
+        assert!(!valid_rule("2/4"));
+        assert!(!valid_rule("002"));
+        assert!(!valid_rule("002/x"));
+    }
+
+    #[test]
+    fn kebab_ids() {
+        assert!(kebab("transport-security-passed"));
+        assert!(!kebab("Transport"));
+        assert!(!kebab("a--b"));
+        assert!(!kebab("-a"));
+    }
+
+    #[test]
+    fn errors_are_collected_with_file_and_operator() {
+        let yaml = "group: transport\noperators:\n  - id: Bad_Id\n    control: c\n    rule: '2/4'\n    languages: [python]\n    files: ['**/*.py']\n    expected: false\n    sdk: s\n    matchers:\n      - lang: python\n        regex: '('\n        replace: ''\n";
+        let err = load(&[("t.yaml", yaml)]).unwrap_err();
+        assert!(
+            err.contains("t.yaml: operator `Bad_Id`: id must be kebab-case"),
+            "{err}"
+        );
+        assert!(err.contains("rule `2/4`"), "{err}");
+        assert!(err.contains("bad regex"), "{err}");
+        assert!(err.contains("positive"), "{err}");
+    }
+}

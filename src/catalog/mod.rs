@@ -1,0 +1,502 @@
+//! The built-in catalog of MCP security controls: mutation *operators*, not
+//! single-site specs.
+//!
+//! Each operator (one YAML file per group under `mutations/`, embedded in the
+//! binary) names a control, the seed rule it comes from, the files it reads,
+//! and a matcher that finds every site of the control in a repository. Each
+//! site is one mutant: applying it ([`Site::apply`]) removes or weakens the
+//! control in that one place. `unguard audit` runs the suite against every
+//! site; `unguard init` writes the [`OperatorKind::Template`] entries (semantic
+//! controls no pattern can find) into a spec for the user to anchor.
+//!
+//! Matchers are structural where the control is a call argument, a decorator
+//! or a branch (ast-grep patterns on the tree-sitter Python and TypeScript
+//! grammars), regex where text is exact enough, and `ini` for pytest settings.
+//! Every operator carries positive snippets (must match, with the expected
+//! mutant text) and negative ones (must not match); `tests/catalog.rs` runs
+//! them all.
+
+mod grammar;
+mod load;
+mod matcher;
+
+use std::path::Path;
+use std::sync::OnceLock;
+
+use ast_grep_core::AstGrep;
+
+use grammar::Grammar;
+use matcher::{Doc, Edit, Matcher};
+
+/// A source language the catalog understands structurally.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Language {
+    Python,
+    /// TypeScript and JavaScript (`.ts`, `.tsx`, `.js`, `.mjs`, …).
+    TypeScript,
+}
+
+impl Language {
+    /// The language of a file, by extension (`None` for config files).
+    pub fn from_path(path: &str) -> Option<Language> {
+        Grammar::for_path(path).map(Grammar::language)
+    }
+    /// The name used in the catalog YAML (`python`, `typescript`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Language::Python => "python",
+            Language::TypeScript => "typescript",
+        }
+    }
+    fn parse(s: &str) -> Option<Language> {
+        match s {
+            "python" => Some(Language::Python),
+            "typescript" => Some(Language::TypeScript),
+            _ => None,
+        }
+    }
+}
+
+/// The catalog's groups, one YAML file each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Group {
+    Transport,
+    DataFidelity,
+    SchemaDrift,
+    TestHarness,
+}
+
+impl Group {
+    pub const ALL: [Group; 4] = [
+        Group::Transport,
+        Group::DataFidelity,
+        Group::SchemaDrift,
+        Group::TestHarness,
+    ];
+    /// The name used in the YAML (`transport`, `data-fidelity`, …), also the
+    /// file name under `mutations/`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Group::Transport => "transport",
+            Group::DataFidelity => "data-fidelity",
+            Group::SchemaDrift => "schema-drift",
+            Group::TestHarness => "test-harness",
+        }
+    }
+    /// A heading for listings.
+    pub fn title(self) -> &'static str {
+        match self {
+            Group::Transport => "Transport hardening",
+            Group::DataFidelity => "Data fidelity",
+            Group::SchemaDrift => "Schema drift",
+            Group::TestHarness => "Test harness",
+        }
+    }
+    fn parse(s: &str) -> Option<Group> {
+        Group::ALL.into_iter().find(|g| g.name() == s)
+    }
+}
+
+/// An audit operator finds sites and mutates them; a template is a spec
+/// entry for `unguard init`, for a control no pattern can find generically.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum OperatorKind {
+    Audit,
+    Template,
+}
+
+/// A code snippet the operator is tested against: a positive snippet must
+/// yield exactly `mutants` (one mutated text per site, in file order); a
+/// negative snippet must yield none.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Snippet {
+    /// The path the snippet is matched as (decides language and globs).
+    pub file: String,
+    pub code: String,
+    pub mutants: Vec<String>,
+}
+
+/// One catalog entry.
+#[derive(Debug)]
+pub struct Operator {
+    /// Stable kebab-case id.
+    pub id: String,
+    /// One sentence: what the control guarantees.
+    pub control: String,
+    /// Seed document and rule, e.g. `002/4` (`003/N` is the N-th question of
+    /// the schema-drift release gate).
+    pub rule: String,
+    /// The mcp-audit check id, where the seed names one (e.g. `FID-003`).
+    pub check: Option<String>,
+    pub group: Group,
+    pub languages: Vec<Language>,
+    /// Globs over repo-relative paths (`**/*.py`); `*` stays in one directory.
+    pub files: Vec<String>,
+    /// Globs excluded from `files` (e.g. test files for server controls).
+    pub exclude: Vec<String>,
+    /// A server should have this control: "no site found" is itself a finding.
+    pub expected: bool,
+    pub kind: OperatorKind,
+    /// Which SDK APIs the operator knows (mcp 1.x FastMCP, 2.x MCPServer,
+    /// `@modelcontextprotocol/sdk`).
+    pub sdk: String,
+    /// Anything a user should know when reading this operator's result.
+    pub note: Option<String>,
+    /// For [`OperatorKind::Template`]: a YAML `mutations:` entry with
+    /// comments saying which line to anchor.
+    pub template: Option<String>,
+    pub positive: Vec<Snippet>,
+    pub negative: Vec<Snippet>,
+    pub(crate) matchers: Vec<Matcher>,
+}
+
+impl Operator {
+    /// The matcher kinds this operator uses (`structural`, `regex`, `ini`),
+    /// deduplicated, in order of first use; empty for templates.
+    pub fn matcher_kinds(&self) -> Vec<&'static str> {
+        let mut out: Vec<&'static str> = Vec::new();
+        for m in &self.matchers {
+            if !out.contains(&m.kind_name()) {
+                out.push(m.kind_name());
+            }
+        }
+        out
+    }
+
+    /// Does this operator read `file` (repo-relative, `/`-separated)?
+    pub fn applies_to(&self, file: &str) -> bool {
+        self.files.iter().any(|g| glob_matches(g, file))
+            && !self.exclude.iter().any(|g| glob_matches(g, file))
+    }
+}
+
+/// `**/x` also matches `x` at the top; `*` does not cross `/`.
+fn glob_matches(pattern: &str, path: &str) -> bool {
+    let opts = glob::MatchOptions {
+        case_sensitive: true,
+        require_literal_separator: true,
+        require_literal_leading_dot: false,
+    };
+    let m = |p: &str| glob::Pattern::new(p).is_ok_and(|g| g.matches_with(path, opts));
+    m(pattern) || pattern.strip_prefix("**/").is_some_and(m)
+}
+
+/// One mutant: replacing `original` (bytes `start..end` of the file) by
+/// `replacement` removes or weakens the control at this site.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Site {
+    pub operator: String,
+    pub file: String,
+    /// Byte range in the original file.
+    pub start: usize,
+    pub end: usize,
+    /// 1-based, like `mutate::line_col` (columns in characters, no BOM).
+    pub line: usize,
+    pub col: usize,
+    pub end_line: usize,
+    pub end_col: usize,
+    pub original: String,
+    pub replacement: String,
+}
+
+impl Site {
+    /// The mutated file: `source` with this site replaced.
+    pub fn apply(&self, source: &[u8]) -> Vec<u8> {
+        let mut out = Vec::with_capacity(source.len() + self.replacement.len());
+        out.extend_from_slice(&source[..self.start]);
+        out.extend_from_slice(self.replacement.as_bytes());
+        out.extend_from_slice(&source[self.end..]);
+        out
+    }
+}
+
+/// The embedded catalog files, in group order.
+pub const SOURCES: [(&str, &str); 4] = [
+    (
+        "mutations/transport.yaml",
+        include_str!("../../mutations/transport.yaml"),
+    ),
+    (
+        "mutations/data-fidelity.yaml",
+        include_str!("../../mutations/data-fidelity.yaml"),
+    ),
+    (
+        "mutations/schema-drift.yaml",
+        include_str!("../../mutations/schema-drift.yaml"),
+    ),
+    (
+        "mutations/test-harness.yaml",
+        include_str!("../../mutations/test-harness.yaml"),
+    ),
+];
+
+static CATALOG: OnceLock<Result<Vec<Operator>, String>> = OnceLock::new();
+
+/// The built-in catalog, parsed and validated once. An error names the YAML
+/// file and operator; call this at startup to report it instead of panicking.
+pub fn try_catalog() -> Result<&'static [Operator], &'static str> {
+    match CATALOG.get_or_init(|| load::load(&SOURCES)) {
+        Ok(ops) => Ok(ops),
+        Err(e) => Err(e),
+    }
+}
+
+/// The built-in catalog. `tests/catalog.rs` loads it, so a build whose
+/// catalog does not load cannot pass its tests; use [`try_catalog`] where an
+/// error must be reported rather than panic.
+pub fn catalog() -> &'static [Operator] {
+    match try_catalog() {
+        Ok(ops) => ops,
+        Err(e) => panic!("the built-in catalog is broken: {e}"),
+    }
+}
+
+/// Parse a catalog from YAML texts (`(name, text)` pairs, one group each),
+/// with the same validation as the built-in one.
+pub fn parse_catalog(sources: &[(&str, &str)]) -> Result<Vec<Operator>, String> {
+    load::load(sources)
+}
+
+/// An operator of the built-in catalog by id.
+pub fn operator(id: &str) -> Option<&'static Operator> {
+    catalog().iter().find(|o| o.id == id)
+}
+
+/// A file, parsed lazily once per grammar for all operators that need it.
+struct Parsed<'a> {
+    source: &'a [u8],
+    grammar: Option<Grammar>,
+    tree: OnceLock<Option<(AstGrep<Doc>, usize)>>,
+}
+
+impl<'a> Parsed<'a> {
+    fn new(file: &str, source: &'a [u8]) -> Parsed<'a> {
+        Parsed {
+            source,
+            grammar: Grammar::for_path(file),
+            tree: OnceLock::new(),
+        }
+    }
+    /// The tree and the byte offset its text starts at (after a BOM).
+    /// `None` for files without a grammar, with NUL bytes or not UTF-8.
+    fn tree(&self) -> Option<(&AstGrep<Doc>, usize)> {
+        self.tree
+            .get_or_init(|| {
+                let g = self.grammar?;
+                if self.source.contains(&0) {
+                    return None;
+                }
+                let (offset, body) = match self.source.strip_prefix(b"\xEF\xBB\xBF") {
+                    Some(b) => (3, b),
+                    None => (0, self.source),
+                };
+                let text = std::str::from_utf8(body).ok()?;
+                AstGrep::try_new(text, g).ok().map(|t| (t, offset))
+            })
+            .as_ref()
+            .map(|(t, o)| (t, *o))
+    }
+}
+
+fn edits_of(m: &Matcher, parsed: &Parsed<'_>) -> Vec<Edit> {
+    let lang = parsed.grammar.map(Grammar::language);
+    match m {
+        Matcher::Ast(rule) => {
+            if lang != Some(rule.lang) {
+                return Vec::new();
+            }
+            let Some((tree, offset)) = parsed.tree() else {
+                return Vec::new();
+            };
+            let g = parsed.grammar.expect("tree implies grammar");
+            rule.edits(g, tree)
+                .into_iter()
+                .map(|e| Edit {
+                    range: e.range.start + offset..e.range.end + offset,
+                    replacement: e.replacement,
+                })
+                .collect()
+        }
+        Matcher::Regex(rule) => match rule.lang {
+            Some(l) if lang != Some(l) => Vec::new(),
+            Some(_) => match parsed.tree() {
+                Some(tree) => rule.edits(parsed.source, Some(tree)),
+                None => Vec::new(),
+            },
+            None => rule.edits(parsed.source, None),
+        },
+        Matcher::Ini(rule) => rule.edits(parsed.source),
+    }
+}
+
+fn sites_in(op: &Operator, file: &str, parsed: &Parsed<'_>) -> Vec<Site> {
+    if op.kind != OperatorKind::Audit || !op.applies_to(file) {
+        return Vec::new();
+    }
+    let source = parsed.source;
+    let mut edits: Vec<Edit> = op
+        .matchers
+        .iter()
+        .flat_map(|m| edits_of(m, parsed))
+        .filter(|e| {
+            e.range.end <= source.len() && source[e.range.clone()] != *e.replacement.as_bytes()
+        })
+        .collect();
+    edits.sort_by(|a, b| {
+        (a.range.start, a.range.end, &a.replacement).cmp(&(
+            b.range.start,
+            b.range.end,
+            &b.replacement,
+        ))
+    });
+    edits.dedup();
+    edits
+        .into_iter()
+        .map(|e| {
+            let (line, col) = crate::mutate::line_col(source, e.range.start);
+            let (end_line, end_col) = crate::mutate::line_col(source, e.range.end);
+            Site {
+                operator: op.id.clone(),
+                file: file.to_string(),
+                start: e.range.start,
+                end: e.range.end,
+                line,
+                col,
+                end_line,
+                end_col,
+                original: String::from_utf8_lossy(&source[e.range.clone()]).into_owned(),
+                replacement: e.replacement,
+            }
+        })
+        .collect()
+}
+
+/// Every site of `op` in one file (`file` is repo-relative; it decides the
+/// language and the globs). Empty for templates and files the operator does
+/// not read. Sites are in file order; none of them is a no-op.
+pub fn find_sites(op: &Operator, file: &str, source: &[u8]) -> Vec<Site> {
+    sites_in(op, file, &Parsed::new(file, source))
+}
+
+/// Every audit operator of the built-in catalog over the given repo-relative
+/// files under `root` (each file read and parsed once). Unreadable files are
+/// skipped. Sites come per file (in the given order), then per operator (in
+/// catalog order), then in file order.
+pub fn scan(root: &Path, files: &[String]) -> Vec<Site> {
+    scan_with(catalog(), root, files)
+}
+
+/// [`scan`] with another catalog.
+pub fn scan_with(ops: &[Operator], root: &Path, files: &[String]) -> Vec<Site> {
+    let mut out = Vec::new();
+    for file in files {
+        if !ops
+            .iter()
+            .any(|o| o.kind == OperatorKind::Audit && o.applies_to(file))
+        {
+            continue;
+        }
+        let Ok(source) = std::fs::read(root.join(file)) else {
+            continue;
+        };
+        let parsed = Parsed::new(file, &source);
+        for op in ops {
+            out.extend(sites_in(op, file, &parsed));
+        }
+    }
+    out
+}
+
+/// The audit operators that are `expected` but have no site in `sites`:
+/// controls the server should have and does not (or not where unguard can
+/// see them).
+pub fn missing_expected<'a>(ops: &'a [Operator], sites: &[Site]) -> Vec<&'a Operator> {
+    ops.iter()
+        .filter(|o| o.kind == OperatorKind::Audit && o.expected)
+        .filter(|o| !sites.iter().any(|s| s.operator == o.id))
+        .collect()
+}
+
+/// The catalog as Markdown for the README: per group, one line per audit
+/// operator (id, control, rule, matcher kinds, languages), then the init
+/// templates. README.md holds it between `<!-- catalog-start -->` and
+/// `<!-- catalog-end -->`; a test keeps the two equal.
+pub fn readme_section() -> String {
+    readme_section_of(catalog())
+}
+
+fn seed_refs(ops: &[&Operator]) -> String {
+    let mut docs: Vec<&str> = ops
+        .iter()
+        .filter_map(|o| o.rule.split('/').next())
+        .collect();
+    docs.sort_unstable();
+    docs.dedup();
+    docs.join(", ")
+}
+
+fn operator_line(o: &Operator) -> String {
+    let mut tags = vec![o.rule.clone()];
+    if let Some(c) = &o.check {
+        tags.push(c.clone());
+    }
+    if o.kind == OperatorKind::Audit {
+        tags.push(o.matcher_kinds().join("+"));
+    }
+    let langs: Vec<&str> = o.languages.iter().map(|l| l.name()).collect();
+    if !langs.is_empty() {
+        tags.push(langs.join(", "));
+    }
+    if o.expected {
+        tags.push("expected".into());
+    }
+    format!("- `{}`: {} ({})", o.id, o.control, tags.join(" · "))
+}
+
+/// [`readme_section`] for any catalog.
+pub fn readme_section_of(ops: &[Operator]) -> String {
+    let mut out = String::new();
+    let audit: Vec<&Operator> = ops
+        .iter()
+        .filter(|o| o.kind == OperatorKind::Audit)
+        .collect();
+    let templates: Vec<&Operator> = ops
+        .iter()
+        .filter(|o| o.kind == OperatorKind::Template)
+        .collect();
+    out.push_str(&format!(
+        "{} audit operators and {} init templates. Each line: id, the control, then seed rule \
+         (document/rule), mcp-audit check id where the seed names one, matcher kind, languages, \
+         and `expected` when a server should have the control (no site found is itself a \
+         finding).\n",
+        audit.len(),
+        templates.len()
+    ));
+    for g in Group::ALL {
+        let in_group: Vec<&Operator> = audit.iter().copied().filter(|o| o.group == g).collect();
+        if in_group.is_empty() {
+            continue;
+        }
+        out.push_str(&format!(
+            "\n**{}** (seed {})\n\n",
+            g.title(),
+            seed_refs(&in_group)
+        ));
+        for o in in_group {
+            out.push_str(&operator_line(o));
+            out.push('\n');
+        }
+    }
+    if !templates.is_empty() {
+        out.push_str(
+            "\n**Init templates** (semantic controls no pattern finds generically; \
+             `unguard init` writes them into `unguard.yaml` with a comment saying which line to \
+             anchor)\n\n",
+        );
+        for o in templates {
+            out.push_str(&operator_line(o));
+            out.push('\n');
+        }
+    }
+    out
+}
