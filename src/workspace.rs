@@ -801,17 +801,21 @@ mod tests {
 
     #[test]
     fn successful_reflink_is_not_copied_again() {
-        let clone = |from: &std::fs::File, to: &std::fs::File| {
-            let mut from = from.try_clone()?;
-            let mut to = to.try_clone()?;
-            std::io::copy(&mut from, &mut to)?;
-            use std::io::Seek;
-            from.rewind()?;
-            to.rewind()?;
-            Ok(())
+        let src = tempfile::tempdir().unwrap();
+        std::fs::write(src.path().join("f.py"), "source bytes\n").unwrap();
+        let dst = tempfile::tempdir().unwrap();
+        // A clone that "shares extents" (writes what it shares without moving
+        // the offset, as FICLONE does): a copy after it would overwrite it.
+        let clone = |_: &std::fs::File, to: &std::fs::File| {
+            use std::os::unix::fs::FileExt;
+            to.write_all_at(b"CLONED\n", 0)
         };
         let reflink = AtomicBool::new(true);
-        copy_with(&clone, &reflink);
+        copy_entry(src.path(), dst.path(), "f.py", &reflink, &clone).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(dst.path().join("f.py")).unwrap(),
+            "CLONED\n"
+        );
         assert!(reflink.load(Ordering::Relaxed));
         // Not tried when already known to be unsupported.
         let reflink = AtomicBool::new(false);
