@@ -361,6 +361,16 @@ fn sites_carry_positions_and_survive_bom_crlf_and_bad_bytes() {
         mutated,
         "\u{feff}import x\r\napp = server.sse_app(\r\n    host=h,  # é\r\n)\r\n"
     );
+    assert_eq!(
+        s.apply_checked(code.as_bytes()),
+        Some(mutated.clone().into_bytes())
+    );
+    assert_eq!(
+        s.apply_checked(mutated.as_bytes()),
+        None,
+        "file changed since the scan"
+    );
+    assert_eq!(s.location(), "app.py:4");
     // Not UTF-8 or binary: no structural site, no panic.
     assert!(find_sites(op, "app.py", b"x = f(transport_security=p) \xff\n").is_empty());
     assert!(find_sites(op, "app.py", b"x = f(transport_security=p)\0\n").is_empty());
@@ -411,6 +421,11 @@ fn scan_reads_each_file_once_for_all_operators() {
     .map(|(o, f, l)| (o.to_string(), f.to_string(), *l))
     .collect();
     assert_eq!(got, want);
+    let ids = catalog::mutant_ids(&sites);
+    assert_eq!(ids[0], "transport-security-passed--src-app-py-l1");
+    assert_eq!(ids[4], "suite-timeout--pytest-ini-l2");
+    let twice = catalog::mutant_ids(&[sites[0].clone(), sites[0].clone()]);
+    assert_eq!(twice[1], "transport-security-passed--src-app-py-l1-2");
     let missing: Vec<&str> = catalog::missing_expected(catalog::catalog(), &sites)
         .iter()
         .map(|o| o.id.as_str())

@@ -200,7 +200,8 @@ pub struct Site {
 }
 
 impl Site {
-    /// The mutated file: `source` with this site replaced.
+    /// The mutated file: `source` with this site replaced. `source` must be
+    /// the file the site was found in (see [`Site::apply_checked`]).
     pub fn apply(&self, source: &[u8]) -> Vec<u8> {
         let mut out = Vec::with_capacity(source.len() + self.replacement.len());
         out.extend_from_slice(&source[..self.start]);
@@ -208,6 +209,51 @@ impl Site {
         out.extend_from_slice(&source[self.end..]);
         out
     }
+
+    /// [`Site::apply`], or `None` when `source` no longer holds `original`
+    /// at `start..end` (the file changed since the scan).
+    pub fn apply_checked(&self, source: &[u8]) -> Option<Vec<u8>> {
+        let here = source.get(self.start..self.end)?;
+        (here == self.original.as_bytes() && self.original != self.replacement)
+            .then(|| self.apply(source))
+    }
+
+    /// `file:line`, for listings.
+    pub fn location(&self) -> String {
+        format!("{}:{}", self.file, self.line)
+    }
+}
+
+/// One mutant id per site, usable as a file name and stable while the code
+/// around the site does not move: `<operator>--<file>-l<line>` with `/` and
+/// `.` in the path as `-`, and `-2`, `-3`, … for further sites of the same
+/// operator on the same line.
+pub fn mutant_ids(sites: &[Site]) -> Vec<String> {
+    let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    sites
+        .iter()
+        .map(|s| {
+            let path: String = s
+                .file
+                .chars()
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() || c == '_' {
+                        c.to_ascii_lowercase()
+                    } else {
+                        '-'
+                    }
+                })
+                .collect();
+            let base = format!("{}--{}-l{}", s.operator, path.trim_matches('-'), s.line);
+            let n = seen.entry(base.clone()).or_insert(0);
+            *n += 1;
+            if *n == 1 {
+                base
+            } else {
+                format!("{base}-{n}")
+            }
+        })
+        .collect()
 }
 
 /// The embedded catalog files, in group order.
