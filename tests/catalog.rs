@@ -192,6 +192,37 @@ fn every_positive_snippet_yields_exactly_the_expected_mutants() {
     assert!(failures.is_empty(), "\n{}", failures.join("\n"));
 }
 
+/// `.js`, `.mjs` and `.tsx` files are parsed with the TSX grammar: every
+/// TypeScript positive must hold there too (patterns like `$A < $B` parse
+/// differently where JSX is possible).
+#[test]
+fn typescript_positives_hold_under_the_tsx_grammar() {
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for op in audit_ops() {
+        for (i, snip) in op.positive.iter().enumerate() {
+            let Some(stem) = snip.file.strip_suffix(".ts") else {
+                continue;
+            };
+            for ext in ["js", "tsx"] {
+                let file = format!("{stem}.{ext}");
+                let got = mutants_of(&find_sites(op, &file, snip.code.as_bytes()), &snip.code);
+                if got != snip.mutants {
+                    failures.push(format!(
+                        "{} positive #{} as {file}: {}",
+                        op.id,
+                        i + 1,
+                        describe(&snip.mutants, &got)
+                    ));
+                }
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 20, "only {checked} TypeScript positives");
+    assert!(failures.is_empty(), "\n{}", failures.join("\n"));
+}
+
 #[test]
 fn no_negative_snippet_matches() {
     let mut failures = Vec::new();

@@ -166,6 +166,9 @@ struct RawMatcher {
     // ini
     #[serde(default)]
     ini: Option<RawIni>,
+    /// regex/ini only: narrow the operator's files (e.g. `**/*.json`).
+    #[serde(default)]
+    files: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -328,6 +331,14 @@ fn build_matcher(cx: &mut Ctx<'_>, langs: &[Language], raw: RawMatcher) -> Optio
         },
     };
     let structural = raw.pattern.is_some() || raw.kind.is_some();
+    for g in &raw.files {
+        if let Err(e) = glob::Pattern::new(g) {
+            cx.err(format!("bad glob `{g}`: {e}"));
+        }
+    }
+    if structural && !raw.files.is_empty() {
+        cx.err("`files` on a matcher is for `regex`/`ini`; a structural matcher reads its language's files");
+    }
     let kinds_used = [structural, raw.regex.is_some(), raw.ini.is_some()]
         .iter()
         .filter(|b| **b)
@@ -364,6 +375,7 @@ fn build_matcher(cx: &mut Ctx<'_>, langs: &[Language], raw: RawMatcher) -> Optio
             sections: ini.sections,
             key: ini.key,
             value,
+            files: raw.files,
         }));
     }
 
@@ -399,6 +411,7 @@ fn build_matcher(cx: &mut Ctx<'_>, langs: &[Language], raw: RawMatcher) -> Optio
             lang,
             inside,
             not_inside,
+            files: raw.files,
         }));
     }
 

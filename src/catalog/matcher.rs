@@ -151,6 +151,8 @@ pub(crate) struct RegexRule {
     pub lang: Option<Language>,
     pub inside: Vec<NodeCond>,
     pub not_inside: Vec<NodeCond>,
+    /// Only files matching one of these globs (empty: all the operator reads).
+    pub files: Vec<String>,
 }
 
 #[derive(Debug)]
@@ -162,6 +164,8 @@ pub(crate) struct IniRule {
     /// Edit inside the value (`$1` in `replace`); without it the whole
     /// `key = value` entry (continuation lines included) is removed.
     pub value: Option<(regex::Regex, String)>,
+    /// Only files matching one of these globs (empty: all the operator reads).
+    pub files: Vec<String>,
 }
 
 /// One edit: replace `range` of the file by `replacement`.

@@ -344,8 +344,10 @@ impl<'a> Parsed<'a> {
     }
 }
 
-fn edits_of(m: &Matcher, parsed: &Parsed<'_>) -> Vec<Edit> {
+fn edits_of(m: &Matcher, file: &str, parsed: &Parsed<'_>) -> Vec<Edit> {
     let lang = parsed.grammar.map(Grammar::language);
+    let narrowed =
+        |globs: &[String]| globs.is_empty() || globs.iter().any(|g| glob_matches(g, file));
     match m {
         Matcher::Ast(rule) => {
             if lang != Some(rule.lang) {
@@ -363,6 +365,8 @@ fn edits_of(m: &Matcher, parsed: &Parsed<'_>) -> Vec<Edit> {
                 })
                 .collect()
         }
+        Matcher::Regex(rule) if !narrowed(&rule.files) => Vec::new(),
+        Matcher::Ini(rule) if !narrowed(&rule.files) => Vec::new(),
         Matcher::Regex(rule) => match rule.lang {
             Some(l) if lang != Some(l) => Vec::new(),
             Some(_) => match parsed.tree() {
@@ -383,7 +387,7 @@ fn sites_in(op: &Operator, file: &str, parsed: &Parsed<'_>) -> Vec<Site> {
     let mut edits: Vec<Edit> = op
         .matchers
         .iter()
-        .flat_map(|m| edits_of(m, parsed))
+        .flat_map(|m| edits_of(m, file, parsed))
         .filter(|e| {
             e.range.end <= source.len() && source[e.range.clone()] != *e.replacement.as_bytes()
         })
