@@ -170,15 +170,33 @@ impl Operator {
     }
 }
 
-/// `**/x` also matches `x` at the top; `*` does not cross `/`.
+/// `**/x` also matches `x` at the top; `*` does not cross `/`. Compiled
+/// globs are cached (a scan asks every operator about every file).
 fn glob_matches(pattern: &str, path: &str) -> bool {
+    use std::collections::HashMap;
+    use std::sync::Mutex;
+    static CACHE: OnceLock<Mutex<HashMap<String, Vec<glob::Pattern>>>> = OnceLock::new();
     let opts = glob::MatchOptions {
         case_sensitive: true,
         require_literal_separator: true,
         require_literal_leading_dot: false,
     };
-    let m = |p: &str| glob::Pattern::new(p).is_ok_and(|g| g.matches_with(path, opts));
-    m(pattern) || pattern.strip_prefix("**/").is_some_and(m)
+    let compiled = {
+        let mut cache = CACHE
+            .get_or_init(Default::default)
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        cache
+            .entry(pattern.to_string())
+            .or_insert_with(|| {
+                std::iter::once(pattern)
+                    .chain(pattern.strip_prefix("**/"))
+                    .filter_map(|p| glob::Pattern::new(p).ok())
+                    .collect()
+            })
+            .clone()
+    };
+    compiled.iter().any(|g| g.matches_with(path, opts))
 }
 
 /// One mutant: replacing `original` (bytes `start..end` of the file) by
