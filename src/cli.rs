@@ -45,6 +45,56 @@ pub enum Commands {
     Merge(MergeArgs),
     /// Print the JSON Schema of outcomes.json.
     Schema,
+    /// Find the MCP security controls of a repo with the built-in catalog and
+    /// prove each one: its removal must turn a test red. No spec needed.
+    #[command(after_help = EXIT_CODES_HELP)]
+    Audit(AuditArgs),
+    /// Write a starter unguard.yaml: the detected test command and one
+    /// single-site mutation per control the catalog finds.
+    Init(InitArgs),
+    /// List the built-in catalog of MCP controls (`--markdown` for README form).
+    Catalog(CatalogArgs),
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct AuditArgs {
+    /// The repository to audit (default: current directory).
+    #[arg(default_value = ".")]
+    pub path: PathBuf,
+    #[command(flatten)]
+    pub exec: ExecArgs,
+    #[command(flatten)]
+    pub reports: ReportOutputs,
+    /// The test command, instead of the detected one (`{junit}` for a JUnit path).
+    #[arg(long, value_name = "CMD")]
+    pub test_command: Option<String>,
+    /// A YAML list of repository paths (relative to FILE): audit each, then
+    /// print one matrix of repos × controls. Each repo's results go to OUT/<n>-<name>.
+    #[arg(long, value_name = "FILE", conflicts_with = "path")]
+    pub portfolio: Option<PathBuf>,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct InitArgs {
+    /// The repository (default: current directory); writes PATH/unguard.yaml.
+    #[arg(default_value = ".")]
+    pub path: PathBuf,
+    /// The test command, instead of the detected one (`{junit}` for a JUnit path).
+    #[arg(long, value_name = "CMD")]
+    pub test_command: Option<String>,
+    /// Overwrite an existing unguard.yaml.
+    #[arg(long)]
+    pub force: bool,
+    /// Print the spec to stdout instead of writing it.
+    #[arg(long)]
+    pub stdout: bool,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct CatalogArgs {
+    /// Print the README section (Markdown) instead of the plain list.
+    #[arg(long)]
+    pub markdown: bool,
 }
 
 /// Report formats of `unguard report`.

@@ -4,7 +4,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::cli::{
-    ExecArgs, FilterArgs, ListArgs, MergeArgs, ReportArgs, ReportOutputs, RunArgs, TargetArgs,
+    AuditArgs, CatalogArgs, ExecArgs, FilterArgs, InitArgs, ListArgs, MergeArgs, ReportArgs,
+    ReportOutputs, RunArgs, TargetArgs,
 };
 use crate::diag::{Diagnostic, Diagnostics, SourceLines};
 use crate::engine::{self, Abort, EngineOptions};
@@ -14,7 +15,7 @@ use crate::report::markdown::Template;
 use crate::report::Format;
 use crate::results::{Allow, GateConfig, Outcome, Results, TimeoutPolicy};
 use crate::spec::{self, Spec};
-use crate::{changes, merge, report, workspace};
+use crate::{audit, changes, merge, report, workspace};
 
 fn spec_path(t: &TargetArgs) -> PathBuf {
     t.config
@@ -543,4 +544,226 @@ pub fn schema() -> i32 {
             EXIT_USAGE
         }
     }
+}
+
+/// One repo's audit: survey, run, print; returns (exit code, rows).
+fn audit_one(
+    path: &Path,
+    exec: &ExecArgs,
+    reports: &ReportOutputs,
+    test_command: Option<&str>,
+) -> (i32, Option<(audit::Survey, Vec<audit::ControlRow>)>) {
+    let template = match read_template(reports) {
+        Ok(t) => t,
+        Err(code) => return (code, None),
+    };
+    let out_abs = exec.out.canonicalize().unwrap_or_else(|_| exec.out.clone());
+    let survey = match audit::survey(path, std::slice::from_ref(&out_abs)) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return (EXIT_USAGE, None);
+        }
+    };
+    let test = match audit::test_config(&survey.detected, test_command) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: {}: {e}", display(path));
+            return (EXIT_USAGE, None);
+        }
+    };
+    eprintln!(
+        "unguard audit: {}: {}; tests: `{}`; {} catalog operator(s) apply, {} site(s) found",
+        display(path),
+        if survey.detected.sdks.is_empty() {
+            "no MCP SDK import seen".to_string()
+        } else {
+            survey.detected.sdks.join(", ")
+        },
+        test.command.display(),
+        survey.operators.len(),
+        survey.found.len()
+    );
+    let spec = audit::audit_spec(&survey, test, exec.timeout);
+    let plan = match plan::build(&spec, &Filters::default()) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return (EXIT_USAGE, None);
+        }
+    };
+    let policy = exec.timeout_is.unwrap_or(TimeoutPolicy::Killed);
+    let (out, results) = match execute_plan(
+        &spec,
+        plan,
+        exec,
+        policy,
+        GateConfig::default(),
+        &display(path),
+    ) {
+        Ok(r) => r,
+        Err(code) => return (code, Some((survey, Vec::new()))),
+    };
+    let code = publish(&out, &results, reports, template.as_ref());
+    let rows = audit::by_control(&survey, Some(&results));
+    let grouped = audit::grouped_markdown(&survey, &rows);
+    println!();
+    println!("{grouped}");
+    if let Err(e) = std::fs::write(out.join("audit.md"), &grouped) {
+        eprintln!("error: writing {}: {e}", out.join("audit.md").display());
+        return (code.max(EXIT_USAGE), Some((survey, rows)));
+    }
+    (code, Some((survey, rows)))
+}
+
+pub fn audit(args: &AuditArgs) -> i32 {
+    let Some(portfolio) = &args.portfolio else {
+        return audit_one(
+            &args.path,
+            &args.exec,
+            &args.reports,
+            args.test_command.as_deref(),
+        )
+        .0;
+    };
+    let text = match std::fs::read_to_string(portfolio) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: --portfolio {}: {e}", portfolio.display());
+            return EXIT_USAGE;
+        }
+    };
+    let repos: Vec<String> = match serde_saphyr::from_str(&text) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!(
+                "error: {}: {e}\n  = fix: the portfolio is a YAML list of repository paths, e.g. `- ../server-a`",
+                portfolio.display()
+            );
+            return EXIT_USAGE;
+        }
+    };
+    if repos.is_empty() {
+        eprintln!(
+            "error: {}: the portfolio lists no repository",
+            portfolio.display()
+        );
+        return EXIT_USAGE;
+    }
+    let base = portfolio.parent().unwrap_or(Path::new("."));
+    if let Err(e) = engine::prepare_out_dir(&args.exec.out) {
+        eprintln!("error: {e:#}");
+        return EXIT_USAGE;
+    }
+    let mut worst = EXIT_OK;
+    let mut columns: Vec<(String, Option<Vec<audit::ControlRow>>)> = Vec::new();
+    for (i, repo) in repos.iter().enumerate() {
+        let path = base.join(repo);
+        let name = path
+            .file_name()
+            .map_or_else(|| repo.clone(), |n| n.to_string_lossy().into_owned());
+        let mut exec = args.exec.clone();
+        exec.out = args.exec.out.join(format!("{}-{}", i + 1, name));
+        eprintln!("\n== {} ({}/{})", display(&path), i + 1, repos.len());
+        let (code, found) = audit_one(&path, &exec, &args.reports, args.test_command.as_deref());
+        if code == EXIT_INTERRUPTED {
+            return code;
+        }
+        worst = worst_code(worst, code);
+        columns.push((name, found.map(|(_, rows)| rows)));
+    }
+    println!("\n## unguard audit portfolio\n");
+    println!("{}", audit::portfolio_matrix(&columns));
+    worst
+}
+
+/// The more serious of two exit codes (in the gate's order).
+fn worst_code(a: i32, b: i32) -> i32 {
+    let rank = |c: i32| match c {
+        EXIT_INTERRUPTED => 6,
+        EXIT_USAGE => 5,
+        EXIT_BASELINE => 4,
+        EXIT_SPEC => 3,
+        crate::gate::EXIT_GATE => 2,
+        crate::gate::EXIT_TIMEOUT => 1,
+        _ => 0,
+    };
+    if rank(b) > rank(a) {
+        b
+    } else {
+        a
+    }
+}
+
+pub fn init(args: &InitArgs) -> i32 {
+    let target = args.path.join("unguard.yaml");
+    if target.exists() && !args.force && !args.stdout {
+        eprintln!(
+            "error: {} exists; pass --force to overwrite it, or --stdout to print the starter spec",
+            target.display()
+        );
+        return EXIT_USAGE;
+    }
+    let survey = match audit::survey(&args.path, &[]) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let test = match audit::test_config(&survey.detected, args.test_command.as_deref()) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: {}: {e}", display(&args.path));
+            return EXIT_USAGE;
+        }
+    };
+    let reason = match (&args.test_command, &survey.detected.test) {
+        (Some(_), _) => "given with --test-command".to_string(),
+        (None, Some(t)) => format!("detected: {}", t.reason),
+        (None, None) => String::new(),
+    };
+    let yaml = crate::init::render(&survey, &test, &reason);
+    if args.stdout {
+        print!("{yaml}");
+        return EXIT_OK;
+    }
+    if let Err(e) = std::fs::write(&target, &yaml) {
+        eprintln!("error: writing {}: {e}", target.display());
+        return EXIT_USAGE;
+    }
+    eprintln!(
+        "unguard init: wrote {} with {} mutation(s); review it, then `unguard check` and `unguard run`",
+        target.display(),
+        survey.found.len()
+    );
+    for u in &survey.unanchored {
+        eprintln!(
+            "warning: {} at {}:{} left out: {}",
+            u.operator.id, u.site.file, u.site.line, u.why
+        );
+    }
+    EXIT_OK
+}
+
+pub fn catalog(args: &CatalogArgs) -> i32 {
+    if args.markdown {
+        print!("{}", crate::catalog::readme_section());
+        return EXIT_OK;
+    }
+    let mut out = std::io::stdout().lock();
+    for op in crate::catalog::catalog() {
+        let _ = writeln!(
+            out,
+            "{}\t{}\t{}\t{}",
+            op.id,
+            audit::rule_text(op),
+            match op.kind {
+                crate::catalog::OperatorKind::Audit => "audit",
+                crate::catalog::OperatorKind::Template => "init template",
+            },
+            op.control
+        );
+    }
+    EXIT_OK
 }

@@ -9,6 +9,7 @@
 //! [`engine`] drives the loop; [`commands`] maps subcommands onto it.
 
 pub mod anchor;
+pub mod audit;
 pub mod capture;
 pub mod catalog;
 pub mod changes;
@@ -18,6 +19,7 @@ pub mod detect;
 pub mod diag;
 pub mod engine;
 pub mod gate;
+pub mod init;
 pub mod junit;
 pub mod merge;
 pub mod mutate;

@@ -20,6 +20,9 @@ fn main() {
         cli::Commands::Report(a) => commands::report(a),
         cli::Commands::Merge(a) => commands::merge(a),
         cli::Commands::Schema => commands::schema(),
+        cli::Commands::Audit(a) => commands::audit(a),
+        cli::Commands::Init(a) => commands::init(a),
+        cli::Commands::Catalog(a) => commands::catalog(a),
     };
     std::process::exit(code);
 }

@@ -40,6 +40,8 @@ struct RawOperator {
     #[serde(default)]
     exclude: Vec<String>,
     expected: bool,
+    #[serde(default)]
+    presence_only: bool,
     sdk: String,
     #[serde(default)]
     note: Option<String>,
@@ -616,6 +618,7 @@ fn build_operator(cx: &mut Ctx<'_>, group: Group, raw: RawOperator) -> Option<Op
         files: raw.files,
         exclude: raw.exclude,
         expected: raw.expected,
+        presence_only: raw.presence_only,
         kind,
         sdk: raw.sdk.trim().to_string(),
         note: raw.note.map(|n| n.trim().to_string()),

@@ -136,6 +136,11 @@ pub struct Operator {
     pub exclude: Vec<String>,
     /// A server should have this control: "no site found" is itself a finding.
     pub expected: bool,
+    /// Only its presence can be checked: no test can kill its mutant on a
+    /// healthy suite (a suite timeout only acts when something hangs). Audit
+    /// reports present / not present and runs no mutant; init writes it
+    /// commented out.
+    pub presence_only: bool,
     pub kind: OperatorKind,
     /// Which SDK APIs the operator knows (mcp 1.x FastMCP, 2.x MCPServer,
     /// `@modelcontextprotocol/sdk`).

@@ -38,7 +38,9 @@ class FakeInventoryAPI:
 
     def __init__(self) -> None:
         self.servers: list[dict[str, Any]] = [dict(s) for s in SERVERS]
-        self.mode = "ok"  # "auth": 401, "down": 503, "renamed": the list is under "items"
+        # "auth": 401, "down": 503, "unreachable": connection refused,
+        # "renamed": the list is under "items"
+        self.mode = "ok"
         self.requests: list[httpx.Request] = []
 
     def handle(self, request: httpx.Request) -> httpx.Response:
@@ -47,6 +49,8 @@ class FakeInventoryAPI:
             return httpx.Response(401, json={"error": "invalid api key"})
         if self.mode == "down":
             return httpx.Response(503, text="maintenance")
+        if self.mode == "unreachable":
+            raise httpx.ConnectError("connection refused", request=request)
         path = request.url.path
         if path == "/v1/servers":
             scope = request.url.params.get("scope", "active")

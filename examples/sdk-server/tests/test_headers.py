@@ -42,11 +42,13 @@ def test_mcp_name_mismatch_is_rejected(client: TestClient) -> None:
 def test_missing_mcp_method_is_rejected(client: TestClient) -> None:
     response = post_rpc(client, "tools/list", Mcp_Method=None)
     assert_header_mismatch(response)
+    assert "missing" in response.json()["error"]["message"], "reported as missing, not as a mismatch"
 
 
 def test_missing_mcp_name_is_rejected(client: TestClient) -> None:
     response = post_rpc(client, "tools/call", {"name": "count_servers", "arguments": {}}, Mcp_Name=None)
     assert_header_mismatch(response)
+    assert "missing" in response.json()["error"]["message"], "reported as missing, not as a mismatch"
 
 
 def test_duplicate_mcp_method_is_rejected(client: TestClient) -> None:

@@ -64,6 +64,20 @@ def test_upstream_outage_is_an_error_not_zero(client: TestClient, api: FakeInven
     assert "HTTP 503" in error_text(result)
 
 
+def test_unreachable_upstream_is_an_error_not_zero(client: TestClient, api: FakeInventoryAPI) -> None:
+    api.mode = "unreachable"
+    result = call_tool(client, "count_servers")
+    assert result["isError"] is True
+    assert "unreachable" in error_text(result)
+
+
+def test_get_server_upstream_outage_is_an_error_not_empty(client: TestClient, api: FakeInventoryAPI) -> None:
+    api.mode = "down"
+    result = call_tool(client, "get_server", server_id="srv-1")
+    assert result["isError"] is True
+    assert "inventory unavailable" in error_text(result)
+
+
 def test_empty_result_carries_a_hint(client: TestClient, api: FakeInventoryAPI) -> None:
     api.servers = [s for s in api.servers if s["status"] == "active"]
     result = call_tool(client, "list_servers", scope="retired")

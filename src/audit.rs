@@ -1,0 +1,437 @@
+//! `unguard audit` and `unguard init`: find the MCP security controls of a
+//! repository with the built-in catalog, and either prove them right away
+//! (audit) or write a starter unguard.yaml that does it (init).
+//!
+//! Both go through [`sites_to_mutations`]: every catalog site becomes one
+//! literal single-site mutation (anchored by [`crate::anchor`]), so the spec
+//! `init` writes runs exactly the mutants `audit` runs.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::anchor;
+use crate::catalog::{self, Operator, OperatorKind, Site};
+use crate::detect::{self, Detected};
+use crate::results::{GateConfig, Outcome, Results, Thresholds};
+use crate::spec::{
+    Command, Count, FailCodes, MutationSpec, Pattern, Spec, SpecPos, TestConfig, TimeoutSetting,
+};
+use crate::workspace;
+
+/// A catalog site turned into a mutation.
+#[derive(Debug, Clone)]
+pub struct Found {
+    pub operator: &'static Operator,
+    pub site: Site,
+    pub id: String,
+    pub find: String,
+    pub replace: String,
+}
+
+/// A site that could not be anchored to a unique text (reported, not run).
+#[derive(Debug, Clone)]
+pub struct Unanchored {
+    pub operator: &'static Operator,
+    pub site: Site,
+    pub why: String,
+}
+
+/// What the catalog found in a repository.
+#[derive(Debug)]
+pub struct Survey {
+    pub root: PathBuf,
+    pub detected: Detected,
+    /// Catalog operators that apply to the repo's languages.
+    pub operators: Vec<&'static Operator>,
+    pub found: Vec<Found>,
+    pub unanchored: Vec<Unanchored>,
+    /// Sites of presence-only operators (reported, never mutated).
+    pub present: Vec<(&'static Operator, Site)>,
+}
+
+/// Scan `root` (its git-visible files, or a plain walk) with every audit operator.
+pub fn survey(root: &Path, exclude: &[PathBuf]) -> Result<Survey, String> {
+    let root = root
+        .canonicalize()
+        .map_err(|e| format!("{}: {e}", root.display()))?;
+    let manifest = workspace::manifest(&root, exclude, &[])
+        .map_err(|e| format!("listing the files of {}: {e:#}", root.display()))?;
+    let detected = detect::detect(&root, &manifest.entries);
+    let operators: Vec<&'static Operator> = catalog::catalog()
+        .iter()
+        .filter(|op| op.kind == OperatorKind::Audit)
+        .filter(|op| {
+            op.languages.iter().any(|l| match l {
+                catalog::Language::Python => detected.python,
+                catalog::Language::TypeScript => detected.typescript,
+            })
+        })
+        .collect();
+    let (presence, sites): (Vec<Site>, Vec<Site>) = catalog::scan(&root, &manifest.entries)
+        .into_iter()
+        .partition(|s| {
+            operators
+                .iter()
+                .any(|o| o.id == s.operator && o.presence_only)
+        });
+    let present = presence
+        .into_iter()
+        .filter_map(|s| {
+            let op = operators.iter().find(|o| o.id == s.operator)?;
+            Some((*op, s))
+        })
+        .collect();
+    let (found, unanchored) = sites_to_mutations(&root, &operators, sites);
+    Ok(Survey {
+        root,
+        detected,
+        operators,
+        found,
+        unanchored,
+        present,
+    })
+}
+
+/// Anchor every site; ids are the operator id, with `-2`, `-3` … for its
+/// further sites (in file order).
+pub fn sites_to_mutations(
+    root: &Path,
+    operators: &[&'static Operator],
+    mut sites: Vec<Site>,
+) -> (Vec<Found>, Vec<Unanchored>) {
+    sites.sort_by(|a, b| (&a.operator, &a.file, a.start).cmp(&(&b.operator, &b.file, b.start)));
+    let mut sources: BTreeMap<String, String> = BTreeMap::new();
+    let mut per_op: BTreeMap<String, usize> = BTreeMap::new();
+    let mut found = Vec::new();
+    let mut unanchored = Vec::new();
+    for site in sites {
+        let Some(op) = operators.iter().find(|o| o.id == site.operator) else {
+            continue;
+        };
+        let source = sources.entry(site.file.clone()).or_insert_with(|| {
+            String::from_utf8_lossy(&std::fs::read(root.join(&site.file)).unwrap_or_default())
+                .into_owned()
+        });
+        match anchor::anchor(source, site.start, site.end, &site.replacement) {
+            Ok(a) => {
+                let n = per_op.entry(op.id.clone()).or_insert(0);
+                *n += 1;
+                let id = if *n == 1 {
+                    op.id.clone()
+                } else {
+                    format!("{}-{}", op.id, n)
+                };
+                found.push(Found {
+                    operator: op,
+                    site,
+                    id,
+                    find: a.find,
+                    replace: a.replace,
+                });
+            }
+            Err(why) => unanchored.push(Unanchored {
+                operator: op,
+                site,
+                why,
+            }),
+        }
+    }
+    // Spec order: by file, then position, like a hand-written spec.
+    found.sort_by(|a, b| (&a.site.file, a.site.start).cmp(&(&b.site.file, b.site.start)));
+    (found, unanchored)
+}
+
+/// The rule text of an operator as it goes into a spec: `002/4 (FID-003)`.
+pub fn rule_text(op: &Operator) -> String {
+    match &op.check {
+        Some(c) => format!("{} ({c})", op.rule),
+        None => op.rule.clone(),
+    }
+}
+
+/// The test configuration for a detected (or given) command.
+pub fn test_config(detected: &Detected, command: Option<&str>) -> Result<TestConfig, String> {
+    let (command, junit, preset) = match (command, &detected.test) {
+        (Some(c), _) => {
+            let pytest = c.contains("pytest");
+            let junit = c.contains("{junit}").then(|| "{junit}".to_string());
+            (c.to_string(), junit, if pytest { "pytest" } else { "generic" })
+        }
+        (None, Some(t)) => (t.command.clone(), t.junit.clone(), t.preset),
+        (None, None) => {
+            return Err(
+                "no test command found (no pytest/unittest layout, no package.json `test` script, no Cargo.toml); pass --test-command 'CMD'"
+                    .into(),
+            )
+        }
+    };
+    Ok(TestConfig {
+        command: Command::Shell(command),
+        junit,
+        timeout: TimeoutSetting::Auto,
+        env: BTreeMap::new(),
+        fail_codes: if preset == "pytest" {
+            FailCodes::Only(vec![1])
+        } else {
+            FailCodes::AnyNonZero
+        },
+        preset: preset.to_string(),
+        check: None,
+    })
+}
+
+/// The spec `audit` runs: one mutation per anchored site.
+pub fn audit_spec(survey: &Survey, test: TestConfig, timeout: Option<Duration>) -> Spec {
+    let mutations = survey
+        .found
+        .iter()
+        .map(|f| MutationSpec {
+            id: f.id.clone(),
+            control: f.operator.control.clone(),
+            rule: Some(rule_text(f.operator)),
+            file: f.site.file.clone(),
+            pattern: Pattern::Literal {
+                text: f.find.clone(),
+                exact_whitespace: true,
+            },
+            replace: f.replace.clone(),
+            count: Count::Exactly(1),
+            // Emptying a config file proves nothing about reach: the canary
+            // is for source files only.
+            canary: catalog::Language::from_path(&f.site.file).is_some(),
+            killed_by: Vec::new(),
+            timeout,
+            test: test.clone(),
+            pos: SpecPos {
+                path: f.site.file.clone(),
+                line: f.site.line as u64,
+                col: f.site.col as u64,
+            },
+        })
+        .collect();
+    Spec {
+        root: survey.root.clone(),
+        spec_path: PathBuf::from("<built-in catalog>"),
+        test,
+        link: Vec::new(),
+        mutations,
+        gate: GateConfig::default(),
+        timeout_is: None,
+        thresholds: Thresholds::default(),
+    }
+}
+
+/// How one control fared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum ControlVerdict {
+    /// A site survived (or was red for the wrong reason, or flaky): unproven.
+    Unproven,
+    /// The suite hung without the control.
+    Hung,
+    /// Sites exist but no verdict was possible (unreached, unviable, spec error).
+    NoVerdict,
+    /// Every site killed.
+    Proven,
+    /// A presence-only control (e.g. a suite timeout) was found.
+    Present,
+    /// The operator found no site.
+    NotPresent,
+}
+
+impl ControlVerdict {
+    pub fn label(self) -> &'static str {
+        match self {
+            ControlVerdict::Unproven => "unproven (survived)",
+            ControlVerdict::Hung => "hung",
+            ControlVerdict::NoVerdict => "no verdict",
+            ControlVerdict::Proven => "proven (killed)",
+            ControlVerdict::Present => "present (checked by presence only)",
+            ControlVerdict::NotPresent => "not present",
+        }
+    }
+    pub fn cell(self) -> &'static str {
+        match self {
+            ControlVerdict::Unproven => "❌ unproven",
+            ControlVerdict::Hung => "⏱️ hung",
+            ControlVerdict::NoVerdict => "⚠️ no verdict",
+            ControlVerdict::Proven => "✅ proven",
+            ControlVerdict::Present => "✅ present",
+            ControlVerdict::NotPresent => "— not present",
+        }
+    }
+}
+
+/// One line of the grouped report.
+#[derive(Debug, Clone)]
+pub struct ControlRow {
+    pub operator: &'static Operator,
+    pub verdict: ControlVerdict,
+    /// `id outcome file:line` per site.
+    pub sites: Vec<(String, Outcome, String)>,
+}
+
+/// Group the results by control (catalog operator).
+pub fn by_control(survey: &Survey, results: Option<&Results>) -> Vec<ControlRow> {
+    let mut rows = Vec::new();
+    for op in &survey.operators {
+        let mut sites = Vec::new();
+        for f in survey.found.iter().filter(|f| f.operator.id == op.id) {
+            let outcome = results
+                .and_then(|r| r.mutants.iter().find(|m| m.id == f.id))
+                .map(|m| m.outcome);
+            if let Some(o) = outcome {
+                sites.push((f.id.clone(), o, format!("{}:{}", f.site.file, f.site.line)));
+            }
+        }
+        let any = |os: &[Outcome]| sites.iter().any(|(_, o, _)| os.contains(o));
+        let verdict = if op.presence_only {
+            if survey.present.iter().any(|(o, _)| o.id == op.id) {
+                ControlVerdict::Present
+            } else {
+                ControlVerdict::NotPresent
+            }
+        } else if sites.is_empty() {
+            ControlVerdict::NotPresent
+        } else if any(&[Outcome::Survived, Outcome::WrongReason, Outcome::Flaky]) {
+            ControlVerdict::Unproven
+        } else if any(&[Outcome::Timeout]) {
+            ControlVerdict::Hung
+        } else if sites.iter().all(|(_, o, _)| *o == Outcome::Killed) {
+            ControlVerdict::Proven
+        } else {
+            ControlVerdict::NoVerdict
+        };
+        rows.push(ControlRow {
+            operator: op,
+            verdict,
+            sites,
+        });
+    }
+    rows.sort_by(|a, b| (a.verdict, &a.operator.id).cmp(&(b.verdict, &b.operator.id)));
+    rows
+}
+
+/// The grouped report in Markdown: one section per verdict, unproven first.
+pub fn grouped_markdown(survey: &Survey, rows: &[ControlRow]) -> String {
+    let mut s = String::new();
+    s.push_str(&format!(
+        "## unguard audit: {}\n\n",
+        survey.root.file_name().map_or_else(
+            || survey.root.display().to_string(),
+            |n| n.to_string_lossy().into_owned()
+        )
+    ));
+    let sdks = if survey.detected.sdks.is_empty() {
+        "no MCP SDK import seen".to_string()
+    } else {
+        survey.detected.sdks.join(", ")
+    };
+    s.push_str(&format!(
+        "SDK: {sdks}. Test command: {}.\n",
+        survey
+            .detected
+            .test
+            .as_ref()
+            .map_or("(given)".to_string(), |t| format!(
+                "`{}` ({})",
+                t.command, t.reason
+            ))
+    ));
+    for verdict in [
+        ControlVerdict::Unproven,
+        ControlVerdict::Hung,
+        ControlVerdict::NoVerdict,
+        ControlVerdict::Proven,
+        ControlVerdict::Present,
+        ControlVerdict::NotPresent,
+    ] {
+        let group: Vec<&ControlRow> = rows.iter().filter(|r| r.verdict == verdict).collect();
+        if group.is_empty() {
+            continue;
+        }
+        s.push_str(&format!("\n### {} ({})\n\n", verdict.label(), group.len()));
+        for r in group {
+            let op = r.operator;
+            let mut line = format!(
+                "- **{}** ({}): {}",
+                op.id,
+                rule_text(op),
+                crate::report::cell(&op.control)
+            );
+            if verdict == ControlVerdict::Present {
+                let at: Vec<String> = survey
+                    .present
+                    .iter()
+                    .filter(|(o, _)| o.id == op.id)
+                    .map(|(_, site)| format!("{}:{}", site.file, site.line))
+                    .collect();
+                line.push_str(&format!(" — at {}", at.join(", ")));
+            } else if verdict == ControlVerdict::NotPresent {
+                line.push_str(if op.expected {
+                    " — *a server should have this control: its absence is a finding*"
+                } else {
+                    " — not used here"
+                });
+            } else {
+                let sites: Vec<String> = r
+                    .sites
+                    .iter()
+                    .map(|(id, o, at)| format!("`{id}` {} at {at}", o.as_str()))
+                    .collect();
+                line.push_str(&format!(" — {}", sites.join("; ")));
+            }
+            s.push_str(&line);
+            s.push('\n');
+        }
+    }
+    if !survey.unanchored.is_empty() {
+        s.push_str("\n### sites that could not be anchored\n\n");
+        for u in &survey.unanchored {
+            s.push_str(&format!(
+                "- {} at {}:{}: {}\n",
+                u.operator.id, u.site.file, u.site.line, u.why
+            ));
+        }
+    }
+    s
+}
+
+/// The portfolio matrix: one row per control, one column per repository.
+/// A repository whose audit stopped early (red baseline, no test command)
+/// shows `stopped` in every cell.
+pub fn portfolio_matrix(columns: &[(String, Option<Vec<ControlRow>>)]) -> String {
+    let mut ids: Vec<&'static Operator> = Vec::new();
+    for (_, rows) in columns {
+        for r in rows.iter().flatten() {
+            if !ids.iter().any(|o| o.id == r.operator.id) {
+                ids.push(r.operator);
+            }
+        }
+    }
+    let order: Vec<&str> = catalog::catalog().iter().map(|o| o.id.as_str()).collect();
+    ids.sort_by_key(|o| order.iter().position(|i| *i == o.id).unwrap_or(usize::MAX));
+    let mut b = tabled::builder::Builder::default();
+    let mut head = vec!["control".to_string(), "rule".to_string()];
+    head.extend(columns.iter().map(|(name, _)| crate::report::cell(name)));
+    b.push_record(head);
+    for op in ids {
+        let mut row = vec![
+            crate::report::cell(&op.id),
+            crate::report::cell(&rule_text(op)),
+        ];
+        for (_, rows) in columns {
+            row.push(match rows {
+                None => "stopped".to_string(),
+                Some(rows) => rows
+                    .iter()
+                    .find(|r| r.operator.id == op.id)
+                    .map_or("n/a".to_string(), |r| r.verdict.cell().to_string()),
+            });
+        }
+        b.push_record(row);
+    }
+    let mut t = b.build();
+    t.with(tabled::settings::Style::markdown());
+    t.to_string()
+}
