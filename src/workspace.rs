@@ -194,11 +194,16 @@ fn walk_files(root: &Path) -> Result<Vec<String>> {
             let name_s = name.to_string_lossy();
             let child = rel.join(&name);
             let ft = e.file_type()?;
+            // Top-level environment dirs (or symlinks to them) are linked into
+            // the copy, never copied.
+            if rel.as_os_str().is_empty()
+                && DEFAULT_LINKS.contains(&name_s.as_ref())
+                && (ft.is_dir() || (ft.is_symlink() && dir.join(&name).is_dir()))
+            {
+                continue;
+            }
             if ft.is_dir() {
                 if name_s == ".git" || name_s == "__pycache__" {
-                    continue;
-                }
-                if rel.as_os_str().is_empty() && DEFAULT_LINKS.contains(&name_s.as_ref()) {
                     continue;
                 }
                 stack.push(child);

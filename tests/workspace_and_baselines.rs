@@ -243,3 +243,26 @@ fn mutating_an_ignored_file_is_a_spec_error() {
     assert!(err.contains("unguard.yaml:6:"), "{err}");
     assert!(err.contains("not part of the copied tree"), "{err}");
 }
+
+#[test]
+fn plain_directory_whose_venv_is_a_symlink_links_it_once() {
+    // Outside git, a top-level `.venv` that is itself a symlink (to a venv
+    // kept elsewhere) used to be copied as an entry and then linked again.
+    let checks = r#"
+check(os.path.isfile(".venv/marker"), "the linked venv resolves")
+"#;
+    let venv = tempfile::tempdir().unwrap();
+    std::fs::write(venv.path().join("marker"), "x").unwrap();
+    let fx = Fixture::new();
+    fx.write_all(&[
+        ("m.py", "VALUE = 1\n"),
+        ("run.py", &checking_suite(checks)),
+        ("unguard.yaml", SPEC),
+    ]);
+    std::os::unix::fs::symlink(venv.path(), fx.path().join(".venv")).unwrap();
+    let (code, out, err) = fx.run(&["run", "--out", "out", "-j", "1"]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(err.contains("1 linked: .venv"), "{err}");
+    assert_eq!(fx.verdicts("out")["value"], "killed");
+    assert!(fx.leftover_tmp().is_empty());
+}
