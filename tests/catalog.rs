@@ -16,13 +16,38 @@ fn manifest_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The seed documents: `$UNGUARD_SEEDS_DIR`, else `shared/seeds` beside the
-/// repository (where the workplace and CI put it).
+/// The seed documents: `$UNGUARD_SEEDS_DIR`, else the copy in `docs/seeds/`
+/// (the catalog's rule references are checked against them).
 fn seeds_dir() -> PathBuf {
     if let Some(d) = std::env::var_os("UNGUARD_SEEDS_DIR") {
         return PathBuf::from(d);
     }
-    manifest_dir().join("../shared/seeds")
+    manifest_dir().join("docs/seeds")
+}
+
+/// The copy in docs/seeds/ must be the workplace's seeds, where they exist
+/// (they do not on CI, which has the repository only).
+#[test]
+fn vendored_seeds_match_the_workplace_copy() {
+    let shared = manifest_dir().join("../shared/seeds");
+    let Ok(entries) = std::fs::read_dir(&shared) else {
+        eprintln!(
+            "no {} here: nothing to compare docs/seeds with",
+            shared.display()
+        );
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let vendored = manifest_dir().join("docs/seeds").join(&name);
+        assert_eq!(
+            std::fs::read(e.path()).unwrap(),
+            std::fs::read(&vendored).unwrap_or_default(),
+            "docs/seeds/{} differs from {}: copy it again",
+            name.to_string_lossy(),
+            e.path().display()
+        );
+    }
 }
 
 /// (document number, text) of every seed document.
