@@ -306,20 +306,26 @@ fn is_finding(o: Outcome) -> bool {
 
 /// The context every template renders with (see templates/README.md).
 pub(crate) fn context(results: &Results) -> Result<Value> {
+    // Each mutant becomes one template value, shared (reference-counted) by
+    // `results.mutants`, `mutants`, `findings` and `others`: a report of 10,000
+    // mutants must not hold four deep copies of each.
     let mut model = serde_json::to_value(results)?;
-    if let Some(Json::Array(ms)) = model.get_mut("mutants") {
-        for (j, m) in ms.iter_mut().zip(&results.mutants) {
-            if let (Json::Object(obj), Json::Object(extra)) = (j, mutant_extras(m)) {
+    let mutants_json = match model.as_object_mut().and_then(|o| o.remove("mutants")) {
+        Some(Json::Array(ms)) => ms,
+        _ => Vec::new(),
+    };
+    let mutants: Vec<Value> = mutants_json
+        .into_iter()
+        .zip(&results.mutants)
+        .map(|(mut j, m)| {
+            if let (Json::Object(obj), Json::Object(extra)) = (&mut j, mutant_extras(m)) {
                 obj.extend(extra);
             }
-        }
-    }
-    let mutants: Vec<Json> = match model.get("mutants") {
-        Some(Json::Array(ms)) => ms.clone(),
-        _ => vec![],
-    };
+            to_value(j)
+        })
+        .collect();
     // By outcome in the given order, spec order within each.
-    let by_outcome = |order: &[Outcome]| -> Vec<Json> {
+    let by_outcome = |order: &[Outcome]| -> Vec<Value> {
         order
             .iter()
             .flat_map(|o| {
@@ -328,12 +334,21 @@ pub(crate) fn context(results: &Results) -> Result<Value> {
                     .iter()
                     .zip(&mutants)
                     .filter(move |(m, _)| m.outcome == *o)
-                    .map(|(_, j)| j.clone())
+                    .map(|(_, v)| v.clone())
             })
             .collect()
     };
     let findings = by_outcome(&FINDINGS);
     let others = by_outcome(&OTHERS);
+    let all = Value::from(mutants);
+    let results_value = match model {
+        Json::Object(o) => Value::from_pairs(
+            o.into_iter()
+                .map(|(k, v)| (k, to_value(v)))
+                .chain(std::iter::once(("mutants".to_string(), all.clone()))),
+        ),
+        other => to_value(other),
+    };
 
     let s = &results.summary;
     let level = results.thresholds.level(s.score);
@@ -350,11 +365,7 @@ pub(crate) fn context(results: &Results) -> Result<Value> {
         })
         .collect();
     let passed = results.gate.passed;
-    let ctx = json!({
-        "results": model,
-        "mutants": mutants,
-        "findings": findings,
-        "others": others,
+    let scalars = json!({
         "marker": MARKER,
         "verdict": if passed { "passed" } else { "failed" },
         "gate_icon": if passed { "✅" } else { "❌" },
@@ -371,7 +382,17 @@ pub(crate) fn context(results: &Results) -> Result<Value> {
         "outcomes": outcomes,
         "duration": format!("{:.1}s", results.duration_s),
     });
-    Ok(to_value(ctx))
+    let Json::Object(scalars) = scalars else {
+        unreachable!("a json! object literal")
+    };
+    Ok(Value::from_pairs(
+        scalars.into_iter().map(|(k, v)| (k, to_value(v))).chain([
+            ("results".to_string(), results_value),
+            ("mutants".to_string(), all),
+            ("findings".to_string(), Value::from(findings)),
+            ("others".to_string(), Value::from(others)),
+        ]),
+    ))
 }
 
 /// The computed fields every mutant gets besides the model's own.
