@@ -111,6 +111,14 @@ fn env_for(
         "PYTHONPYCACHEPREFIX".into(),
         scratch.pycache.display().to_string(),
     ));
+    // With a private prefix, an inherited PYTHONDONTWRITEBYTECODE only makes
+    // every run recompile everything it imports, the standard library
+    // included (its cached bytecode is looked up under the prefix too). The
+    // prefix is unguard's own and purged of mutated files before each run,
+    // so writing there is safe. An explicit `test.env` setting still wins.
+    if !cfg.env.contains_key("PYTHONDONTWRITEBYTECODE") {
+        env.push(("PYTHONDONTWRITEBYTECODE".into(), String::new()));
+    }
     env
 }
 

@@ -266,3 +266,30 @@ check(os.path.isfile(".venv/marker"), "the linked venv resolves")
     assert_eq!(fx.verdicts("out")["value"], "killed");
     assert!(fx.leftover_tmp().is_empty());
 }
+
+#[test]
+fn suites_may_write_bytecode_into_their_private_prefix() {
+    // An inherited PYTHONDONTWRITEBYTECODE=1 plus unguard's private
+    // PYTHONPYCACHEPREFIX would make every run recompile the standard
+    // library: unguard lets Python write bytecode there.
+    let checks = r#"
+check(not sys.dont_write_bytecode, "bytecode writing is on")
+check(sys.pycache_prefix and "unguard-w" in sys.pycache_prefix, "the prefix is unguard's")
+"#;
+    let fx = Fixture::git(&[
+        ("m.py", "VALUE = 1\n"),
+        ("run.py", &checking_suite(checks)),
+        ("unguard.yaml", SPEC),
+    ]);
+    let out = fx
+        .unguard(&["run", "--out", "out", "-j", "1"])
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .output()
+        .unwrap();
+    let (so, se) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(0), "{so}\n{se}");
+    assert_eq!(fx.verdicts("out")["value"], "killed");
+}
