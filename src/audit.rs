@@ -58,16 +58,7 @@ pub fn survey(root: &Path, exclude: &[PathBuf]) -> Result<Survey, String> {
     let manifest = workspace::manifest(&root, exclude, &[])
         .map_err(|e| format!("listing the files of {}: {e:#}", root.display()))?;
     let detected = detect::detect(&root, &manifest.entries);
-    let operators: Vec<&'static Operator> = catalog::catalog()
-        .iter()
-        .filter(|op| op.kind == OperatorKind::Audit)
-        .filter(|op| {
-            op.languages.iter().any(|l| match l {
-                catalog::Language::Python => detected.python,
-                catalog::Language::TypeScript => detected.typescript,
-            })
-        })
-        .collect();
+    let operators = applicable(&detected, OperatorKind::Audit);
     let (presence, sites): (Vec<Site>, Vec<Site>) = catalog::scan(&root, &manifest.entries)
         .into_iter()
         .partition(|s| {
@@ -91,6 +82,20 @@ pub fn survey(root: &Path, exclude: &[PathBuf]) -> Result<Survey, String> {
         unanchored,
         present,
     })
+}
+
+/// The catalog operators of `kind` for the languages the repo uses.
+pub fn applicable(detected: &Detected, kind: OperatorKind) -> Vec<&'static Operator> {
+    catalog::catalog()
+        .iter()
+        .filter(|op| op.kind == kind)
+        .filter(|op| {
+            op.languages.iter().any(|l| match l {
+                catalog::Language::Python => detected.python,
+                catalog::Language::TypeScript => detected.typescript,
+            })
+        })
+        .collect()
 }
 
 /// Anchor every site; ids are the operator id, with `-2`, `-3` … for its

@@ -3,8 +3,8 @@
 //! `unguard audit` runs), the detected test command, and the semantic
 //! controls no pattern can find as commented templates to anchor by hand.
 
-use crate::audit::{rule_text, Survey};
-use crate::catalog::{self, OperatorKind};
+use crate::audit::{applicable, rule_text, Survey};
+use crate::catalog::OperatorKind;
 use crate::spec::{Command, TestConfig};
 
 /// A YAML double-quoted scalar (JSON string syntax is valid YAML).
@@ -111,16 +111,7 @@ pub fn render(survey: &Survey, test: &TestConfig, test_reason: &str) -> String {
             ));
         }
     }
-    let templates: Vec<_> = catalog::catalog()
-        .iter()
-        .filter(|op| op.kind == OperatorKind::Template)
-        .filter(|op| {
-            op.languages.iter().any(|l| match l {
-                catalog::Language::Python => survey.detected.python,
-                catalog::Language::TypeScript => survey.detected.typescript,
-            })
-        })
-        .collect();
+    let templates = applicable(&survey.detected, OperatorKind::Template);
     if !templates.is_empty() {
         y.push_str("\n# Semantic controls no pattern can find. To prove one, copy its template\n");
         y.push_str("# into `mutations:` above, uncomment it and anchor `find` on your code.\n");

@@ -5,7 +5,6 @@
 mod common;
 use common::*;
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 fn repo_root() -> PathBuf {
@@ -60,20 +59,6 @@ fn example_repo(name: &str, venv: Option<&Path>) -> Fixture {
     fx
 }
 
-fn outcomes_by_id(v: &serde_json::Value) -> BTreeMap<String, String> {
-    v["mutants"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| {
-            (
-                m["id"].as_str().unwrap().to_string(),
-                m["outcome"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect()
-}
-
 #[test]
 fn audit_proves_every_control_of_the_sdk_example_and_init_gives_the_same_verdicts() {
     let Some(venv) = sdk_venv() else { return };
@@ -85,7 +70,7 @@ fn audit_proves_every_control_of_the_sdk_example_and_init_gives_the_same_verdict
     assert_eq!(code, 0, "{}", ctx(code, &out, &err));
     assert!(err.contains("mcp 2.x (MCPServer)"), "{err}");
     assert!(err.contains(".venv/bin/python -m pytest"), "{err}");
-    let audit = outcomes_by_id(&fx.outcomes("out-audit"));
+    let audit = fx.verdicts("out-audit");
     // The controls the example has, each site a mutant, each killed.
     for id in [
         "transport-security-passed",
@@ -141,7 +126,7 @@ fn audit_proves_every_control_of_the_sdk_example_and_init_gives_the_same_verdict
     assert_eq!(code, 0, "{}", ctx(code, &out, &err));
     let (code, out, err) = fx.run(&["run", "-j", "2", "--out", "out-run"]);
     assert_eq!(code, 0, "{}", ctx(code, &out, &err));
-    assert_eq!(outcomes_by_id(&fx.outcomes("out-run")), audit);
+    assert_eq!(fx.verdicts("out-run"), audit);
     assert!(fx.leftover_tmp().is_empty());
 }
 
@@ -163,7 +148,7 @@ fn audit_reports_a_control_whose_test_was_deleted_as_unproven() {
     fx.git_cmd(&["commit", "-qam", "drop the negative token test"]);
     let (code, out, err) = fx.run(&["audit", ".", "-j", "2", "--out", "out"]);
     assert_eq!(code, 2, "{}", ctx(code, &out, &err));
-    let v = outcomes_by_id(&fx.outcomes("out"));
+    let v = fx.verdicts("out");
     assert_eq!(v["bearer-token-compared"], "survived", "{v:?}");
     assert_eq!(
         v.values().filter(|o| *o != "killed").count(),
