@@ -82,9 +82,15 @@ fn orphans_are_swept_after_each_run_not_only_at_the_end() {
     let run_py = format!(
         r#"import os, sys
 import m
-alive = [p for p in os.listdir("/proc") if p.isdigit()
-         and "{mk}" in open(f"/proc/{{p}}/cmdline", "rb").read().decode(errors="replace")
-         and open(f"/proc/{{p}}/stat").read().rsplit(")", 1)[1].split()[0] != "Z"]
+def leftover(pid):
+    # Processes come and go while we scan: a vanished one is no leftover.
+    try:
+        cmd = open(f"/proc/{{pid}}/cmdline", "rb").read().decode(errors="replace")
+        state = open(f"/proc/{{pid}}/stat").read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return "{mk}" in cmd and state != "Z"
+alive = [p for p in os.listdir("/proc") if p.isdigit() and leftover(p)]
 if alive:
     print("daemon of an earlier run still alive:", alive)
     sys.exit(3)
