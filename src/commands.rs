@@ -669,30 +669,12 @@ pub fn audit(args: &AuditArgs) -> i32 {
         if code == EXIT_INTERRUPTED {
             return code;
         }
-        worst = worst_code(worst, code);
+        worst = crate::gate::worst(worst, code);
         columns.push((name, found.map(|(_, rows)| rows)));
     }
     println!("\n## unguard audit portfolio\n");
     println!("{}", audit::portfolio_matrix(&columns));
     worst
-}
-
-/// The more serious of two exit codes (in the gate's order).
-fn worst_code(a: i32, b: i32) -> i32 {
-    let rank = |c: i32| match c {
-        EXIT_INTERRUPTED => 6,
-        EXIT_USAGE => 5,
-        EXIT_BASELINE => 4,
-        EXIT_SPEC => 3,
-        crate::gate::EXIT_GATE => 2,
-        crate::gate::EXIT_TIMEOUT => 1,
-        _ => 0,
-    };
-    if rank(b) > rank(a) {
-        b
-    } else {
-        a
-    }
 }
 
 pub fn init(args: &InitArgs) -> i32 {

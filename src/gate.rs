@@ -15,6 +15,32 @@ pub const EXIT_BASELINE: i32 = 4;
 pub const EXIT_SPEC: i32 = 5;
 pub const EXIT_INTERRUPTED: i32 = 130;
 
+/// Every exit code, the most serious first (the order of the module docs).
+pub const PRECEDENCE: [i32; 7] = [
+    EXIT_INTERRUPTED,
+    EXIT_USAGE,
+    EXIT_BASELINE,
+    EXIT_SPEC,
+    EXIT_GATE,
+    EXIT_TIMEOUT,
+    EXIT_OK,
+];
+
+/// The more serious of two exit codes (e.g. across the repos of a portfolio).
+pub fn worst(a: i32, b: i32) -> i32 {
+    let rank = |c: i32| {
+        PRECEDENCE
+            .iter()
+            .position(|p| *p == c)
+            .unwrap_or(PRECEDENCE.len())
+    };
+    if rank(b) < rank(a) {
+        b
+    } else {
+        a
+    }
+}
+
 /// Mark allowed mutants, compute the summary and evaluate the gate: the one
 /// place a run and `unguard merge` both get their verdict from.
 pub fn judge(
@@ -299,5 +325,15 @@ mod tests {
         );
         assert_eq!((sum.allowed, sum.survived), (0, 1));
         assert!(ms.iter().all(|m| m.allowed.is_none()));
+    }
+
+    #[test]
+    fn worst_follows_the_documented_order() {
+        assert_eq!(worst(EXIT_OK, EXIT_GATE), EXIT_GATE);
+        assert_eq!(worst(EXIT_GATE, EXIT_SPEC), EXIT_SPEC);
+        assert_eq!(worst(EXIT_TIMEOUT, EXIT_GATE), EXIT_GATE);
+        assert_eq!(worst(EXIT_INTERRUPTED, EXIT_USAGE), EXIT_INTERRUPTED);
+        assert_eq!(worst(EXIT_BASELINE, EXIT_SPEC), EXIT_BASELINE);
+        assert_eq!(worst(EXIT_OK, EXIT_OK), EXIT_OK);
     }
 }

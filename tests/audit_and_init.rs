@@ -11,10 +11,6 @@ fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn ctx(code: i32, out: &str, err: &str) -> String {
-    format!("exit {code}\n--- stdout\n{out}\n--- stderr\n{err}")
-}
-
 /// The example's venv, or `None` (skipped locally, a failure on CI).
 fn sdk_venv() -> Option<PathBuf> {
     let venv = repo_root().join("examples/sdk-server/.venv");

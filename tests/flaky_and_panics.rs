@@ -4,10 +4,6 @@
 mod common;
 use common::*;
 
-fn ctx(code: i32, out: &str, err: &str) -> String {
-    format!("exit {code}\n--- stdout\n{out}\n--- stderr\n{err}")
-}
-
 fn spec(mutations: &[(&str, &str, &str)]) -> String {
     let mut s = String::from(
         "version: 1\ntest:\n  command: python3 run.py\n  preset: generic\n  timeout: 60s\nmutations:\n",

@@ -7,28 +7,6 @@ use common::*;
 
 use serde_json::Value;
 
-/// Six functions; the check covers all but `f`, so `m-f` survives.
-const APP: &str = "\
-def a():
-    return 1
-def b():
-    return 2
-def c():
-    return 3
-def d():
-    return 4
-def e():
-    return 5
-def f():
-    return 6
-";
-
-const CHECK: &str = "\
-import sys, app
-ok = app.a() == 1 and app.b() == 2 and app.c() == 3 and app.d() == 4 and app.e() == 5
-sys.exit(0 if ok else 1)
-";
-
 fn mutation(id: &str, file: &str, find: &str) -> String {
     format!(
         "  - id: {id}\n    control: \"control {id}\"\n    rule: \"002/{id}\"\n    file: {file}\n    find: \"{find}\"\n    replace: \"return 0\"\n"
@@ -52,15 +30,11 @@ fn spec(extra: &str) -> String {
 
 fn fixture(extra: &str) -> Fixture {
     Fixture::git(&[
-        ("app.py", APP),
-        ("check.py", CHECK),
+        ("app.py", SIX_FN_APP),
+        ("check.py", SIX_FN_CHECK),
         ("unguard.yaml", &spec(extra)),
         (".gitignore", "out*/\nmerged/\n__pycache__/\n"),
     ])
-}
-
-fn ctx(code: i32, out: &str, err: &str) -> String {
-    format!("exit {code}\n--- stdout\n{out}\n--- stderr\n{err}")
 }
 
 fn ids(v: &Value) -> Vec<String> {
@@ -308,7 +282,7 @@ fn in_diff_runs_only_mutants_on_changed_lines() {
     // A committed change (line of c) and an uncommitted one (line of e).
     fx.write(
         "app.py",
-        &APP.replace("    return 3", "    return 3  # reviewed"),
+        &SIX_FN_APP.replace("    return 3", "    return 3  # reviewed"),
     );
     fx.git_cmd(&["add", "-A"]);
     fx.commit("touch c");
@@ -335,7 +309,7 @@ fn in_diff_runs_only_mutants_on_changed_lines() {
     // Nothing changed on a mutated line: nothing runs, and that passes.
     fx.git_cmd(&["add", "-A"]);
     fx.commit("wip");
-    fx.write("check.py", &format!("{CHECK}# unrelated\n"));
+    fx.write("check.py", &format!("{SIX_FN_CHECK}# unrelated\n"));
     let (code, out, err) = fx.run(&["run", "--in-diff", "HEAD", "--out", "out"]);
     assert_eq!(code, 0, "{}", ctx(code, &out, &err));
     assert!(ids(&fx.outcomes("out")).is_empty());
@@ -354,7 +328,7 @@ fn in_diff_starts_at_the_merge_base_like_git_diff_three_dots() {
     fx.git_cmd(&["checkout", "-q", "-b", "feature"]);
     fx.write(
         "app.py",
-        &APP.replace("    return 3", "    return 3  # feature"),
+        &SIX_FN_APP.replace("    return 3", "    return 3  # feature"),
     );
     fx.git_cmd(&["add", "-A"]);
     fx.commit("feature work on c");
@@ -362,7 +336,7 @@ fn in_diff_starts_at_the_merge_base_like_git_diff_three_dots() {
     fx.git_cmd(&["checkout", "-q", "main"]);
     fx.write(
         "app.py",
-        &APP.replace("    return 2", "    return 2  # main"),
+        &SIX_FN_APP.replace("    return 2", "    return 2  # main"),
     );
     fx.git_cmd(&["add", "-A"]);
     fx.commit("main work on b");
@@ -376,11 +350,14 @@ fn in_diff_starts_at_the_merge_base_like_git_diff_three_dots() {
 #[test]
 fn in_diff_keeps_a_broken_mutation_of_a_changed_file_only() {
     let fx = fixture(&mutation("stale-x", "app.py", "return 9"));
-    fx.write("check.py", &format!("{CHECK}# unrelated\n"));
+    fx.write("check.py", &format!("{SIX_FN_CHECK}# unrelated\n"));
     let (code, out, _) = fx.run(&["list", "--in-diff", "HEAD"]);
     assert_eq!(code, 0);
     assert_eq!(out, "", "app.py did not change: nothing selected");
-    fx.write("app.py", &APP.replace("    return 3", "    return 3  # x"));
+    fx.write(
+        "app.py",
+        &SIX_FN_APP.replace("    return 3", "    return 3  # x"),
+    );
     let (code, out, _) = fx.run(&["list", "--in-diff", "HEAD"]);
     assert_eq!(code, 0);
     let listed: Vec<&str> = out.lines().map(|l| l.split('\t').next().unwrap()).collect();
@@ -394,11 +371,11 @@ fn in_diff_counts_a_deletion_next_to_a_site() {
     // Delete the comment line right above `return 4` (line of d).
     fx.write(
         "app.py",
-        &APP.replace("def d():\n", "def d():\n    # note\n"),
+        &SIX_FN_APP.replace("def d():\n", "def d():\n    # note\n"),
     );
     fx.git_cmd(&["add", "-A"]);
     fx.commit("note");
-    fx.write("app.py", APP);
+    fx.write("app.py", SIX_FN_APP);
     let (code, out, err) = fx.run(&["run", "--in-diff", "HEAD", "--out", "out", "--no-canary"]);
     assert_eq!(code, 0, "{}", ctx(code, &out, &err));
     assert_eq!(ids(&fx.outcomes("out")), vec!["m-d"]);
@@ -408,8 +385,8 @@ fn in_diff_counts_a_deletion_next_to_a_site() {
 fn in_diff_outside_git_is_a_clear_error() {
     let fx = Fixture::new();
     fx.write_all(&[
-        ("app.py", APP),
-        ("check.py", CHECK),
+        ("app.py", SIX_FN_APP),
+        ("check.py", SIX_FN_CHECK),
         ("unguard.yaml", &spec("")),
     ]);
     let (code, _, err) = fx.run(&["run", "--in-diff", "main"]);

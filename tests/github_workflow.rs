@@ -462,28 +462,6 @@ fn cli_check_reports_drift() {
 
 // ------------------------------------------- the workflow's scripts, run for real
 
-/// Six functions; `check.py` covers all but `f`, so `m-f` survives.
-const APP: &str = "\
-def a():
-    return 1
-def b():
-    return 2
-def c():
-    return 3
-def d():
-    return 4
-def e():
-    return 5
-def f():
-    return 6
-";
-
-const CHECK: &str = "\
-import sys, app
-ok = app.a() == 1 and app.b() == 2 and app.c() == 3 and app.d() == 4 and app.e() == 5
-sys.exit(0 if ok else 1)
-";
-
 fn spec() -> String {
     let mut s = String::from(
         "version: 1\ntest:\n  command: python3 check.py\n  preset: generic\n  timeout: 20s\nmutations:\n",
@@ -779,8 +757,8 @@ fn gate(gha: &Runner, merge_result: &str, exit: &str) -> StepRun {
 #[test]
 fn workflow_scripts_shard_merge_report_and_gate() {
     let origin = Fixture::git(&[
-        ("app.py", APP),
-        ("check.py", CHECK),
+        ("app.py", SIX_FN_APP),
+        ("check.py", SIX_FN_CHECK),
         ("unguard.yaml", &spec()),
     ]);
     let gha = Runner::new("workflow_dispatch", false);
@@ -860,14 +838,14 @@ fn workflow_scripts_shard_merge_report_and_gate() {
 #[test]
 fn workflow_scripts_only_changed_lines_on_a_pull_request() {
     let origin = Fixture::git(&[
-        ("app.py", APP),
-        ("check.py", CHECK),
+        ("app.py", SIX_FN_APP),
+        ("check.py", SIX_FN_CHECK),
         ("unguard.yaml", &spec()),
     ]);
     origin.git_cmd(&["checkout", "-q", "-b", "pr"]);
     origin.write(
         "app.py",
-        &APP.replace("    return 6\n", "    return 6  # six\n"),
+        &SIX_FN_APP.replace("    return 6\n", "    return 6  # six\n"),
     );
     origin.git_cmd(&["add", "-A"]);
     origin.commit("pr: touch f");
@@ -916,8 +894,8 @@ fn workflow_scripts_when_a_shard_has_no_results() {
 
     // The merge job got shard 1 only, and shard 2's dir without outcomes.json.
     let origin = Fixture::git(&[
-        ("app.py", APP),
-        ("check.py", CHECK),
+        ("app.py", SIX_FN_APP),
+        ("check.py", SIX_FN_CHECK),
         ("unguard.yaml", &spec()),
     ]);
     let shard1 = gha.tmp.path().join("shard-1");

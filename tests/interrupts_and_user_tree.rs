@@ -9,10 +9,6 @@ use std::os::unix::fs::PermissionsExt;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-fn ctx(code: i32, out: &str, err: &str) -> String {
-    format!("exit {code}\n--- stdout\n{out}\n--- stderr\n{err}")
-}
-
 fn spec(command: &str, mutations: &[(&str, &str, &str)]) -> String {
     let mut s = format!(
         "version: 1\ntest:\n  command: '{command}'\n  preset: generic\n  timeout: 120s\nmutations:\n"

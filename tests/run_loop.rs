@@ -127,10 +127,6 @@ fn ug(fx: &Fixture, args: &[&str]) -> (i32, String, String) {
     )
 }
 
-fn ctx(code: i32, out: &str, err: &str) -> String {
-    format!("exit {code}\n--- stdout\n{out}\n--- stderr\n{err}")
-}
-
 /// The Markdown table rows of unguard's stdout, split into trimmed cells,
 /// without the `time` column (the last one).
 fn table_rows(stdout: &str) -> Vec<Vec<String>> {

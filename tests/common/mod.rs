@@ -289,3 +289,31 @@ impl Spawned {
         (status.code().unwrap_or(-1), out, err, elapsed)
     }
 }
+
+/// `exit N` plus both streams, for assertion messages.
+pub fn ctx(code: i32, out: &str, err: &str) -> String {
+    format!("exit {code}\n--- stdout\n{out}\n--- stderr\n{err}")
+}
+
+/// A six-function module for gate, selection and workflow fixtures; `SIX_FN_CHECK`
+/// (a `python3 check.py` suite) covers all but `f`, so a mutant of `f` survives.
+pub const SIX_FN_APP: &str = "\
+def a():
+    return 1
+def b():
+    return 2
+def c():
+    return 3
+def d():
+    return 4
+def e():
+    return 5
+def f():
+    return 6
+";
+
+pub const SIX_FN_CHECK: &str = "\
+import sys, app
+ok = app.a() == 1 and app.b() == 2 and app.c() == 3 and app.d() == 4 and app.e() == 5
+sys.exit(0 if ok else 1)
+";
