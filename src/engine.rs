@@ -2,7 +2,7 @@
 //! scratch copy each. Reads the plan, writes the results model; knows nothing
 //! about report formats.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
@@ -78,6 +78,32 @@ struct Ctx {
     timeouts: Vec<Duration>,
     patterns: HashMap<String, Vec<TestPattern>>,
     progress: Progress,
+    /// Per (file, test config) with a canary: its state, and the verdicts
+    /// of mutants that finished before it did.
+    canaries: Mutex<HashMap<(String, usize), CanaryState>>,
+}
+
+/// Where a file's canary stands. A pair without a canary counts as reached.
+enum CanaryState {
+    /// Not finished: verdicts of its mutants wait here, unprinted.
+    Pending(Vec<(usize, MutantResult)>),
+    Reached,
+    Unreached,
+}
+
+/// A worker's scratch copy: made, or still being made.
+enum ScratchSource {
+    Ready(Scratch),
+    Copying(tokio::task::JoinHandle<Result<Scratch>>),
+}
+
+/// Wait for copies still being made and remove them (the run stops early).
+async fn discard(sources: Vec<ScratchSource>) {
+    for s in sources {
+        if let ScratchSource::Copying(h) = s {
+            let _ = h.await;
+        }
+    }
 }
 
 enum Job {
@@ -86,11 +112,7 @@ enum Job {
 }
 
 enum JobResult {
-    Canary {
-        file: String,
-        test: usize,
-        result: CanaryResult,
-    },
+    Canary(CanaryResult),
     Mutant(usize, Box<MutantResult>),
 }
 
@@ -213,26 +235,33 @@ async fn execute_async(
         opts.jobs.max(1).min(ready)
     };
 
-    // Scratch copies, in parallel.
+    // Worker 0's copy first: the baselines run in it while the other
+    // workers' copies are made (they join the queue as their copy is ready).
     let manifest = Arc::new(manifest);
-    let mut handles = Vec::new();
-    for w in 0..workers {
+    let mut first = if workers == 0 {
+        None
+    } else {
         let m = manifest.clone();
-        handles.push(tokio::task::spawn_blocking(move || Scratch::create(&m, w)));
-    }
-    let mut scratches = Vec::new();
-    let mut copy_err = None;
-    for h in handles {
-        match h.await.context("copy task")? {
-            Ok(s) => scratches.push(s),
-            Err(e) => copy_err = Some(e),
+        let first = tokio::task::spawn_blocking(move || Scratch::create(&m, 0))
+            .await
+            .context("copy task")?;
+        match first {
+            Ok(s) => Some(s),
+            Err(_) if INTERRUPTED.load(Ordering::SeqCst) => return Err(Abort::Interrupted),
+            Err(e) => return Err(Abort::Internal(e)),
         }
+    };
+    let mut sources: Vec<ScratchSource> = Vec::new();
+    for w in 1..workers {
+        let m = manifest.clone();
+        sources.push(ScratchSource::Copying(tokio::task::spawn_blocking(
+            move || Scratch::create(&m, w),
+        )));
     }
     if INTERRUPTED.load(Ordering::SeqCst) {
+        drop(first);
+        discard(sources).await;
         return Err(Abort::Interrupted);
-    }
-    if let Some(e) = copy_err {
-        return Err(Abort::Internal(e));
     }
 
     let progress = Progress::new(ready as u64);
@@ -240,22 +269,65 @@ async fn execute_async(
     let mut baselines = Vec::new();
     let mut timeouts = Vec::new();
     let mut baseline_reports = Vec::new();
+    // (No mutant is ready, so no copy: `plan.tests` is empty then.)
     for (i, cfg) in plan.tests.iter().enumerate() {
-        let b = run_baseline(
+        let Some(scratch) = first.as_mut() else { break };
+        let b = match run_baseline(
             i,
             plan.tests.len(),
             cfg,
-            &mut scratches[0],
+            scratch,
             &opts,
             &progress,
             &cancel_rx,
         )
-        .await?;
+        .await
+        {
+            Ok(b) => b,
+            Err(e) => {
+                discard(sources).await;
+                return Err(e);
+            }
+        };
         baselines.push(b.result);
         timeouts.push(b.timeout);
         baseline_reports.push(b.report);
     }
-    let patterns = killed_by_patterns(&plan, &baseline_reports)?;
+    let patterns = match killed_by_patterns(&plan, &baseline_reports) {
+        Ok(p) => p,
+        Err(e) => {
+            discard(sources).await;
+            return Err(e);
+        }
+    };
+    if let Some(first) = first {
+        sources.insert(0, ScratchSource::Ready(first));
+    }
+
+    // Canaries: one per (file, test command) that has mutants. They go first
+    // in the queue; a file's mutants may start while its canary still runs
+    // (on another worker), and their verdicts wait for it.
+    let mut canary_jobs: VecDeque<Job> = VecDeque::new();
+    let mut canary_state: HashMap<(String, usize), CanaryState> = HashMap::new();
+    if !opts.no_canary {
+        let mut pairs: BTreeMap<(String, usize), bool> = BTreeMap::new();
+        for m in plan.ready() {
+            let e = pairs.entry((m.file.clone(), m.test)).or_insert(true);
+            *e &= m.canary;
+        }
+        for ((file, test), enabled) in pairs {
+            if enabled {
+                canary_state.insert((file.clone(), test), CanaryState::Pending(Vec::new()));
+                canary_jobs.push_back(Job::Canary { file, test });
+            }
+        }
+    }
+    let mut jobs = canary_jobs;
+    for (i, e) in plan.entries.iter().enumerate() {
+        if let Entry::Ready(_) = e {
+            jobs.push_back(Job::Mutant(i));
+        }
+    }
 
     let ctx = Arc::new(Ctx {
         plan,
@@ -264,73 +336,35 @@ async fn execute_async(
         timeouts,
         patterns,
         progress,
+        canaries: Mutex::new(canary_state),
     });
 
-    // Canaries: one per (file, test command) that has mutants.
-    let mut canary_jobs: VecDeque<Job> = VecDeque::new();
-    if !opts.no_canary {
-        let mut pairs: BTreeMap<(String, usize), bool> = BTreeMap::new();
-        for m in ctx.plan.ready() {
-            let e = pairs.entry((m.file.clone(), m.test)).or_insert(true);
-            *e &= m.canary;
-        }
-        for ((file, test), enabled) in pairs {
-            if enabled {
-                canary_jobs.push_back(Job::Canary { file, test });
-            }
-        }
-    }
-    let canary_count = canary_jobs.len();
-    let phase = run_phase(&ctx, scratches, canary_jobs, &cancel_rx).await;
+    let phase = run_phase(&ctx, sources, jobs, &cancel_rx).await;
     if !phase.errors.is_empty() {
         ctx.progress.finish();
         return Err(Abort::Internal(anyhow::anyhow!(phase.errors.join("; "))));
     }
-    let (scratches, canary_results) = (phase.scratches, phase.results);
     let mut canaries: Vec<CanaryResult> = Vec::new();
-    // (file, test index) pairs whose canary stayed green.
-    let mut unreached: BTreeSet<(String, usize)> = BTreeSet::new();
-    for r in canary_results {
-        if let JobResult::Canary { file, test, result } = r {
-            if !result.reached {
-                unreached.insert((file, test));
+    let mut results: BTreeMap<usize, MutantResult> = BTreeMap::new();
+    for r in phase.results {
+        match r {
+            JobResult::Canary(result) => canaries.push(result),
+            JobResult::Mutant(i, m) => {
+                results.insert(i, *m);
             }
-            canaries.push(result);
         }
     }
     canaries.sort_by(|a, b| (&a.file, &a.command).cmp(&(&b.file, &b.command)));
-    let interrupted_in_canary = INTERRUPTED.load(Ordering::SeqCst) && canaries.len() < canary_count;
-
-    // Mutants in reached files.
-    let mut results: BTreeMap<usize, MutantResult> = BTreeMap::new();
-    let mut mutant_jobs = VecDeque::new();
-    for (i, e) in ctx.plan.entries.iter().enumerate() {
-        if let Entry::Ready(m) = e {
-            if unreached.contains(&(m.file.clone(), m.test)) {
-                results.insert(i, unreached_result(&ctx, m));
-            } else {
-                mutant_jobs.push_back(Job::Mutant(i));
+    // Verdicts still waiting for a canary that never finished (interrupted):
+    // unproven, so they are left out like mutants that never ran.
+    for state in ctx.canaries.lock().expect("canary lock").values_mut() {
+        if let CanaryState::Pending(held) = state {
+            for (_, r) in held.drain(..) {
+                discard_outputs(&ctx, &r);
             }
         }
     }
-    let (scratches, mutant_results) = if interrupted_in_canary {
-        (scratches, Vec::new())
-    } else {
-        let phase = run_phase(&ctx, scratches, mutant_jobs, &cancel_rx).await;
-        if !phase.errors.is_empty() {
-            ctx.progress.finish();
-            return Err(Abort::Internal(anyhow::anyhow!(phase.errors.join("; "))));
-        }
-        (phase.scratches, phase.results)
-    };
-    for r in mutant_results {
-        if let JobResult::Mutant(i, m) = r {
-            results.insert(i, *m);
-        }
-    }
     ctx.progress.finish();
-    // Scratch copies go now (TempDir drop removes them).
-    drop(scratches);
     signals.abort();
     // Anything reparented to unguard that no run's sweep could attribute.
     reaper::reap_orphans();
@@ -682,44 +716,53 @@ fn unreached_result(ctx: &Ctx, m: &Mutant) -> MutantResult {
     )
 }
 
-/// What a phase leaves: the scratches for reuse, the results, and internal
-/// errors (a worker stops at its first one: its scratch state is unknown).
+/// What the job phase leaves: the results, and internal errors (a worker
+/// stops at its first one: its scratch state is unknown).
 struct PhaseOutput {
-    scratches: Vec<Scratch>,
     results: Vec<JobResult>,
     errors: Vec<String>,
 }
 
-/// Run a queue of jobs on all workers.
+/// Run a queue of jobs on all workers; each removes its copy when the queue
+/// is empty (while the others may still be running).
 async fn run_phase(
     ctx: &Arc<Ctx>,
-    scratches: Vec<Scratch>,
+    sources: Vec<ScratchSource>,
     jobs: VecDeque<Job>,
     cancel: &watch::Receiver<bool>,
 ) -> PhaseOutput {
     let mut out = PhaseOutput {
-        scratches: Vec::new(),
         results: Vec::new(),
         errors: Vec::new(),
     };
-    if jobs.is_empty() {
-        out.scratches = scratches;
-        return out;
-    }
     let queue = Arc::new(Mutex::new(jobs));
     let mut handles = Vec::new();
-    for (w, scratch) in scratches.into_iter().enumerate() {
+    for (w, source) in sources.into_iter().enumerate() {
         let ctx = ctx.clone();
         let queue = queue.clone();
         let cancel = cancel.clone();
         handles.push(tokio::spawn(async move {
-            worker(w, scratch, ctx, queue, cancel).await
+            let (scratch, results, error) = match source {
+                ScratchSource::Ready(s) => worker(w, s, &ctx, &queue, cancel).await,
+                ScratchSource::Copying(h) => match h.await {
+                    Ok(Ok(s)) => worker(w, s, &ctx, &queue, cancel).await,
+                    Ok(Err(e)) => (None, Vec::new(), Some(format!("worker {w}: {e:#}"))),
+                    Err(e) => (
+                        None,
+                        Vec::new(),
+                        Some(format!("worker {w}: copy task: {e}")),
+                    ),
+                },
+            };
+            if let Some(s) = scratch {
+                let _ = tokio::task::spawn_blocking(move || drop(s)).await;
+            }
+            (results, error)
         }));
     }
     for h in handles {
         match h.await {
-            Ok((s, mut r, e)) => {
-                out.scratches.extend(s);
+            Ok((mut r, e)) => {
                 out.results.append(&mut r);
                 out.errors.extend(e);
             }
@@ -732,8 +775,8 @@ async fn run_phase(
 async fn worker(
     w: usize,
     scratch: Scratch,
-    ctx: Arc<Ctx>,
-    queue: Arc<Mutex<VecDeque<Job>>>,
+    ctx: &Arc<Ctx>,
+    queue: &Mutex<VecDeque<Job>>,
     cancel: watch::Receiver<bool>,
 ) -> (Option<Scratch>, Vec<JobResult>, Option<String>) {
     let mut out = Vec::new();
@@ -746,7 +789,18 @@ async fn worker(
         let Some(job) = job else { break };
         let r = match job {
             Job::Canary { file, test } => {
-                run_canary(w, &mut scratch, &ctx, &file, test, cancel.clone()).await
+                match run_canary(w, &mut scratch, ctx, &file, test, cancel.clone()).await {
+                    Ok(Some(r)) => {
+                        if let JobResult::Canary(result) = &r {
+                            out.extend(canary_done(ctx, &file, test, result.reached));
+                        }
+                        Ok(Some(r))
+                    }
+                    other => other,
+                }
+            }
+            Job::Mutant(i) if pair_state(ctx, i) == Some(false) => {
+                Ok(Some(JobResult::Mutant(i, Box::new(unreached_of(ctx, i)))))
             }
             Job::Mutant(i) => {
                 // Its own task, so a panic (a bug in unguard) costs this
@@ -774,19 +828,111 @@ async fn worker(
                             }
                             Err(e) => return (None, out, Some(format!("worker {w}: {e}"))),
                         }
-                        Ok(Some(internal_error_result(&ctx, i, &why)))
+                        Ok(Some(internal_error_result(ctx, i, &why)))
                     }
                     Err(e) => return (None, out, Some(format!("worker {w}: {e}"))),
                 }
             }
         };
         match r {
+            Ok(Some(JobResult::Mutant(i, m))) => out.extend(mutant_done(ctx, i, *m)),
             Ok(Some(r)) => out.push(r),
             Ok(None) => break, // interrupted
             Err(e) => return (Some(scratch), out, Some(format!("worker {w}: {e:#}"))),
         }
     }
     (Some(scratch), out, None)
+}
+
+/// The canary state of mutant `i`'s (file, test): `Some(true)` reached (or
+/// no canary), `Some(false)` unreached, `None` still running.
+fn pair_state(ctx: &Ctx, i: usize) -> Option<bool> {
+    let Entry::Ready(m) = &ctx.plan.entries[i] else {
+        return Some(true);
+    };
+    let states = ctx.canaries.lock().expect("canary lock");
+    match states.get(&(m.file.clone(), m.test)) {
+        None | Some(CanaryState::Reached) => Some(true),
+        Some(CanaryState::Unreached) => Some(false),
+        Some(CanaryState::Pending(_)) => None,
+    }
+}
+
+/// The `unreached` verdict of mutant `i` (its file's canary stayed green).
+fn unreached_of(ctx: &Ctx, i: usize) -> MutantResult {
+    match &ctx.plan.entries[i] {
+        Entry::Ready(m) => unreached_result(ctx, m),
+        Entry::Rejected(r) => rejected_result(r),
+    }
+}
+
+/// A mutant's verdict is in: print and keep it when its canary is done (as
+/// `unreached` when the canary stayed green), or hold it until then.
+fn mutant_done(ctx: &Ctx, i: usize, r: MutantResult) -> Vec<JobResult> {
+    let key = match &ctx.plan.entries[i] {
+        Entry::Ready(m) => (m.file.clone(), m.test),
+        Entry::Rejected(_) => return vec![JobResult::Mutant(i, Box::new(r))],
+    };
+    let r = {
+        let mut states = ctx.canaries.lock().expect("canary lock");
+        match states.get_mut(&key) {
+            Some(CanaryState::Pending(held)) => {
+                held.push((i, r));
+                return Vec::new();
+            }
+            Some(CanaryState::Unreached) => settle(ctx, i, r, false),
+            None | Some(CanaryState::Reached) => r,
+        }
+    };
+    report_line(ctx, &r);
+    vec![JobResult::Mutant(i, Box::new(r))]
+}
+
+/// A canary finished: record it, and release the verdicts that waited for it.
+fn canary_done(ctx: &Ctx, file: &str, test: usize, reached: bool) -> Vec<JobResult> {
+    let held = {
+        let mut states = ctx.canaries.lock().expect("canary lock");
+        let now = if reached {
+            CanaryState::Reached
+        } else {
+            CanaryState::Unreached
+        };
+        match states.insert((file.to_string(), test), now) {
+            Some(CanaryState::Pending(held)) => held,
+            _ => Vec::new(),
+        }
+    };
+    held.into_iter()
+        .map(|(i, r)| {
+            let r = settle(ctx, i, r, reached);
+            report_line(ctx, &r);
+            JobResult::Mutant(i, Box::new(r))
+        })
+        .collect()
+}
+
+/// The final verdict of a mutant that ran before its canary finished: its
+/// own when the canary went red; `unreached` when it stayed green (what the
+/// mutant's run showed proves nothing then, and its files go). An internal
+/// error stays one.
+fn settle(ctx: &Ctx, i: usize, r: MutantResult, reached: bool) -> MutantResult {
+    if reached || r.outcome == Outcome::InternalError {
+        return r;
+    }
+    discard_outputs(ctx, &r);
+    unreached_of(ctx, i)
+}
+
+/// Remove the diff and logs a mutant's run left in the out dir.
+fn discard_outputs(ctx: &Ctx, r: &MutantResult) {
+    let out = &ctx.opts.out;
+    for name in [&r.diff_file, &r.log_file].into_iter().flatten() {
+        let _ = std::fs::remove_file(out.join(name));
+    }
+    let _ = std::fs::remove_file(out.join(format!("{}.check.log", r.id)));
+    for k in 1..=ctx.opts.recheck_survivors {
+        let _ = std::fs::remove_file(out.join(format!("{}.recheck-{k}.log", r.id)));
+    }
 }
 
 fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
@@ -877,18 +1023,14 @@ async fn run_canary(
         res.exit.describe()
     );
     ctx.progress.line(&line);
-    Ok(Some(JobResult::Canary {
+    Ok(Some(JobResult::Canary(CanaryResult {
         file: file.to_string(),
-        test,
-        result: CanaryResult {
-            file: file.to_string(),
-            command: cfg.command.display(),
-            reached,
-            exit: res.exit.describe(),
-            duration_s: res.duration.as_secs_f64(),
-            log_file: log_name,
-        },
-    }))
+        command: cfg.command.display(),
+        reached,
+        exit: res.exit.describe(),
+        duration_s: res.duration.as_secs_f64(),
+        log_file: log_name,
+    })))
 }
 
 async fn run_mutant(
@@ -968,7 +1110,6 @@ async fn run_mutant(
                 r.diff_file = Some(diff_name);
                 r.log_file = Some(format!("{}.check.log", m.id));
                 r.exit = Some(other.describe());
-                report_line(ctx, &r);
                 return Ok(Some(JobResult::Mutant(index, Box::new(r))));
             }
         }
@@ -1031,7 +1172,6 @@ async fn run_mutant(
         );
         r.red_tests = v2.red_tests;
     }
-    report_line(ctx, &r);
     Ok(Some(JobResult::Mutant(index, Box::new(r))))
 }
 

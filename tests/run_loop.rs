@@ -542,6 +542,99 @@ sys.exit(0 if m.VALUE == 1 else 1)
     assert_untouched(&fx, &before, "--no-canary run");
 }
 
+/// With two workers a file's mutants start while its canary still runs on
+/// the other worker. When the canary then stays green, their verdicts are
+/// `unreached` after all, no line says otherwise, and their diffs and logs
+/// are gone from the out dir.
+#[test]
+fn mutants_that_ran_beside_a_green_canary_end_unreached_and_leave_no_files() {
+    let fx = Fixture::git(&[("src/m.py", "A = 1\nB = 1\nC = 1\n")]);
+    let abs = fx.path().canonicalize().unwrap();
+    // Imports the checkout, never the copy: green whatever unguard does. The
+    // sleep keeps the canary running while the other worker takes a mutant.
+    let run_py = format!(
+        "import sys, time\ntime.sleep(1.0)\nsys.path.insert(0, {:?})\nimport m\nsys.exit(0)\n",
+        abs.join("src").display().to_string()
+    );
+    fx.write("run.py", &run_py);
+    fx.write(
+        "unguard.yaml",
+        &spec(
+            &[&cmd("python3 run.py")],
+            &[
+                mutation("a", "src/m.py", "A = 1", "A = 2", &[]),
+                mutation("b", "src/m.py", "B = 1", "B = 2", &[]),
+                mutation("c", "src/m.py", "C = 1", "C = 2", &[]),
+            ],
+        ),
+    );
+    let before = snapshot(&fx);
+    let (code, out, err) = ug(&fx, &["run", "--out", "out", "-j", "2"]);
+    assert_eq!(code, 5, "{}", ctx(code, &out, &err));
+    for id in ["a", "b", "c"] {
+        assert_eq!(
+            verdict(&fx, "out", id),
+            "unreached",
+            "{}",
+            ctx(code, &out, &err)
+        );
+        for ext in ["log", "diff"] {
+            let f = fx.path().join("out").join(format!("{id}.{ext}"));
+            assert!(
+                !f.exists(),
+                "{} left behind\n{}",
+                f.display(),
+                ctx(code, &out, &err)
+            );
+        }
+    }
+    assert!(!err.contains("survived"), "{}", ctx(code, &out, &err));
+    assert_untouched(&fx, &before, "speculative mutants beside a green canary");
+    assert_no_leftovers(&fx, "speculative mutants beside a green canary");
+}
+
+/// A mutant that finishes before its file's canary waits for it: its verdict
+/// line comes after the canary's, and it keeps its own verdict when the
+/// canary goes red.
+#[test]
+fn a_verdict_that_beats_its_canary_waits_for_it_and_stands_when_reached() {
+    // Emptied file: slow and red; otherwise fast, red only without the guard.
+    let run_py = "import sys, time\nsrc = open('m.py').read()\nif not src.strip():\n    time.sleep(1.5)\n    sys.exit(1)\nsys.exit(0 if 'GUARD = True' in src else 1)\n";
+    let fx = Fixture::git(&[
+        ("m.py", "GUARD = True\nOTHER = 1\n"),
+        ("run.py", run_py),
+        (
+            "unguard.yaml",
+            &spec(
+                &[&cmd("python3 run.py")],
+                &[
+                    mutation("guard", "m.py", "GUARD = True", "GUARD = False", &[]),
+                    mutation("other", "m.py", "OTHER = 1", "OTHER = 2", &[]),
+                ],
+            ),
+        ),
+    ]);
+    let (code, out, err) = ug(&fx, &["run", "--out", "out", "-j", "2"]);
+    assert_eq!(code, 2, "{}", ctx(code, &out, &err));
+    assert_eq!(verdict(&fx, "out", "guard"), "killed");
+    assert_eq!(verdict(&fx, "out", "other"), "survived");
+    let canary = err
+        .find("canary m.py: reached")
+        .unwrap_or_else(|| panic!("{}", ctx(code, &out, &err)));
+    for line in ["killed        guard", "survived      other"] {
+        let at = err
+            .find(line)
+            .unwrap_or_else(|| panic!("no {line:?}\n{}", ctx(code, &out, &err)));
+        assert!(
+            at > canary,
+            "{line:?} printed before the canary finished\n{}",
+            ctx(code, &out, &err)
+        );
+    }
+    assert!(fx.path().join("out/guard.log").exists());
+    assert_no_leftovers(&fx, "verdicts held for their canary");
+}
+
 // --------------------------------------------------------- 5. killed_by
 
 const KB_TEST: &str = r#"import m
