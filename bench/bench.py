@@ -11,6 +11,8 @@ demo  examples/demo-server (9 mutants, one a deliberate 5 s timeout): the hand
       loop (per mutant: cp -r, a Python one-liner replace, git diff --no-index
       --exit-code, timeout <secs> <suite>, rm -rf), unguard run -j1 (with and
       without --no-canary) and -j2.
+scale the 10k repo again with --scale-mutants mutations (100): -j1 and -j2,
+      and the fixed costs per run against the cost per mutant.
 big   a generated git repo of 10,000 files / 200 MB with a CPU-light suite
       (sh: sleeps 0.2 s, one grep checks one module) and 20 mutations: the same
       contenders, plus the suite alone on a plain copy 20 times, plus a strace
@@ -294,8 +296,8 @@ def ratio_targets(rep, label, hand, sums, denominator, how_denominator, parallel
                   f"{fmt_s(ideal)}, a ratio of {a['wall'] / ideal:.2f}. Measured: "
                   f"{a['wall'] / b['wall']:.2f}; the phase itself went from {fmt_s(a['loop'])} "
                   f"to {fmt_s(b['loop'])} ({a['loop'] / b['loop']:.2f}×), the rest from "
-                  f"{fmt_s(serial)} to {fmt_s(b['wall'] - b['loop'])} (two copies, two "
-                  f"clean-ups).")
+                  f"{fmt_s(serial)} to {fmt_s(b['wall'] - b['loop'])} (the second copy is made "
+                  f"while the baseline runs in the first; two clean-ups).")
             rep.p()
     else:
         rep.p(f"-j1 ÷ -j2 on the demo: {j1 / j2:.2f}; not a target here: the demo's 5 s timeout "
@@ -479,6 +481,42 @@ def section_big(rep, ug, tmp, reps, hand_mutants):
                    float(sum(v for k, v in writes.items() if k != "app/guard.py")), "<=", 0,
                    "strace")
     return root, sums
+
+def section_scale(rep, ug, tmp, reps, n):
+    """The fixed costs (copy, baseline, canary, clean-up) against the number
+    of mutants: the 10k repo again, with `n` mutations."""
+    log(f"scale: the 10k repo with {n} mutations")
+    root, muts = gen_big(tmp, mutations=n)
+    runs = {"-j1": [], "-j2": []}
+    for r in range(reps):
+        for name, jobs in (("-j1", 1), ("-j2", 2)):
+            log(f"  unguard run {name} ({n} mutants, rep {r + 1}/{reps})")
+            runs[name].append(unguard_run(ug, root, jobs, tmp))
+    rmtree(root.parent)
+    sums = {k: {f: med([x[f] for x in v]) for f in ("wall", "loop", "mutants", "baseline",
+                                                        "canary")} for k, v in runs.items()}
+    j1, j2 = sums["-j1"], sums["-j2"]
+    per = j1["mutants"] / n
+    fixed = j1["wall"] - j1["mutants"]
+    rep.h(f"Fixed costs against the number of mutants: the 10k repo with {n} mutants")
+    rep.p(f"The same generated repo and suite with {n} mutations in `app/guard.py` "
+          f"({n - 2} killed, 2 survive); medians of {reps} runs.")
+    rep.p()
+    rep.table(["contender", "wall (median)", "baseline", "canary",
+               "Σ mutant suites (unguard's timing)", "mutant phase (wall)"],
+              [[f"unguard run {k}", fmt_s(v["wall"]), fmt_s(v["baseline"]), fmt_s(v["canary"]),
+                fmt_s(v["mutants"]), fmt_s(v["loop"])] for k, v in sums.items()])
+    need = fixed / (0.03 * per) if per > 0 else float("inf")
+    rep.p(f"At -j1 everything but the mutants' own suite runs costs {fmt_s(fixed)} per run "
+          f"(start-up, one copy of 200 MB, the baseline and canary runs, reports, removal), "
+          f"whatever the number of mutants, and each mutant costs its suite run "
+          f"({per:.3f} s here). Overhead = 1 + {fixed:.2f} / (N × {per:.3f}): at most 1.03 "
+          f"from N ≈ {need:.0f} mutants on this repo. The parallel speed-up follows the same "
+          f"law: -j2 halves the mutant work, not the copy and the baseline.")
+    rep.p()
+    rep.target(f"10k repo, {n} mutants: -j1 ÷ -j2", j1["wall"] / j2["wall"], ">=", 1.8, "walls")
+    rep.target(f"10k repo, {n} mutants: overhead = unguard -j1 wall ÷ Σ its mutants' suite runs",
+               j1["wall"] / j1["mutants"], "<=", 1.03, "suite runs as unguard timed them")
 
 
 def harness_path():
@@ -685,7 +723,9 @@ def main():
     ap.add_argument("--reps", type=int, default=3, help="repetitions (demo, copy)")
     ap.add_argument("--big-reps", type=int, default=5,
                     help="repetitions of the unguard runs on the 10k repo")
-    ap.add_argument("--only", default="demo,big,copy,rss")
+    ap.add_argument("--only", default="demo,big,scale,copy,rss")
+    ap.add_argument("--scale-mutants", type=int, default=100,
+                    help="scale: mutations in the second run of the 10k repo")
     ap.add_argument("--hand-mutants", type=int, default=5,
                     help="hand loop on the 10k repo: mutants measured (scaled to 20)")
     ap.add_argument("--no-build", action="store_true")
@@ -713,6 +753,8 @@ def main():
         root = None
         if "big" in only:
             root, _ = section_big(rep, ug, tmp, args.big_reps, args.hand_mutants)
+        if "scale" in only:
+            section_scale(rep, ug, tmp, args.reps, args.scale_mutants)
         if "copy" in only:
             if root is None:
                 root, _ = gen_big(tmp)
@@ -729,7 +771,7 @@ def main():
 
     head = ["# unguard benchmark results", "",
             f"Written by `python3 bench/bench.py --reps {args.reps} --big-reps {args.big_reps}"
-            f"{' --only ' + args.only if args.only != 'demo,big,copy,rss' else ''}"
+            f"{' --only ' + args.only if args.only != 'demo,big,scale,copy,rss' else ''}"
             f"{' --before-bin …' if args.before_bin else ''}"
             f"{' --before-harness …' if args.before_harness else ''}` "
             f"in {time.perf_counter() - started:.0f} s. Medians of {args.reps} repetitions "

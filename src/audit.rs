@@ -57,6 +57,20 @@ pub fn survey(root: &Path, exclude: &[PathBuf]) -> Result<Survey, String> {
         .map_err(|e| format!("{}: {e}", root.display()))?;
     let manifest = workspace::manifest(&root, exclude, &[])
         .map_err(|e| format!("listing the files of {}: {e:#}", root.display()))?;
+    if !manifest.opaque.is_empty() {
+        let some: Vec<String> = manifest
+            .opaque
+            .iter()
+            .take(3)
+            .map(|p| format!("{:?}", p.display().to_string()))
+            .collect();
+        eprintln!(
+            "unguard: warning: {} file(s) not scanned: their names are not UTF-8, so no spec could name them ({}{})",
+            manifest.opaque.len(),
+            some.join(", "),
+            if manifest.opaque.len() > 3 { ", …" } else { "" }
+        );
+    }
     let detected = detect::detect(&root, &manifest.entries);
     let operators = applicable(&detected, OperatorKind::Audit);
     let (presence, sites): (Vec<Site>, Vec<Site>) = catalog::scan(&root, &manifest.entries)

@@ -303,11 +303,19 @@ fn execute_plan(
         );
     }
     eprintln!(
-        "unguard: {} mutation(s) in {} ({} files copied{}, {} linked: {})",
+        "unguard: {} mutation(s) in {} ({} files copied{}{}, {} linked: {})",
         plan.entries.len(),
         root_display,
-        manifest.entries.len(),
+        manifest.entries.len() + manifest.opaque.len(),
         if manifest.from_git { " from git" } else { "" },
+        if manifest.opaque.is_empty() {
+            String::new()
+        } else {
+            format!(
+                ", {} of them with names that are not UTF-8",
+                manifest.opaque.len()
+            )
+        },
         manifest.links.len(),
         if manifest.links.is_empty() {
             "-".to_string()

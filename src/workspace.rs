@@ -34,6 +34,10 @@ pub struct Manifest {
     pub root: PathBuf,
     /// Relative paths (with `/`) of files and symlinks to copy, sorted.
     pub entries: Vec<String>,
+    /// Relative paths whose bytes are not UTF-8 (a Latin-1 file name, say):
+    /// copied byte for byte like the others, but no spec can name them (YAML
+    /// is UTF-8), so they are never mutated or scanned. Sorted.
+    pub opaque: Vec<PathBuf>,
     /// Top-level names to symlink to the original.
     pub links: Vec<String>,
     /// Whether the tree came from git (for messages).
@@ -45,6 +49,35 @@ fn rel_string(p: &Path) -> String {
         .map(|c| c.as_os_str().to_string_lossy().into_owned())
         .collect::<Vec<_>>()
         .join("/")
+}
+
+/// A relative path as a manifest entry: its `/`-joined text when every
+/// component is UTF-8, otherwise the exact bytes.
+enum Rel {
+    Text(String),
+    Opaque(PathBuf),
+}
+
+impl Rel {
+    fn of(p: &Path) -> Rel {
+        if p.to_str().is_some() {
+            Rel::Text(rel_string(p))
+        } else {
+            Rel::Opaque(p.to_path_buf())
+        }
+    }
+}
+
+/// Split manifest entries into text and opaque ones.
+fn split(rels: Vec<Rel>) -> (Vec<String>, Vec<PathBuf>) {
+    let (mut text, mut opaque) = (Vec::new(), Vec::new());
+    for r in rels {
+        match r {
+            Rel::Text(s) => text.push(s),
+            Rel::Opaque(p) => opaque.push(p),
+        }
+    }
+    (text, opaque)
 }
 
 /// Enumerate the files to copy. `exclude` is a directory (the output dir) that
@@ -67,7 +100,7 @@ pub fn manifest(root: &Path, exclude: &[PathBuf], extra_links: &[String]) -> Res
             .any(|x| rel == x || rel.starts_with(&format!("{x}/")))
     };
 
-    let (mut entries, from_git, ignored_check): (Vec<String>, bool, Option<git2::Repository>) =
+    let (rels, from_git, ignored_check): (Vec<Rel>, bool, Option<git2::Repository>) =
         match git2::Repository::discover(&root) {
             Ok(repo) if repo.workdir().is_some() => {
                 let files = git_files(&repo, &root)?;
@@ -75,7 +108,10 @@ pub fn manifest(root: &Path, exclude: &[PathBuf], extra_links: &[String]) -> Res
             }
             _ => (walk_files(&root)?, false, None),
         };
+    let (mut entries, mut opaque) = split(rels);
     entries.retain(|e| !is_excluded(e));
+    // (The excluded out dir and the linked env dirs have UTF-8 names.)
+    opaque.retain(|p| !is_excluded(&rel_string(p)));
 
     let mut links = Vec::new();
     let mut candidates: Vec<String> = DEFAULT_LINKS.iter().map(|s| s.to_string()).collect();
@@ -111,46 +147,56 @@ pub fn manifest(root: &Path, exclude: &[PathBuf], extra_links: &[String]) -> Res
     if !from_git {
         // A plain walk skipped the env dirs entirely; they are linked instead.
         entries.retain(|e| !links.iter().any(|l| e.starts_with(&format!("{l}/"))));
+        opaque.retain(|p| !links.iter().any(|l| p.starts_with(l)));
     }
     entries.sort();
     entries.dedup();
+    opaque.sort();
+    opaque.dedup();
     Ok(Manifest {
         root,
         entries,
+        opaque,
         links,
         from_git,
     })
 }
 
 /// Tracked files (working-tree contents) plus untracked, non-ignored files under `root`.
-fn git_files(repo: &git2::Repository, root: &Path) -> Result<Vec<String>> {
+fn git_files(repo: &git2::Repository, root: &Path) -> Result<Vec<Rel>> {
     let workdir = repo
         .workdir()
         .ok_or_else(|| anyhow!("bare repository"))?
         .canonicalize()?;
+    // git stores paths as bytes with `/`: so is the prefix compared with them.
     let prefix = root
         .strip_prefix(&workdir)
-        .map(rel_string)
+        .map(|p| {
+            use std::os::unix::ffi::OsStrExt;
+            p.as_os_str().as_bytes().to_vec()
+        })
         .unwrap_or_default();
-    let under = |p: &str| -> Option<String> {
-        if prefix.is_empty() {
-            Some(p.to_string())
+    // A path relative to `root`, from git's bytes (relative to the workdir).
+    let under = |p: &[u8]| -> Option<PathBuf> {
+        use std::os::unix::ffi::OsStrExt;
+        let rel = if prefix.is_empty() {
+            p
         } else {
-            p.strip_prefix(&format!("{prefix}/")).map(str::to_string)
-        }
+            p.strip_prefix(prefix.as_slice())?.strip_prefix(b"/")?
+        };
+        Some(PathBuf::from(std::ffi::OsStr::from_bytes(rel)))
     };
     let mut out = BTreeSet::new();
     let index = repo.index().context("reading the git index")?;
     for entry in index.iter() {
-        let path = String::from_utf8_lossy(&entry.path).into_owned();
-        if let Some(rel) = under(&path) {
+        if let Some(rel) = under(&entry.path) {
             let full = root.join(&rel);
             // Deleted in the working tree (uncommitted deletion): not copied.
             if full.symlink_metadata().is_ok() {
                 if entry.mode == 0o160000 {
                     // Submodule: copy its files as a plain walk.
                     for f in walk_files(&full)? {
-                        out.insert(format!("{rel}/{f}"));
+                        out.insert(rel.join(rel_path(&f)));
                     }
                 } else {
                     out.insert(rel);
@@ -164,25 +210,34 @@ fn git_files(repo: &git2::Repository, root: &Path) -> Result<Vec<String>> {
         .include_ignored(false)
         .exclude_submodules(true);
     if !prefix.is_empty() {
-        opts.pathspec(format!("{prefix}/"));
+        let mut spec = prefix.clone();
+        spec.push(b'/');
+        opts.pathspec(spec);
     }
     let statuses = repo
         .statuses(Some(&mut opts))
         .context("reading git status")?;
     for s in statuses.iter() {
         if s.status().contains(git2::Status::WT_NEW) {
-            let path = String::from_utf8_lossy(s.path_bytes()).into_owned();
-            if let Some(rel) = under(&path) {
+            if let Some(rel) = under(s.path_bytes()) {
                 out.insert(rel);
             }
         }
     }
-    Ok(out.into_iter().collect())
+    Ok(out.iter().map(|p| Rel::of(p)).collect())
+}
+
+/// A walked entry's path (for joining).
+fn rel_path(r: &Rel) -> &Path {
+    match r {
+        Rel::Text(s) => Path::new(s),
+        Rel::Opaque(p) => p,
+    }
 }
 
 /// Every file and symlink under `root` (for a directory that is not in git).
 /// `.git`, `__pycache__` and the default environment directories are skipped.
-fn walk_files(root: &Path) -> Result<Vec<String>> {
+fn walk_files(root: &Path) -> Result<Vec<Rel>> {
     let mut out = Vec::new();
     let mut stack = vec![PathBuf::new()];
     while let Some(rel) = stack.pop() {
@@ -208,7 +263,7 @@ fn walk_files(root: &Path) -> Result<Vec<String>> {
                 }
                 stack.push(child);
             } else {
-                out.push(rel_string(&child));
+                out.push(Rel::of(&child));
             }
         }
     }
@@ -458,29 +513,36 @@ const COPY_CHUNK: usize = 32;
 /// files). Where the filesystem can share extents (`FICLONE`: btrfs, XFS,
 /// bcachefs), files are reflinked instead of copied.
 pub fn copy_tree(manifest: &Manifest, tree: &Path) -> Result<()> {
-    let mut dirs: BTreeSet<&str> = BTreeSet::new();
-    for rel in &manifest.entries {
-        let mut p = rel.as_str();
-        while let Some(i) = p.rfind('/') {
-            p = &p[..i];
+    let entries: Vec<&Path> = manifest
+        .entries
+        .iter()
+        .map(Path::new)
+        .chain(manifest.opaque.iter().map(PathBuf::as_path))
+        .collect();
+    let mut dirs: BTreeSet<&Path> = BTreeSet::new();
+    for rel in &entries {
+        let mut p = *rel;
+        while let Some(parent) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
+            p = parent;
             if !dirs.insert(p) {
                 break; // its ancestors are in already
             }
         }
     }
-    // Sorted: a parent ("a") always precedes its children ("a/b").
+    // Sorted by component: a parent ("a") always precedes its children ("a/b").
     for d in dirs {
         let path = tree.join(d);
         match std::fs::create_dir(&path) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
             Err(e) => {
-                return Err(e).with_context(|| format!("creating {d} in the scratch tree"));
+                return Err(e)
+                    .with_context(|| format!("creating {} in the scratch tree", d.display()));
             }
         }
     }
 
-    let entries = &manifest.entries;
+    let entries = &entries;
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(COPY_THREADS)
@@ -523,7 +585,8 @@ pub fn copy_tree(manifest: &Manifest, tree: &Path) -> Result<()> {
         bail!("interrupted while copying the tree");
     }
     if let Some((i, e)) = failure.into_inner().unwrap_or_else(|e| e.into_inner()) {
-        return Err(e).with_context(|| format!("copying {} into the scratch tree", entries[i]));
+        return Err(e)
+            .with_context(|| format!("copying {} into the scratch tree", entries[i].display()));
     }
     Ok(())
 }
@@ -600,7 +663,7 @@ type CloneFn = dyn Fn(&std::fs::File, &std::fs::File) -> std::io::Result<()> + S
 fn copy_entry(
     root: &Path,
     tree: &Path,
-    rel: &str,
+    rel: &Path,
     reflink: &AtomicBool,
     clone: &CloneFn,
 ) -> std::io::Result<()> {
@@ -770,7 +833,7 @@ mod tests {
         std::fs::write(src.path().join("f.py"), &body).unwrap();
         set_mode(&src.path().join("f.py"), 0o640);
         let dst = tempfile::tempdir().unwrap();
-        copy_entry(src.path(), dst.path(), "f.py", reflink, clone).unwrap();
+        copy_entry(src.path(), dst.path(), Path::new("f.py"), reflink, clone).unwrap();
         let out = dst.path().join("f.py");
         assert_eq!(std::fs::read_to_string(&out).unwrap(), body);
         assert_eq!(std::fs::metadata(&out).unwrap().mode() & 0o7777, 0o640);
@@ -816,7 +879,7 @@ mod tests {
             to.write_all_at(b"CLONED\n", 0)
         };
         let reflink = AtomicBool::new(true);
-        copy_entry(src.path(), dst.path(), "f.py", &reflink, &clone).unwrap();
+        copy_entry(src.path(), dst.path(), Path::new("f.py"), &reflink, &clone).unwrap();
         assert_eq!(
             std::fs::read_to_string(dst.path().join("f.py")).unwrap(),
             "CLONED\n"

@@ -268,3 +268,18 @@ fn catalog_lists_every_operator() {
     assert_eq!(code, 0);
     assert_eq!(md, unguard::catalog::readme_section());
 }
+
+#[test]
+fn audit_says_which_files_it_could_not_scan_for_their_names() {
+    use std::os::unix::ffi::OsStrExt;
+    let fx = Fixture::new();
+    fx.write("notes.txt", "nothing to test\n");
+    let odd = fx.path().join(std::ffi::OsStr::from_bytes(b"caf\xe9.py"));
+    std::fs::write(&odd, "def f(token):\n    return token == 'x'\n").unwrap();
+    let (_, _, err) = fx.run(&["audit", ".", "--test-command", "true"]);
+    assert!(
+        err.contains("1 file(s) not scanned: their names are not UTF-8"),
+        "{err}"
+    );
+    assert!(err.contains("caf\u{FFFD}.py"), "{err}");
+}

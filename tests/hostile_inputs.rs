@@ -892,3 +892,65 @@ fn caret_far_right_on_a_long_line_is_shown_in_a_window() {
     // The short lines above are shown whole.
     assert!(err.contains("\n3 | mutations:\n"), "{err}");
 }
+
+// ------------------------------------------- file names that are not UTF-8
+
+/// Files whose names are Latin-1 bytes (tracked, untracked, in a nested
+/// dir) reach the scratch copy under their exact names: the suite finds
+/// them by those bytes, so the baseline is green and the mutant is killed.
+/// Before, the names were converted lossily (`caf\u{FFFD}.dat`), the copy
+/// skipped them as missing, and the baseline went red (exit 4).
+#[test]
+fn files_with_non_utf8_names_are_copied_under_their_exact_names() {
+    use std::os::unix::ffi::OsStrExt;
+    for in_git in [true, false] {
+        let fx = Fixture::new();
+        let name = |bytes: &[u8]| std::ffi::OsStr::from_bytes(bytes).to_os_string();
+        let tracked = name(b"caf\xe9.dat");
+        let nested = fx.path().join(name(b"d\xfcr")).join(name(b"\xe9t\xe9.txt"));
+        std::fs::write(fx.path().join(&tracked), b"tracked\n").unwrap();
+        std::fs::create_dir_all(nested.parent().unwrap()).unwrap();
+        std::fs::write(&nested, b"nested\n").unwrap();
+        fx.write("m.py", "GUARD = True\n");
+        // Green only when all three files are there under their byte names
+        // and the guard is in m.py.
+        fx.write(
+            "check.sh",
+            "grep -q tracked \"$(printf 'caf\\351.dat')\" || exit 3\n\
+             grep -q nested \"$(printf 'd\\374r/\\351t\\351.txt')\" || exit 3\n\
+             grep -q untracked \"$(printf 'na\\357ve.txt')\" || exit 3\n\
+             grep -q 'GUARD = True' m.py\n",
+        );
+        fx.write(
+            "unguard.yaml",
+            "version: 1\ntest:\n  command: sh check.sh\n  preset: generic\nmutations:\n  - id: guard\n    control: the guard\n    file: m.py\n    find: 'GUARD = True'\n    replace: 'GUARD = False'\n",
+        );
+        if in_git {
+            fx.git_cmd(&["init", "-q", "-b", "main"]);
+            fx.git_cmd(&["add", "-A"]);
+            fx.commit("init");
+        }
+        // Untracked (in git: reported by git status, not the index).
+        std::fs::write(fx.path().join(name(b"na\xefve.txt")), b"untracked\n").unwrap();
+        let before = tree_state(fx.path(), &["out"]);
+        let (code, out, err) = fx.run(&["run", "--out", "out", "-j", "1"]);
+        let what = if in_git { "git repo" } else { "plain dir" };
+        assert_eq!(code, 0, "{what}\n{}", ctx(code, &out, &err));
+        assert_eq!(
+            fx.verdicts("out").get("guard").map(String::as_str),
+            Some("killed"),
+            "{what}"
+        );
+        assert_eq!(before, tree_state(fx.path(), &["out"]), "{what}");
+        assert!(
+            fx.leftover_tmp().is_empty(),
+            "{what}: {:?}",
+            fx.leftover_tmp()
+        );
+        assert!(
+            err.contains("3 of them with names that are not UTF-8"),
+            "{what}\n{}",
+            ctx(code, &out, &err)
+        );
+    }
+}
