@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use assert_cmd::cargo::CommandCargoExt;
@@ -45,11 +46,11 @@ fn report_cmd(dir: &Path, args: &[&str]) -> (Option<i32>, String, String) {
 }
 
 fn render_md(r: &Results) -> String {
-    report::render(r, Format::Md, None).unwrap()
+    report::render(&Arc::new(r.clone()), Format::Md, None).unwrap()
 }
 
 fn render_html(r: &Results) -> String {
-    report::render(r, Format::Html, None).unwrap()
+    report::render(&Arc::new(r.clone()), Format::Html, None).unwrap()
 }
 
 // ---------------------------------------------------------------------------
@@ -561,7 +562,7 @@ fn the_readme_example_template_renders() {
         name: "templates/README.md example".into(),
         text: template.to_string(),
     };
-    let md = report::render(&r, Format::Md, Some(&template)).unwrap();
+    let md = report::render(&Arc::new(r), Format::Md, Some(&template)).unwrap();
     assert!(
         md.starts_with("<!-- unguard -->\n🟡 **unguard failed** · 13 mutants"),
         "{md}"
