@@ -478,3 +478,192 @@ pub(crate) fn to_value(j: Json) -> Value {
         Json::Object(o) => Value::from_pairs(o.into_iter().map(|(k, v)| (k, to_value(v)))),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::tests::{mutant, results};
+    use crate::results::{Location, Position};
+
+    /// A mutant with every optional field set.
+    fn full(outcome: Outcome, allowed: bool) -> MutantResult {
+        MutantResult {
+            rule: Some("rule-1".into()),
+            red_tests: vec!["a::t1".into(), "b::t2".into()],
+            tests_total: Some(7),
+            duration_s: 1.25,
+            killed_by: vec!["a::t1".into()],
+            exit: Some("exit code 1".into()),
+            diff_file: Some("m 1.diff".into()),
+            log_file: Some("m:1.log".into()),
+            location: Some(Location {
+                start: Position { line: 3, column: 5 },
+                end: Position { line: 3, column: 9 },
+            }),
+            replacement: Some("True".into()),
+            sites: 2,
+            command: Some("pytest -x".into()),
+            diff: Some("--- a/f.py\n+++ b/f.py\n@@ -1,2 +1,2 @@\n ctx\n-old\n+new\n".into()),
+            tests_ran: vec!["a::t1".into(), "c::t3".into()],
+            allowed: allowed.then(|| "covered elsewhere".into()),
+            ..mutant("m-1", outcome)
+        }
+    }
+
+    /// What each mutant was before it became lazy: the model's JSON plus the
+    /// computed fields, converted whole (the reference the view must match).
+    fn eager(m: &MutantResult) -> Value {
+        let allowed = m.is_allowed();
+        let n = m.red_tests.len();
+        let lines: Vec<Json> = m
+            .diff
+            .as_deref()
+            .unwrap_or("")
+            .lines()
+            .map(|l| {
+                let kind = if l.starts_with("+++") || l.starts_with("---") {
+                    "meta"
+                } else if l.starts_with("@@") {
+                    "hunk"
+                } else if l.starts_with('+') {
+                    "add"
+                } else if l.starts_with('-') {
+                    "del"
+                } else {
+                    "ctx"
+                };
+                json!({"kind": kind, "text": l})
+            })
+            .collect();
+        let mut j = serde_json::to_value(m).unwrap();
+        j.as_object_mut().unwrap().extend(
+            json!({
+                "site": if m.line > 0 { format!("{}:{}", m.file, m.line) } else { m.file.clone() },
+                "red": red_tests_cell(m),
+                "red_count": match m.tests_total {
+                    Some(total) => format!("{n}/{total}"),
+                    None => n.to_string(),
+                },
+                "time": format!("{:.1}s", m.duration_s),
+                "icon": if allowed { ALLOWED_ICON } else { icon(m.outcome) },
+                "label": if allowed { format!("{} (allowed)", m.outcome.as_str()) } else { m.outcome.as_str().to_string() },
+                "is_allowed": allowed,
+                "is_finding": is_finding(m.outcome),
+                "diff_lines": lines,
+                "diff_href": m.diff_file.as_deref().map(href),
+                "log_href": m.log_file.as_deref().map(href),
+            })
+            .as_object()
+            .unwrap()
+            .clone(),
+        );
+        to_value(j)
+    }
+
+    #[test]
+    fn a_lazy_mutant_has_every_key_and_value_of_the_eager_one() {
+        let mut ms = Vec::new();
+        for (o, _) in OUTCOMES {
+            ms.push(full(o, false));
+            ms.push(full(o, true));
+            let mut bare = mutant("bare", o);
+            (bare.line, bare.tests_total, bare.duration_s) = (0, None, 2.0);
+            ms.push(bare);
+        }
+        let r = Arc::new(results(ms));
+        let mut sorted = MUTANT_KEYS.to_vec();
+        sorted.sort_unstable();
+        assert_eq!(sorted, MUTANT_KEYS, "sorted, as a map's keys are");
+        for index in 0..r.mutants.len() {
+            let reference = eager(&r.mutants[index]);
+            let keys: Vec<String> = reference
+                .try_iter()
+                .unwrap()
+                .map(|k| k.to_string())
+                .collect();
+            assert_eq!(keys, MUTANT_KEYS, "the same keys as before");
+            let view = Arc::new(MutantView {
+                results: Arc::clone(&r),
+                index,
+            });
+            for key in MUTANT_KEYS {
+                let want = reference.get_attr(key).unwrap();
+                let got = view.get_value_by_str(key).unwrap();
+                assert_eq!(
+                    (format!("{got:?}"), got.kind()),
+                    (format!("{want:?}"), want.kind()),
+                    "mutant {index}, key {key}"
+                );
+                assert_eq!(view.get_value(&Value::from(key)), Some(got));
+            }
+            assert_eq!(view.get_value_by_str("no_such_key"), None);
+        }
+    }
+
+    #[test]
+    fn templates_see_lazy_mutants_as_maps() {
+        let r = Arc::new(results(vec![full(Outcome::Survived, false)]));
+        let env = minijinja::Environment::new();
+        let ctx = Context::new(&r).unwrap().value(usize::MAX);
+        let render = |src: &str| env.render_str(src, ctx.clone()).unwrap();
+        assert_eq!(
+            render("{% for k, v in mutants[0]|items %}{{ k }} {% endfor %}"),
+            MUTANT_KEYS.join(" ") + " "
+        );
+        assert_eq!(render("{{ mutants[0]|length }}"), "33");
+        assert_eq!(
+            render("{% for l in findings[0].diff_lines %}{{ l.kind }}:{{ l.text }}|{% endfor %}"),
+            "meta:--- a/f.py|meta:+++ b/f.py|hunk:@@ -1,2 +1,2 @@|ctx: ctx|del:-old|add:+new|"
+        );
+        assert_eq!(
+            render("{{ results.mutants[0].location.start.column }} {{ mutants[0].diff_href }}"),
+            "5 ./m%201.diff"
+        );
+        assert_eq!(
+            render("{{ mutants[0] == results.mutants[0] }} {{ mutants[0] is mapping }}"),
+            "True True"
+        );
+    }
+
+    #[test]
+    fn results_hold_every_model_field() {
+        let mut r = results(vec![full(Outcome::Killed, false)]);
+        r.started_at = Some("2025-01-01T00:00:00Z".into());
+        r.sources.insert("f.py".into(), "x = 1\n".into());
+        let r = Arc::new(r);
+        let mut want = serde_json::to_value(&*r).unwrap();
+        want.as_object_mut().unwrap().remove("mutants");
+        assert_eq!(Json::Object(model_without_mutants(&r).unwrap()), want);
+    }
+
+    #[test]
+    fn the_shown_lists_are_cut_at_the_limit_and_findings_at_100() {
+        let mut ms: Vec<MutantResult> = (0..150)
+            .map(|i| mutant(&format!("s{i}"), Outcome::Survived))
+            .collect();
+        ms.extend((0..5).map(|i| mutant(&format!("u{i}"), Outcome::Unviable)));
+        ms.push(mutant("k", Outcome::Killed));
+        let ctx = Context::new(&Arc::new(results(ms))).unwrap();
+        let env = minijinja::Environment::new();
+        let counts = |limit: usize| {
+            env.render_str(
+                "{{ mutants_shown|length }}+{{ mutants_omitted }} \
+                 {{ findings_shown|length }}+{{ findings_omitted }} \
+                 {{ others_shown|length }}+{{ others_omitted }} \
+                 {% if findings_shown %}{{ (findings_shown|last).id }}{% endif %}",
+                ctx.value(limit),
+            )
+            .unwrap()
+        };
+        assert_eq!(ctx.longest(), 156);
+        assert_eq!(counts(ctx.longest()), "156+0 100+50 5+0 s99");
+        assert_eq!(counts(3), "3+153 3+147 3+2 s2");
+        assert_eq!(counts(0), "0+156 0+150 0+5 ");
+    }
+
+    #[test]
+    fn hrefs_stay_relative() {
+        assert_eq!(href("a b.diff"), "./a%20b.diff");
+        assert_eq!(href("javascript:x"), "./javascript%3Ax");
+    }
+}

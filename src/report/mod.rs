@@ -216,7 +216,7 @@ mod tests {
 
     use crate::results::{GateResult, Summary, TimeoutPolicy};
 
-    fn mutant(id: &str, outcome: Outcome) -> MutantResult {
+    pub(crate) fn mutant(id: &str, outcome: Outcome) -> MutantResult {
         MutantResult {
             id: id.into(),
             control: format!("control | of {id}"),
@@ -243,7 +243,7 @@ mod tests {
         }
     }
 
-    fn results(mutants: Vec<MutantResult>) -> Results {
+    pub(crate) fn results(mutants: Vec<MutantResult>) -> Results {
         Results {
             schema: crate::results::SCHEMA.into(),
             unguard_version: "0".into(),
