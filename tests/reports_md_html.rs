@@ -689,7 +689,8 @@ fn md_of_10000_mutants_stays_within_the_comment_limit_and_says_what_it_left_out(
         .collect();
     let r = with_mutants(ms);
     let md = render_md(&r);
-    let chars = md.chars().count();
+    // UTF-16 units: never fewer than characters (the stricter count).
+    let chars = md.encode_utf16().count();
     assert!(chars <= COMMENT_MAX_CHARS, "{chars} characters");
     assert!(md.starts_with(MARKER));
     assert!(md.contains("<sub>unguard "), "the footer is there");

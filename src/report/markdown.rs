@@ -53,7 +53,9 @@ pub fn render(results: &Arc<Results>, template: Option<&Template>) -> Result<Str
             .map(with_marker)
             .map_err(|e| anyhow!(describe_error(&e, text, what)))
     };
-    let fits = |s: &str| s.chars().count() <= COMMENT_MAX_CHARS;
+    // Counted in UTF-16 units: never fewer than characters, so the comment
+    // fits whichever way GitHub counts (an emoji such as 🔴 is two units).
+    let fits = |s: &str| s.encode_utf16().count() <= COMMENT_MAX_CHARS;
     let all = ctx.longest();
     let out = render(all)?;
     if fits(&out) {
