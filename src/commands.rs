@@ -2,6 +2,7 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::cli::{
     AuditArgs, CatalogArgs, ExecArgs, FilterArgs, InitArgs, ListArgs, MergeArgs, ReportArgs,
@@ -228,7 +229,7 @@ pub fn run(args: &RunArgs) -> i32 {
         Err(code) => return code,
     };
     // Diffs and logs are already in the dir; now the model and reports.
-    publish(&out, &results, &args.reports, template.as_ref())
+    publish(&out, &Arc::new(results), &args.reports, template.as_ref())
 }
 
 /// Copy the tree, run baseline, canaries and mutants of `plan`, and return
@@ -389,7 +390,7 @@ fn read_template_file(path: Option<&Path>) -> Result<Option<Template>, i32> {
 /// returns the exit code.
 fn publish(
     out: &Path,
-    results: &Results,
+    results: &Arc<Results>,
     reports: &ReportOutputs,
     template: Option<&Template>,
 ) -> i32 {
@@ -423,16 +424,21 @@ fn publish(
         }
         Err(e) => fail(format!("rendering the Markdown report: {e:#}")),
     }
-    match report::render(results, Format::Html, None) {
-        Ok(html) => {
-            if let Err(e) = std::fs::write(out.join("report.html"), html) {
-                fail(format!(
-                    "writing {}: {e}",
-                    out.join("report.html").display()
-                ));
-            }
+    // Rendered straight into the file: 10,000 mutants make ~20 MB of HTML.
+    let html = out.join("report.html");
+    let written = std::fs::File::create(&html)
+        .map_err(anyhow::Error::from)
+        .and_then(|f| {
+            let mut w = std::io::BufWriter::new(f);
+            report::render_to(results, Format::Html, None, &mut w)?;
+            Ok(w.flush()?)
+        });
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&html);
+        match e.downcast_ref::<std::io::Error>() {
+            Some(io) => fail(format!("writing {}: {io}", html.display())),
+            None => fail(format!("rendering the HTML report: {e:#}")),
         }
-        Err(e) => fail(format!("rendering the HTML report: {e:#}")),
     }
     if results.interrupted {
         eprintln!(
@@ -495,18 +501,24 @@ pub fn report(args: &ReportArgs) -> i32 {
             return EXIT_USAGE;
         }
     };
-    match report::render(&results, args.format, template.as_ref()) {
-        Ok(text) => {
-            let mut out = std::io::stdout().lock();
-            if out
-                .write_all(text.as_bytes())
-                .and_then(|_| out.flush())
-                .is_err()
-            {
-                return EXIT_USAGE;
-            }
-            EXIT_OK
+    let results = Arc::new(results);
+    let rendered = match args.format {
+        // Written as they are made (10,000 mutants make ~20 MB of each).
+        Format::Json | Format::Html => {
+            let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+            report::render_to(&results, args.format, None, &mut out).and_then(|()| Ok(out.flush()?))
         }
+        // The others in full first: a failed render writes nothing.
+        _ => report::render(&results, args.format, template.as_ref()).and_then(|text| {
+            let mut out = std::io::stdout().lock();
+            out.write_all(text.as_bytes())?;
+            Ok(out.flush()?)
+        }),
+    };
+    match rendered {
+        Ok(()) => EXIT_OK,
+        // stdout closed (e.g. `| head`): nothing to say.
+        Err(e) if e.downcast_ref::<std::io::Error>().is_some() => EXIT_USAGE,
         Err(e) => {
             eprintln!("error: {e:#}");
             EXIT_USAGE
@@ -537,7 +549,12 @@ pub fn merge(args: &MergeArgs) -> i32 {
         args.dirs.len(),
         merged.mutants.len()
     );
-    publish(&args.out, &merged, &args.reports, template.as_ref())
+    publish(
+        &args.out,
+        &Arc::new(merged),
+        &args.reports,
+        template.as_ref(),
+    )
 }
 
 pub fn schema() -> i32 {
@@ -612,8 +629,9 @@ fn audit_one(
         Ok(r) => r,
         Err(code) => return (code, Some((survey, Vec::new()))),
     };
+    let results = Arc::new(results);
     let code = publish(&out, &results, reports, template.as_ref());
-    let rows = audit::by_control(&survey, Some(&results));
+    let rows = audit::by_control(&survey, Some(&*results));
     let grouped = audit::grouped_markdown(&survey, &rows);
     println!();
     println!("{grouped}");

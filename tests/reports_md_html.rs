@@ -4,13 +4,14 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use assert_cmd::cargo::CommandCargoExt;
 use pulldown_cmark::{CodeBlockKind, Event, Options, Parser, Tag, TagEnd};
 use unguard::cli::Format;
 use unguard::report;
-use unguard::results::{Outcome, Results};
+use unguard::results::{MutantResult, Outcome, Results, Summary};
 
 const MARKER: &str = "<!-- unguard -->";
 
@@ -45,11 +46,11 @@ fn report_cmd(dir: &Path, args: &[&str]) -> (Option<i32>, String, String) {
 }
 
 fn render_md(r: &Results) -> String {
-    report::render(r, Format::Md, None).unwrap()
+    report::render(&Arc::new(r.clone()), Format::Md, None).unwrap()
 }
 
 fn render_html(r: &Results) -> String {
-    report::render(r, Format::Html, None).unwrap()
+    report::render(&Arc::new(r.clone()), Format::Html, None).unwrap()
 }
 
 // ---------------------------------------------------------------------------
@@ -561,7 +562,7 @@ fn the_readme_example_template_renders() {
         name: "templates/README.md example".into(),
         text: template.to_string(),
     };
-    let md = report::render(&r, Format::Md, Some(&template)).unwrap();
+    let md = report::render(&Arc::new(r), Format::Md, Some(&template)).unwrap();
     assert!(
         md.starts_with("<!-- unguard -->\n🟡 **unguard failed** · 13 mutants"),
         "{md}"
@@ -572,6 +573,269 @@ fn the_readme_example_template_renders() {
     assert_eq!(p.rows[1][2], "demo_server/server.py:98");
     // Four <details>: the allowed survivor is left out by the loop filter.
     assert_eq!(p.html.iter().filter(|h| h.contains("<details>")).count(), 4);
+}
+
+// ---------------------------------------------------------------------------
+// Large runs: at most 100 findings detailed, and the comment within GitHub's
+// 65,536-character limit.
+
+const COMMENT_MAX_CHARS: usize = 65_536;
+
+/// The fixture's model with `mutants` instead of its own (summary recomputed).
+fn with_mutants(mutants: Vec<MutantResult>) -> Results {
+    let mut r = fixture();
+    r.summary = Summary::compute(&mutants, r.timeout_policy);
+    r.mutants = mutants;
+    r
+}
+
+/// A mutant with short strings and no diff, logs or test lists.
+fn light(id: &str, outcome: Outcome) -> MutantResult {
+    let mut m = fixture().mutants[0].clone();
+    m.id = id.into();
+    m.control = format!("control {id}");
+    m.outcome = outcome;
+    m.detail = "d".into();
+    m.red_tests.clear();
+    m.killed_by.clear();
+    m.tests_ran.clear();
+    (m.diff, m.diff_file, m.log_file, m.command, m.exit) = (None, None, None, None, None);
+    m.allowed = None;
+    m
+}
+
+#[test]
+fn md_details_at_most_100_findings_then_says_how_many_more() {
+    // 120 survivors and 30 timeouts, interleaved in spec order: the 100
+    // detailed are the first 100 survivors.
+    let ms: Vec<MutantResult> = (0..150)
+        .map(|i| {
+            let o = if i % 5 == 4 {
+                Outcome::Timeout
+            } else {
+                Outcome::Survived
+            };
+            light(&format!("m{i:03}"), o)
+        })
+        .collect();
+    let r = with_mutants(ms);
+    let md = render_md(&r);
+    assert!(
+        md.chars().count() <= COMMENT_MAX_CHARS,
+        "the cap is not the size limit's doing"
+    );
+    let p = parse(&md);
+    assert_eq!(p.rows.len(), 1 + 150, "every mutant still has a table row");
+    let summaries: Vec<&String> = p.html.iter().filter(|h| h.contains("<summary>")).collect();
+    let ids = finding_ids(&r);
+    assert_eq!(summaries.len(), 100, "{md}");
+    for (s, id) in summaries.iter().zip(&ids[..100]) {
+        assert!(s.contains(&format!("<code>{id}</code>")), "{s} vs {id}");
+    }
+    assert!(ids[..100].iter().all(|id| r
+        .mutants
+        .iter()
+        .any(|m| &m.id == id && m.outcome == Outcome::Survived)));
+    assert_eq!(
+        md.matches("… and 50 more findings, not detailed here: every finding is in `report.html` and `outcomes.json`.").count(),
+        1,
+        "{md}"
+    );
+    assert!(!md.contains("more mutants"), "the table is whole");
+
+    // A user template sees the cap in the context.
+    let template = report::markdown::Template {
+        name: "counts.md".into(),
+        text: "{{ findings|length }} {{ findings_shown|length }} {{ findings_omitted }} \
+               {{ mutants_shown|length }} {{ mutants_omitted }} {{ others_shown|length }} {{ others_omitted }}"
+            .into(),
+    };
+    let out = report::render(&Arc::new(r), Format::Md, Some(&template)).unwrap();
+    assert_eq!(out, format!("{MARKER}\n150 100 50 150 0 0 0"));
+}
+
+#[test]
+fn md_of_10000_mutants_stays_within_the_comment_limit_and_says_what_it_left_out() {
+    // Every outcome, each mutant with a 40-line diff and 25 tests that ran.
+    const ORDER: [Outcome; 10] = [
+        Outcome::Killed,
+        Outcome::Survived,
+        Outcome::Timeout,
+        Outcome::Unviable,
+        Outcome::WrongReason,
+        Outcome::NoOp,
+        Outcome::Unreached,
+        Outcome::Ambiguous,
+        Outcome::Flaky,
+        Outcome::InternalError,
+    ];
+    let base = fixture().mutants[0].clone();
+    let diff: String = std::iter::once("--- a/f.py\n+++ b/f.py\n@@ -1,40 +1,40 @@\n".to_string())
+        .chain((0..40).map(|i| format!("-line {i} {}\n", "x".repeat(60))))
+        .collect();
+    let ms: Vec<MutantResult> = (0..10_000)
+        .map(|i| {
+            let mut m = base.clone();
+            m.id = format!("mutant-{i:05}");
+            m.control = format!("control number {i} of the large run");
+            m.outcome = ORDER[i % ORDER.len()];
+            m.diff = Some(diff.clone());
+            m.tests_ran = (0..25)
+                .map(|t| format!("tests/test_x.py::test_{t}"))
+                .collect();
+            m.allowed = None;
+            m
+        })
+        .collect();
+    let r = with_mutants(ms);
+    let md = render_md(&r);
+    // UTF-16 units: never fewer than characters (the stricter count).
+    let chars = md.encode_utf16().count();
+    assert!(chars <= COMMENT_MAX_CHARS, "{chars} characters");
+    assert!(md.starts_with(MARKER));
+    assert!(md.contains("<sub>unguard "), "the footer is there");
+
+    let p = parse(&md);
+    let rows = p.rows.len() - 1;
+    let details = p.html.iter().filter(|h| h.contains("<summary>")).count();
+    let findings = finding_ids(&r).len();
+    let others = r
+        .mutants
+        .iter()
+        .filter(|m| {
+            matches!(
+                m.outcome,
+                Outcome::Unviable | Outcome::NoOp | Outcome::Ambiguous | Outcome::InternalError
+            )
+        })
+        .count();
+    let listed = md.matches("\n- 🧱 **unviable**").count()
+        + md.matches("\n- ➖ **no-op**").count()
+        + md.matches("\n- ❓ **ambiguous**").count()
+        + md.matches("\n- 💥 **internal-error**").count();
+    assert!(
+        rows > 0 && details > 0 && listed > 0,
+        "some of each: {rows} {details} {listed}"
+    );
+    assert!(details <= 100);
+    assert!(md.contains(&format!(
+        "… and {} more mutants, not in this table (a GitHub comment holds at most 65,536 characters): every mutant is in `report.html` and `outcomes.json`.",
+        10_000 - rows
+    )), "{md}");
+    assert!(md.contains(&format!(
+        "… and {} more findings, not detailed here: every finding is in `report.html` and `outcomes.json`.",
+        findings - details
+    )), "{md}");
+    assert!(
+        md.contains(&format!(
+            "- … and {} more: every one is in `report.html` and `outcomes.json`.",
+            others - listed
+        )),
+        "{md}"
+    );
+    assert_eq!(p.open_fences, 0, "no fence left open");
+}
+
+/// The mutant keys `templates/README.md` documents: the model's fields
+/// listed after "has the model's fields:" and the computed fields' table.
+fn documented_mutant_keys() -> Vec<String> {
+    let readme = std::fs::read_to_string(root().join("templates/README.md")).unwrap();
+    let start = regex::Regex::new(r"has the model's\s+fields:")
+        .unwrap()
+        .find(&readme)
+        .expect("the model's fields")
+        .start();
+    let (fields, rest) = readme[start..].split_once("plus:").unwrap();
+    // Leave out the parentheses: the outcome names and "(see `unguard schema` …)".
+    let fields = regex::Regex::new(r"\([^)]*\)")
+        .unwrap()
+        .replace_all(fields, "");
+    let table = rest
+        .split("\n\n")
+        .find(|b| b.contains("| field |"))
+        .unwrap();
+    let first_cells = table
+        .lines()
+        .skip(2)
+        .map(|l| l.split('|').nth(1).unwrap())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let tick = regex::Regex::new(r"`([a-z_]+)`").unwrap();
+    let keys: Vec<String> = tick
+        .captures_iter(&fields)
+        .chain(tick.captures_iter(&first_cells))
+        .map(|c| c[1].to_string())
+        .collect();
+    assert!(keys.len() > 30, "{keys:?}");
+    keys
+}
+
+#[test]
+fn a_user_template_reads_every_documented_mutant_key() {
+    let keys = documented_mutant_keys();
+    for k in [
+        "id",
+        "allowed",
+        "tests_ran",
+        "site",
+        "diff_lines",
+        "diff_href",
+        "log_href",
+    ] {
+        assert!(keys.iter().any(|x| x == k), "{k} in {keys:?}");
+    }
+    // Every documented key on every mutant (undefined is an error), and no
+    // undocumented one.
+    let mut text =
+        String::from("{% for m in mutants %}{% for k, v in m|items %}{{ k }} {% endfor +%}\n");
+    for k in &keys {
+        text.push_str(&format!("{k}={{{{ m.{k} is defined }}}} "));
+    }
+    text.push_str("\n{% endfor %}");
+    text.push_str(
+        "{% for m in findings %}{{ m.id }}:{% for l in m.diff_lines %} {{ l.kind }}{% endfor +%}\n{% endfor %}",
+    );
+    let r = fixture();
+    let template = report::markdown::Template {
+        name: "keys.md".into(),
+        text,
+    };
+    let md = report::render(&Arc::new(r.clone()), Format::Md, Some(&template)).unwrap();
+    let mut lines = md.lines().skip(1);
+    let mut sorted = keys.clone();
+    sorted.sort();
+    let defined: String = keys.iter().map(|k| format!("{k}=True ")).collect();
+    for m in &r.mutants {
+        assert_eq!(
+            lines.next().unwrap().split_whitespace().collect::<Vec<_>>(),
+            sorted,
+            "{}",
+            m.id
+        );
+        assert_eq!(lines.next().unwrap(), defined, "{}", m.id);
+    }
+    // diff_lines: one kind per line of the diff.
+    for id in finding_ids(&r) {
+        let m = r.mutants.iter().find(|m| m.id == id).unwrap();
+        let kinds: String = m
+            .diff
+            .as_deref()
+            .unwrap_or("")
+            .lines()
+            .map(|l| match l {
+                l if l.starts_with("---") || l.starts_with("+++") => " meta",
+                l if l.starts_with("@@") => " hunk",
+                l if l.starts_with('+') => " add",
+                l if l.starts_with('-') => " del",
+                _ => " ctx",
+            })
+            .collect();
+        assert!(
+            kinds.contains("add") && kinds.contains("meta"),
+            "{id}: {kinds}"
+        );
+        assert_eq!(lines.next().unwrap(), format!("{id}:{kinds}"));
+    }
 }
 
 // ---------------------------------------------------------------------------

@@ -1,22 +1,26 @@
 //! The PR comment: Markdown rendered from `templates/pr-comment.md` (minijinja),
 //! or from a user's `--template`.
 //!
-//! This file also holds what every template shares: the template context built
-//! from [`Results`] and the escaping filters (`cell`, `code`, `cell_code`,
-//! `fence`, `html`, `head`). `templates/README.md` documents both for users.
+//! This file also holds what every template shares: the environment, the
+//! error messages and the escaping filters (`cell`, `code`, `cell_code`,
+//! `fence`, `html`, `head`); the context is in `context.rs`.
+//! `templates/README.md` documents both for users.
+
+use std::sync::Arc;
 
 use anyhow::{anyhow, Result};
 use minijinja::syntax::SyntaxConfig;
 use minijinja::{AutoEscape, Environment, UndefinedBehavior, Value};
-use serde_json::{json, Value as Json};
 
-use super::red_tests_cell;
-use crate::results::{MutantResult, Outcome, Results};
-
-/// First line of every PR comment: a CI step finds its previous comment by it.
-pub const MARKER: &str = "<!-- unguard -->";
+use super::context::Context;
+pub use super::context::{FINDINGS_SHOWN_MAX, MARKER};
+use crate::results::Results;
 
 const PR_COMMENT: &str = include_str!("../../templates/pr-comment.md");
+
+/// GitHub's limit on a comment body, in characters: the PR comment is kept
+/// within it.
+pub const COMMENT_MAX_CHARS: usize = 65_536;
 
 /// A user's template (`--template FILE`): its name for error messages and its text.
 #[derive(Debug, Clone)]
@@ -28,18 +32,52 @@ pub struct Template {
 /// Render the PR comment with the built-in template, or with a user's
 /// `template`. The result always starts with [`MARKER`]: it is prepended when
 /// the template does not put it first.
-pub fn render(results: &Results, template: Option<&Template>) -> Result<String> {
+///
+/// The lists `mutants_shown`, `others_shown` and `findings_shown` (at most
+/// [`FINDINGS_SHOWN_MAX`]) hold as many mutants as keep the comment within
+/// [`COMMENT_MAX_CHARS`]: all of them when the whole comment fits, else the
+/// first `limit` of each, for the largest `limit` that fits (a template
+/// that lists more than those can still be longer).
+pub fn render(results: &Arc<Results>, template: Option<&Template>) -> Result<String> {
     let env = environment();
-    let ctx = context(results)?;
-    let out = match template {
-        None => env
-            .render_named_str("pr-comment.md", PR_COMMENT, ctx)
-            .map_err(|e| anyhow!(describe_error(&e, PR_COMMENT, "built-in pr-comment.md")))?,
-        Some(t) => env
-            .render_named_str("template", &t.text, ctx)
-            .map_err(|e| anyhow!(describe_error(&e, &t.text, &t.name)))?,
+    let (name, text, what) = match template {
+        None => ("pr-comment.md", PR_COMMENT, "built-in pr-comment.md"),
+        Some(t) => ("template", t.text.as_str(), t.name.as_str()),
     };
-    Ok(with_marker(out))
+    let tmpl = env
+        .template_from_named_str(name, text)
+        .map_err(|e| anyhow!(describe_error(&e, text, what)))?;
+    let ctx = Context::new(results)?;
+    let render = |limit: usize| -> Result<String> {
+        tmpl.render(ctx.value(limit))
+            .map(with_marker)
+            .map_err(|e| anyhow!(describe_error(&e, text, what)))
+    };
+    // Counted in UTF-16 units: never fewer than characters, so the comment
+    // fits whichever way GitHub counts (an emoji such as 🔴 is two units).
+    let fits = |s: &str| s.encode_utf16().count() <= COMMENT_MAX_CHARS;
+    let all = ctx.longest();
+    let out = render(all)?;
+    if fits(&out) {
+        return Ok(out);
+    }
+    // Too long: the largest limit that fits, by bisection (the comment
+    // grows with the limit). `lo` fits or is 0, `hi` does not fit.
+    let (mut lo, mut hi) = (0, all);
+    let mut best = render(0)?;
+    if !fits(&best) {
+        return Ok(best);
+    }
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        let out = render(mid)?;
+        if fits(&out) {
+            (lo, best) = (mid, out);
+        } else {
+            hi = mid;
+        }
+    }
+    Ok(best)
 }
 
 fn with_marker(out: String) -> String {
@@ -253,226 +291,6 @@ pub fn head(s: &str, n: usize) -> String {
     format!("{}\n… {more} more {noun}\n", lines[..n].join("\n"))
 }
 
-// ---------------------------------------------------------------------------
-// The template context.
-
-/// The outcomes in report order (that of `Summary::line`), with the icon
-/// the reports show for each.
-const OUTCOMES: [(Outcome, &str); 10] = [
-    (Outcome::Killed, "✅"),
-    (Outcome::Survived, "❌"),
-    (Outcome::Timeout, "⏱️"),
-    (Outcome::WrongReason, "⚠️"),
-    (Outcome::Unreached, "🚫"),
-    (Outcome::Unviable, "🧱"),
-    (Outcome::NoOp, "➖"),
-    (Outcome::Ambiguous, "❓"),
-    (Outcome::Flaky, "🎲"),
-    (Outcome::InternalError, "💥"),
-];
-
-/// The outcomes that get a collapsible section in the PR comment, in the
-/// order of the sections: survivors first (they are the findings).
-const FINDINGS: [Outcome; 5] = [
-    Outcome::Survived,
-    Outcome::Flaky,
-    Outcome::WrongReason,
-    Outcome::Timeout,
-    Outcome::Unreached,
-];
-
-/// The other outcomes that are not a clean kill, listed briefly.
-const OTHERS: [Outcome; 4] = [
-    Outcome::Unviable,
-    Outcome::NoOp,
-    Outcome::Ambiguous,
-    Outcome::InternalError,
-];
-
-/// Icon of an allowed survivor / wrong-reason / timeout.
-const ALLOWED_ICON: &str = "🔕";
-
-fn icon(o: Outcome) -> &'static str {
-    OUTCOMES
-        .iter()
-        .find(|(x, _)| *x == o)
-        .map(|(_, i)| *i)
-        .unwrap_or("")
-}
-
-fn is_finding(o: Outcome) -> bool {
-    FINDINGS.contains(&o)
-}
-
-/// The context every template renders with (see templates/README.md).
-pub(crate) fn context(results: &Results) -> Result<Value> {
-    // Each mutant becomes one template value, shared (reference-counted) by
-    // `results.mutants`, `mutants`, `findings` and `others`: a report of 10,000
-    // mutants must not hold four deep copies of each.
-    let mut model = serde_json::to_value(results)?;
-    let mutants_json = match model.as_object_mut().and_then(|o| o.remove("mutants")) {
-        Some(Json::Array(ms)) => ms,
-        _ => Vec::new(),
-    };
-    let mutants: Vec<Value> = mutants_json
-        .into_iter()
-        .zip(&results.mutants)
-        .map(|(mut j, m)| {
-            if let (Json::Object(obj), Json::Object(extra)) = (&mut j, mutant_extras(m)) {
-                obj.extend(extra);
-            }
-            to_value(j)
-        })
-        .collect();
-    // By outcome in the given order, spec order within each.
-    let by_outcome = |order: &[Outcome]| -> Vec<Value> {
-        order
-            .iter()
-            .flat_map(|o| {
-                results
-                    .mutants
-                    .iter()
-                    .zip(&mutants)
-                    .filter(move |(m, _)| m.outcome == *o)
-                    .map(|(_, v)| v.clone())
-            })
-            .collect()
-    };
-    let findings = by_outcome(&FINDINGS);
-    let others = by_outcome(&OTHERS);
-    let all = Value::from(mutants);
-    let results_value = match model {
-        Json::Object(o) => Value::from_pairs(
-            o.into_iter()
-                .map(|(k, v)| (k, to_value(v)))
-                .chain(std::iter::once(("mutants".to_string(), all.clone()))),
-        ),
-        other => to_value(other),
-    };
-
-    let s = &results.summary;
-    let level = results.thresholds.level(s.score);
-    let line = s.line();
-    let counts_line = line
-        .rsplit_once("; ")
-        .map(|(a, _)| a.to_string())
-        .unwrap_or_else(|| line.clone());
-    let outcomes: Vec<Json> = OUTCOMES
-        .iter()
-        .filter_map(|(o, i)| {
-            let n = results.mutants.iter().filter(|m| m.outcome == *o).count();
-            (n > 0).then(|| json!({"name": o.as_str(), "count": n, "icon": i}))
-        })
-        .collect();
-    let passed = results.gate.passed;
-    let scalars = json!({
-        "marker": MARKER,
-        "verdict": if passed { "passed" } else { "failed" },
-        "gate_icon": if passed { "✅" } else { "❌" },
-        "summary_line": line,
-        "counts_line": counts_line,
-        "score": s.score.map(|x| format!("{x:.1}%")),
-        "score_level": level,
-        "score_icon": match level {
-            "high" => "🟢",
-            "medium" => "🟡",
-            "low" => "🔴",
-            _ => "⚪",
-        },
-        "outcomes": outcomes,
-        "duration": format!("{:.1}s", results.duration_s),
-    });
-    let Json::Object(scalars) = scalars else {
-        unreachable!("a json! object literal")
-    };
-    Ok(Value::from_pairs(
-        scalars.into_iter().map(|(k, v)| (k, to_value(v))).chain([
-            ("results".to_string(), results_value),
-            ("mutants".to_string(), all),
-            ("findings".to_string(), Value::from(findings)),
-            ("others".to_string(), Value::from(others)),
-        ]),
-    ))
-}
-
-/// The computed fields every mutant gets besides the model's own.
-fn mutant_extras(m: &MutantResult) -> Json {
-    let allowed = m.is_allowed();
-    let n = m.red_tests.len();
-    json!({
-        "site": if m.line > 0 { format!("{}:{}", m.file, m.line) } else { m.file.clone() },
-        "red": red_tests_cell(m),
-        "red_count": match m.tests_total {
-            Some(total) => format!("{n}/{total}"),
-            None => n.to_string(),
-        },
-        "time": format!("{:.1}s", m.duration_s),
-        "icon": if allowed { ALLOWED_ICON } else { icon(m.outcome) },
-        "label": if allowed { format!("{} (allowed)", m.outcome.as_str()) } else { m.outcome.as_str().to_string() },
-        "is_allowed": allowed,
-        "is_finding": is_finding(m.outcome),
-        "diff_lines": m.diff.as_deref().map(diff_lines).unwrap_or_default(),
-        "diff_href": m.diff_file.as_deref().map(href),
-        "log_href": m.log_file.as_deref().map(href),
-    })
-}
-
-/// A unified diff as `{kind, text}` lines; kind is `add`, `del`, `hunk`,
-/// `meta` (the `---`/`+++` header) or `ctx`.
-fn diff_lines(diff: &str) -> Vec<Json> {
-    diff.lines()
-        .map(|l| {
-            let kind = if l.starts_with("+++") || l.starts_with("---") {
-                "meta"
-            } else if l.starts_with("@@") {
-                "hunk"
-            } else if l.starts_with('+') {
-                "add"
-            } else if l.starts_with('-') {
-                "del"
-            } else {
-                "ctx"
-            };
-            json!({"kind": kind, "text": l})
-        })
-        .collect()
-}
-
-/// A relative link to a file in the output dir: `./` first (a name like
-/// `javascript:x` stays a path) and every byte outside `[A-Za-z0-9._~-]`
-/// percent-encoded.
-fn href(name: &str) -> String {
-    let mut out = String::from("./");
-    for b in name.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'~' | b'-') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
-}
-
-/// serde_json → minijinja (the `serde` feature of minijinja is not on).
-fn to_value(j: Json) -> Value {
-    match j {
-        Json::Null => Value::from(()),
-        Json::Bool(b) => Value::from(b),
-        Json::Number(n) => {
-            if let Some(i) = n.as_i64() {
-                Value::from(i)
-            } else if let Some(u) = n.as_u64() {
-                Value::from(u)
-            } else {
-                Value::from(n.as_f64().unwrap_or(f64::NAN))
-            }
-        }
-        Json::String(s) => Value::from(s),
-        Json::Array(a) => a.into_iter().map(to_value).collect(),
-        Json::Object(o) => Value::from_pairs(o.into_iter().map(|(k, v)| (k, to_value(v)))),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -512,11 +330,5 @@ mod tests {
         );
         assert_eq!(head("1\n2\n3\n", 2), "1\n2\n… 1 more line\n");
         assert_eq!(head("1\n2\n", 2), "1\n2\n");
-    }
-
-    #[test]
-    fn hrefs_stay_relative() {
-        assert_eq!(href("a b.diff"), "./a%20b.diff");
-        assert_eq!(href("javascript:x"), "./javascript%3Ax");
     }
 }

@@ -4,13 +4,16 @@
 //!
 //! This module holds the terminal table and the dispatch; one submodule per format.
 
+mod context;
 pub mod html;
 pub mod junit_xml;
 pub mod markdown;
 pub mod sarif;
 pub mod stryker;
 
+use std::io::Write;
 use std::path::Path;
+use std::sync::Arc;
 
 use anyhow::{Context, Result};
 
@@ -125,18 +128,38 @@ pub fn findings(results: &Results) -> Vec<String> {
 /// Render `results` in `format`. `template` is a user's minijinja template
 /// for the Markdown report (`--template`); other formats ignore it.
 pub fn render(
-    results: &Results,
+    results: &Arc<Results>,
     format: Format,
     template: Option<&markdown::Template>,
 ) -> Result<String> {
     match format {
         Format::Md => markdown::render(results, template),
-        Format::Json => Ok(serde_json::to_string_pretty(results)? + "\n"),
+        Format::Json => Ok(serde_json::to_string_pretty(&**results)? + "\n"),
         Format::Html => html::render(results),
         Format::Junit => junit_xml::render(results),
         Format::Sarif => sarif::render(results),
         Format::Stryker => stryker::render(results),
     }
+}
+
+/// [`render`] into `w`: the JSON and the HTML as they are made, not held in
+/// memory first. A failed write is an [`std::io::Error`] in the error (find
+/// it with `downcast_ref`).
+pub fn render_to(
+    results: &Arc<Results>,
+    format: Format,
+    template: Option<&markdown::Template>,
+    w: &mut dyn Write,
+) -> Result<()> {
+    match format {
+        Format::Json => {
+            serde_json::to_writer_pretty(&mut *w, &**results).map_err(std::io::Error::from)?;
+            w.write_all(b"\n")?;
+        }
+        Format::Html => html::render_to(results, w)?,
+        _ => w.write_all(render(results, format, template)?.as_bytes())?,
+    }
+    Ok(())
 }
 
 /// Read `DIR/outcomes.json`, checking its schema version.
@@ -174,11 +197,17 @@ pub fn read_outcomes(dir: &Path) -> Result<Results> {
         .with_context(|| format!("{}: does not match the unguard/1 model", path.display()))
 }
 
-/// Write `outcomes.json` into the output dir.
+/// Write `outcomes.json` into the output dir (as it is serialized: 10,000
+/// mutants make ~20 MB of JSON).
 pub fn write_outcomes(out: &Path, results: &Results) -> Result<()> {
-    let json = serde_json::to_string_pretty(results)?;
-    std::fs::write(out.join("outcomes.json"), json + "\n")
-        .with_context(|| format!("writing {}", out.join("outcomes.json").display()))
+    let path = out.join("outcomes.json");
+    let write = || -> std::io::Result<()> {
+        let mut w = std::io::BufWriter::new(std::fs::File::create(&path)?);
+        serde_json::to_writer_pretty(&mut w, results)?;
+        w.write_all(b"\n")?;
+        w.flush()
+    };
+    write().with_context(|| format!("writing {}", path.display()))
 }
 
 #[cfg(test)]
@@ -187,7 +216,7 @@ mod tests {
 
     use crate::results::{GateResult, Summary, TimeoutPolicy};
 
-    fn mutant(id: &str, outcome: Outcome) -> MutantResult {
+    pub(crate) fn mutant(id: &str, outcome: Outcome) -> MutantResult {
         MutantResult {
             id: id.into(),
             control: format!("control | of {id}"),
@@ -214,7 +243,7 @@ mod tests {
         }
     }
 
-    fn results(mutants: Vec<MutantResult>) -> Results {
+    pub(crate) fn results(mutants: Vec<MutantResult>) -> Results {
         Results {
             schema: crate::results::SCHEMA.into(),
             unguard_version: "0".into(),
@@ -252,7 +281,7 @@ mod tests {
         ]);
         let ids: Vec<&str> = finding_mutants(&r).iter().map(|m| m.id.as_str()).collect();
         assert_eq!(ids, vec!["c", "d", "a"]);
-        let md = markdown::render(&r, None).unwrap();
+        let md = markdown::render(&Arc::new(r.clone()), None).unwrap();
         let (c, d, a) = (
             md.find("`c`").unwrap(),
             md.find("`d`").unwrap(),
