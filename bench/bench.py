@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """unguard benchmark: overhead, speed-up and memory, side by side with the hand loop.
 
-    python3 bench/bench.py                 # everything (about 8 minutes on 2 cores)
+    python3 bench/bench.py                 # everything (about 9 minutes on 2 cores)
     python3 bench/bench.py --reps 1 --big-reps 1   # one repetition each (about 4 minutes)
     python3 bench/bench.py --only demo,rss # some sections: demo, big, copy, rss
 
