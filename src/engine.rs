@@ -258,44 +258,42 @@ async fn execute_async(
             move || Scratch::create(&m, w),
         )));
     }
-    if INTERRUPTED.load(Ordering::SeqCst) {
-        drop(first);
-        discard(sources).await;
-        return Err(Abort::Interrupted);
-    }
-
-    let progress = Progress::new(ready as u64);
     // Baselines: one per distinct test configuration, in worker 0's copy.
-    let mut baselines = Vec::new();
-    let mut timeouts = Vec::new();
-    let mut baseline_reports = Vec::new();
-    // (No mutant is ready, so no copy: `plan.tests` is empty then.)
-    for (i, cfg) in plan.tests.iter().enumerate() {
-        let Some(scratch) = first.as_mut() else { break };
-        let b = match run_baseline(
-            i,
-            plan.tests.len(),
-            cfg,
-            scratch,
-            &opts,
-            &progress,
-            &cancel_rx,
-        )
-        .await
-        {
-            Ok(b) => b,
-            Err(e) => {
-                discard(sources).await;
-                return Err(e);
-            }
-        };
-        baselines.push(b.result);
-        timeouts.push(b.timeout);
-        baseline_reports.push(b.report);
+    // However this stops early, the copies still being made are waited for
+    // and removed.
+    let prepared = async {
+        if INTERRUPTED.load(Ordering::SeqCst) {
+            return Err(Abort::Interrupted);
+        }
+        let progress = Progress::new(ready as u64);
+        let mut baselines = Vec::new();
+        let mut timeouts = Vec::new();
+        let mut baseline_reports = Vec::new();
+        // (No mutant is ready, so no copy: `plan.tests` is empty then.)
+        for (i, cfg) in plan.tests.iter().enumerate() {
+            let Some(scratch) = first.as_mut() else { break };
+            let b = run_baseline(
+                i,
+                plan.tests.len(),
+                cfg,
+                scratch,
+                &opts,
+                &progress,
+                &cancel_rx,
+            )
+            .await?;
+            baselines.push(b.result);
+            timeouts.push(b.timeout);
+            baseline_reports.push(b.report);
+        }
+        let patterns = killed_by_patterns(&plan, &baseline_reports)?;
+        Ok((progress, baselines, timeouts, patterns))
     }
-    let patterns = match killed_by_patterns(&plan, &baseline_reports) {
+    .await;
+    let (progress, baselines, timeouts, patterns) = match prepared {
         Ok(p) => p,
         Err(e) => {
+            drop(first);
             discard(sources).await;
             return Err(e);
         }

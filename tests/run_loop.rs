@@ -504,25 +504,28 @@ sys.exit(0 if m.OK else 1)
 
 // ------------------------------------------------------------ 4. canary
 
-#[test]
-fn canary_catches_a_suite_that_imports_the_original_checkout() {
-    let fx = Fixture::git(&[("src/m.py", "VALUE = 1\n")]);
-    let abs = fx.path().canonicalize().unwrap();
+/// A git fixture with `src/m.py` and a suite (`python3 run.py`) that runs
+/// `before`, imports `m` from the user's checkout (never the copy), then
+/// runs `after`.
+fn imports_the_checkout(m_py: &str, before: &str, after: &str, mutations: &[String]) -> Fixture {
+    let fx = Fixture::git(&[("src/m.py", m_py)]);
+    let src = fx.path().canonicalize().unwrap().join("src");
     let run_py = format!(
-        r#"import sys
-sys.path.insert(0, {:?})   # the user's checkout, not the copy
-import m
-sys.exit(0 if m.VALUE == 1 else 1)
-"#,
-        abs.join("src").display().to_string()
+        "import sys, time\n{before}\nsys.path.insert(0, {:?})   # the user's checkout, not the copy\nimport m\n{after}\n",
+        src.display().to_string()
     );
     fx.write("run.py", &run_py);
-    fx.write(
-        "unguard.yaml",
-        &spec(
-            &[&cmd("python3 run.py")],
-            &[mutation("value", "src/m.py", "VALUE = 1", "VALUE = 2", &[])],
-        ),
+    fx.write("unguard.yaml", &spec(&[&cmd("python3 run.py")], mutations));
+    fx
+}
+
+#[test]
+fn canary_catches_a_suite_that_imports_the_original_checkout() {
+    let fx = imports_the_checkout(
+        "VALUE = 1\n",
+        "",
+        "sys.exit(0 if m.VALUE == 1 else 1)",
+        &[mutation("value", "src/m.py", "VALUE = 1", "VALUE = 2", &[])],
     );
     let before = snapshot(&fx);
 
@@ -548,25 +551,17 @@ sys.exit(0 if m.VALUE == 1 else 1)
 /// are gone from the out dir.
 #[test]
 fn mutants_that_ran_beside_a_green_canary_end_unreached_and_leave_no_files() {
-    let fx = Fixture::git(&[("src/m.py", "A = 1\nB = 1\nC = 1\n")]);
-    let abs = fx.path().canonicalize().unwrap();
-    // Imports the checkout, never the copy: green whatever unguard does. The
-    // sleep keeps the canary running while the other worker takes a mutant.
-    let run_py = format!(
-        "import sys, time\ntime.sleep(1.0)\nsys.path.insert(0, {:?})\nimport m\nsys.exit(0)\n",
-        abs.join("src").display().to_string()
-    );
-    fx.write("run.py", &run_py);
-    fx.write(
-        "unguard.yaml",
-        &spec(
-            &[&cmd("python3 run.py")],
-            &[
-                mutation("a", "src/m.py", "A = 1", "A = 2", &[]),
-                mutation("b", "src/m.py", "B = 1", "B = 2", &[]),
-                mutation("c", "src/m.py", "C = 1", "C = 2", &[]),
-            ],
-        ),
+    // Green whatever unguard does. The sleep keeps the canary running while
+    // the other worker takes a mutant.
+    let fx = imports_the_checkout(
+        "A = 1\nB = 1\nC = 1\n",
+        "time.sleep(1.0)",
+        "sys.exit(0)",
+        &[
+            mutation("a", "src/m.py", "A = 1", "A = 2", &[]),
+            mutation("b", "src/m.py", "B = 1", "B = 2", &[]),
+            mutation("c", "src/m.py", "C = 1", "C = 2", &[]),
+        ],
     );
     let before = snapshot(&fx);
     let (code, out, err) = ug(&fx, &["run", "--out", "out", "-j", "2"]);

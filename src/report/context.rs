@@ -428,20 +428,27 @@ fn model<T: Serialize>(x: &T) -> Value {
 fn diff_lines(diff: &str) -> Vec<Value> {
     diff.lines()
         .map(|l| {
-            let kind = if l.starts_with("+++") || l.starts_with("---") {
-                "meta"
-            } else if l.starts_with("@@") {
-                "hunk"
-            } else if l.starts_with('+') {
-                "add"
-            } else if l.starts_with('-') {
-                "del"
-            } else {
-                "ctx"
-            };
-            Value::from_pairs([("kind", Value::from(kind)), ("text", Value::from(l))])
+            Value::from_pairs([
+                ("kind", Value::from(diff_line_kind(l))),
+                ("text", Value::from(l)),
+            ])
         })
         .collect()
+}
+
+/// The kind of one unified-diff line.
+fn diff_line_kind(l: &str) -> &'static str {
+    if l.starts_with("+++") || l.starts_with("---") {
+        "meta"
+    } else if l.starts_with("@@") {
+        "hunk"
+    } else if l.starts_with('+') {
+        "add"
+    } else if l.starts_with('-') {
+        "del"
+    } else {
+        "ctx"
+    }
 }
 
 /// A relative link to a file in the output dir: `./` first (a name like
@@ -485,6 +492,22 @@ mod tests {
     use crate::report::tests::{mutant, results};
     use crate::results::{Location, Position};
 
+    #[test]
+    fn diff_lines_are_classified_by_their_first_characters() {
+        let kinds: Vec<&str> = [
+            "--- a/f.py",
+            "+++ b/f.py",
+            "@@ -1 +1 @@",
+            "-old",
+            "+new",
+            " same",
+        ]
+        .iter()
+        .map(|l| diff_line_kind(l))
+        .collect();
+        assert_eq!(kinds, ["meta", "meta", "hunk", "del", "add", "ctx"]);
+    }
+
     /// A mutant with every optional field set.
     fn full(outcome: Outcome, allowed: bool) -> MutantResult {
         MutantResult {
@@ -520,20 +543,7 @@ mod tests {
             .as_deref()
             .unwrap_or("")
             .lines()
-            .map(|l| {
-                let kind = if l.starts_with("+++") || l.starts_with("---") {
-                    "meta"
-                } else if l.starts_with("@@") {
-                    "hunk"
-                } else if l.starts_with('+') {
-                    "add"
-                } else if l.starts_with('-') {
-                    "del"
-                } else {
-                    "ctx"
-                };
-                json!({"kind": kind, "text": l})
-            })
+            .map(|l| json!({"kind": diff_line_kind(l), "text": l}))
             .collect();
         let mut j = serde_json::to_value(m).unwrap();
         j.as_object_mut().unwrap().extend(
