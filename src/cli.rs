@@ -271,7 +271,7 @@ fn parse_allow(s: &str) -> Result<(String, String), String> {
 }
 
 fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
-    let d = crate::spec::parse_duration(s)?;
+    let d = crate::spec::parse_duration(s).map_err(|e| e.to_string())?;
     if d.is_zero() {
         return Err("timeout must be greater than zero".into());
     }

@@ -214,7 +214,8 @@ async fn execute_async(
     opts: EngineOptions,
 ) -> Result<Results, Abort> {
     let started = Instant::now();
-    let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
+    let started_at = chrono::DateTime::<chrono::Utc>::from(std::time::SystemTime::now())
+        .to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
     let (cancel_tx, cancel_rx) = watch::channel(false);
     let interrupt = interrupt_signals(exit_now)?;
     if !reaper::become_subreaper() {

@@ -546,10 +546,44 @@ fn yaml_fix_hint(message: &str) -> String {
     }
 }
 
-/// Parse a duration like `45s`, `2m`, `1m30s`, `500ms`.
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    humantime::parse_duration(s.trim())
-        .map_err(|_| "expected a number with a unit, like `45s`, `2m` or `1m30s`".to_string())
+/// A duration that does not parse (see [`parse_duration`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("expected a number with a unit, like `45s`, `2m` or `1m30s`")]
+pub struct BadDuration;
+
+/// Parse a duration like `45s`, `2m`, `1m30s`, `1h 5m`, `500ms`: one or more
+/// whole numbers, each followed by a unit (`ns`, `us`, `ms`, `s`, `m`, `h`,
+/// `d`, or their long forms such as `sec`, `mins`, `hours`).
+pub fn parse_duration(s: &str) -> Result<Duration, BadDuration> {
+    let mut rest = s.trim();
+    if rest.is_empty() {
+        return Err(BadDuration);
+    }
+    let mut total = Duration::ZERO;
+    while !rest.is_empty() {
+        let digits = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
+        let n: u64 = rest[..digits].parse().map_err(|_| BadDuration)?;
+        rest = rest[digits..].trim_start();
+        let unit_len = rest
+            .find(|c: char| !c.is_alphabetic())
+            .unwrap_or(rest.len());
+        let nanos_per: u64 = match &rest[..unit_len] {
+            "ns" | "nsec" | "nanos" => 1,
+            "us" | "µs" | "usec" | "micros" => 1_000,
+            "ms" | "msec" | "millis" => 1_000_000,
+            "s" | "sec" | "secs" | "second" | "seconds" => 1_000_000_000,
+            "m" | "min" | "mins" | "minute" | "minutes" => 60_000_000_000,
+            "h" | "hr" | "hrs" | "hour" | "hours" => 3_600_000_000_000,
+            "d" | "day" | "days" => 86_400_000_000_000,
+            _ => return Err(BadDuration),
+        };
+        let part = n.checked_mul(nanos_per).ok_or(BadDuration)?;
+        total = total
+            .checked_add(Duration::from_nanos(part))
+            .ok_or(BadDuration)?;
+        rest = rest[unit_len..].trim_start();
+    }
+    Ok(total)
 }
 
 /// Load `spec_path` (and its includes) for the target `root`.
@@ -1240,6 +1274,20 @@ mod tests {
         assert!(check_rel_path("src/../../x").is_err());
         assert!(check_rel_path("/etc/passwd").is_err());
         assert!(check_rel_path("").is_err());
+    }
+
+    #[test]
+    fn durations() {
+        let secs = |s: &str| parse_duration(s).map(|d| d.as_secs_f64());
+        assert_eq!(secs("45s"), Ok(45.0));
+        assert_eq!(secs(" 2m "), Ok(120.0));
+        assert_eq!(secs("1m30s"), Ok(90.0));
+        assert_eq!(secs("1h 5m"), Ok(3900.0));
+        assert_eq!(secs("500ms"), Ok(0.5));
+        assert_eq!(secs("2 minutes"), Ok(120.0));
+        for bad in ["", "45", "s", "45 seconds please", "1.5s", "-3s", "99999999999999999999d"] {
+            assert_eq!(parse_duration(bad), Err(BadDuration), "{bad:?}");
+        }
     }
 
     #[test]
