@@ -18,6 +18,7 @@ pub mod commands;
 pub mod detect;
 pub mod diag;
 pub mod engine;
+pub mod error;
 pub mod gate;
 pub mod init;
 pub mod junit;

@@ -1,0 +1,309 @@
+//! How a command ends: the exit codes, in the gate's order of precedence,
+//! and the one error type every stage returns. Each error knows its exit
+//! code and how it is printed; `main` prints it once.
+
+use std::fmt;
+use std::path::Path;
+
+use crate::diag::Diagnostics;
+
+/// unguard's exit codes, declared most serious first: when several apply,
+/// the first in declaration order wins (`Ord` is that order, so the worst of
+/// two codes is their minimum).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ExitCode {
+    /// 130: Ctrl-C or SIGTERM before every mutant ran.
+    Interrupted,
+    /// 1: invalid command line or input, or an internal error.
+    Failure,
+    /// 4: the unmutated suite is red, flaky or ran no tests.
+    BaselineRed,
+    /// 5: the spec is stale (no-op, ambiguous or unreached mutations).
+    SpecStale,
+    /// 2: the gate failed (survived, wrong-reason or flaky mutants, score).
+    GateFailed,
+    /// 3: a mutant timed out under `--timeout-is error`.
+    Timeout,
+    /// 0: everything ran and the gate passed.
+    Ok,
+}
+
+impl ExitCode {
+    /// Every exit code, the most serious first.
+    pub const ALL: [ExitCode; 7] = [
+        ExitCode::Interrupted,
+        ExitCode::Failure,
+        ExitCode::BaselineRed,
+        ExitCode::SpecStale,
+        ExitCode::GateFailed,
+        ExitCode::Timeout,
+        ExitCode::Ok,
+    ];
+
+    /// The process exit status.
+    pub const fn code(self) -> i32 {
+        match self {
+            ExitCode::Interrupted => 130,
+            ExitCode::Failure => 1,
+            ExitCode::BaselineRed => 4,
+            ExitCode::SpecStale => 5,
+            ExitCode::GateFailed => 2,
+            ExitCode::Timeout => 3,
+            ExitCode::Ok => 0,
+        }
+    }
+
+    /// The exit code with this status (as stored in `outcomes.json`).
+    pub fn from_code(code: i32) -> Option<ExitCode> {
+        ExitCode::ALL.into_iter().find(|c| c.code() == code)
+    }
+
+    /// The more serious of two codes (e.g. across the repos of a portfolio).
+    pub fn worst(self, other: ExitCode) -> ExitCode {
+        self.min(other)
+    }
+}
+
+impl fmt::Display for ExitCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.code())
+    }
+}
+
+impl From<ExitCode> for std::process::ExitCode {
+    fn from(c: ExitCode) -> Self {
+        // Every code is in 0..=130.
+        std::process::ExitCode::from(c.code() as u8)
+    }
+}
+
+/// Why a command stopped. Each variant carries its exit code
+/// ([`Error::exit_code`]) and its printed form ([`Error::print`]).
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Invalid command line, flag value or input file (exit 1).
+    #[error("{0}")]
+    Usage(String),
+    /// Positioned problems in a YAML input, each with its snippet and fix (exit 1).
+    #[error("{0}")]
+    Diagnostics(Diagnostics),
+    /// Mutations that cannot be applied: their diagnostics and a summary
+    /// line (exit 5: the spec is stale).
+    #[error("{diagnostics}{summary}")]
+    Stale {
+        diagnostics: Diagnostics,
+        summary: String,
+    },
+    /// The baseline is red, hung, flaky or ran no tests (exit 4).
+    #[error("baseline: {0}")]
+    Baseline(String),
+    /// Interrupted before any mutant finished (exit 130).
+    #[error("interrupted; no mutant finished")]
+    Interrupted,
+    /// A file-system or process operation failed (exit 1).
+    #[error("{context}: {source}")]
+    Io {
+        context: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// Writing to stdout failed (e.g. `| head` closed it): nothing to say (exit 1).
+    #[error("stdout closed")]
+    StdoutClosed,
+    /// A report template failed to render (exit 1).
+    #[error("{context}: {source}")]
+    Template {
+        context: String,
+        #[source]
+        source: minijinja::Error,
+    },
+    /// A JSON input or output failed (exit 1).
+    #[error("{context}: {source}")]
+    Json {
+        context: String,
+        #[source]
+        source: serde_json::Error,
+    },
+    /// A git operation failed (exit 1).
+    #[error("{context}: {source}")]
+    Git {
+        context: String,
+        #[source]
+        source: git2::Error,
+    },
+    /// unguard itself failed (a bug; exit 1).
+    #[error("{0}")]
+    Internal(String),
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// The exit code this error ends the command with.
+    pub fn exit_code(&self) -> ExitCode {
+        match self {
+            Error::Interrupted => ExitCode::Interrupted,
+            Error::Baseline(_) => ExitCode::BaselineRed,
+            Error::Stale { .. } => ExitCode::SpecStale,
+            Error::Usage(_)
+            | Error::Diagnostics(_)
+            | Error::Io { .. }
+            | Error::StdoutClosed
+            | Error::Template { .. }
+            | Error::Json { .. }
+            | Error::Git { .. }
+            | Error::Internal(_) => ExitCode::Failure,
+        }
+    }
+
+    /// What goes to stderr for this error (empty: nothing).
+    pub fn message(&self) -> String {
+        match self {
+            // Rendered with their own `error:` lines, snippets and fixes.
+            Error::Diagnostics(d) => d.to_string(),
+            Error::Stale {
+                diagnostics,
+                summary,
+            } => format!("{diagnostics}{summary}\n"),
+            Error::Interrupted => format!("unguard: {self}\n"),
+            Error::StdoutClosed => String::new(),
+            other => format!("error: {other}\n"),
+        }
+    }
+
+    /// Print the error to stderr, once, and return its exit code.
+    pub fn print(&self) -> ExitCode {
+        eprint!("{}", self.message());
+        self.exit_code()
+    }
+
+    /// An I/O error with what unguard was doing.
+    pub fn io(context: impl Into<String>, source: std::io::Error) -> Error {
+        Error::Io {
+            context: context.into(),
+            source,
+        }
+    }
+
+    /// An I/O error on a path: `{what} {path}: {source}`.
+    pub fn at(what: &str, path: &Path, source: std::io::Error) -> Error {
+        Error::io(format!("{what} {}", path.display()), source)
+    }
+}
+
+impl From<Diagnostics> for Error {
+    fn from(d: Diagnostics) -> Self {
+        Error::Diagnostics(d)
+    }
+}
+
+/// `.context(..)` for I/O, git and JSON results: the operation's error with
+/// what unguard was doing.
+pub trait Context<T> {
+    fn context(self, context: impl Into<String>) -> Result<T>;
+    fn with_context<C: Into<String>>(self, f: impl FnOnce() -> C) -> Result<T>;
+}
+
+macro_rules! context_for {
+    ($err:ty, $variant:ident) => {
+        impl<T> Context<T> for std::result::Result<T, $err> {
+            fn context(self, context: impl Into<String>) -> Result<T> {
+                self.map_err(|source| Error::$variant {
+                    context: context.into(),
+                    source,
+                })
+            }
+            fn with_context<C: Into<String>>(self, f: impl FnOnce() -> C) -> Result<T> {
+                self.map_err(|source| Error::$variant {
+                    context: f().into(),
+                    source,
+                })
+            }
+        }
+    };
+}
+
+context_for!(std::io::Error, Io);
+context_for!(git2::Error, Git);
+context_for!(serde_json::Error, Json);
+context_for!(minijinja::Error, Template);
+
+/// Context for errors that are already unguard's: prefixes the message of
+/// `Usage`, `Internal` and `Io` errors; others pass through unchanged.
+impl<T> Context<T> for Result<T> {
+    fn context(self, context: impl Into<String>) -> Result<T> {
+        self.map_err(|e| e.prefixed(context.into()))
+    }
+    fn with_context<C: Into<String>>(self, f: impl FnOnce() -> C) -> Result<T> {
+        self.map_err(|e| e.prefixed(f().into()))
+    }
+}
+
+impl Error {
+    fn prefixed(self, prefix: String) -> Error {
+        match self {
+            Error::Usage(m) => Error::Usage(format!("{prefix}: {m}")),
+            Error::Internal(m) => Error::Internal(format!("{prefix}: {m}")),
+            Error::Io { context, source } => Error::Io {
+                context: format!("{prefix}: {context}"),
+                source,
+            },
+            Error::Json { context, source } => Error::Json {
+                context: format!("{prefix}: {context}"),
+                source,
+            },
+            Error::Git { context, source } => Error::Git {
+                context: format!("{prefix}: {context}"),
+                source,
+            },
+            Error::Template { context, source } => Error::Template {
+                context: format!("{prefix}: {context}"),
+                source,
+            },
+            other => other,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn precedence_is_declaration_order() {
+        use ExitCode::*;
+        assert_eq!(Ok.worst(GateFailed), GateFailed);
+        assert_eq!(GateFailed.worst(SpecStale), SpecStale);
+        assert_eq!(Timeout.worst(GateFailed), GateFailed);
+        assert_eq!(Interrupted.worst(Failure), Interrupted);
+        assert_eq!(BaselineRed.worst(SpecStale), BaselineRed);
+        assert_eq!(Ok.worst(Ok), Ok);
+        let codes: Vec<i32> = ExitCode::ALL.iter().map(|c| c.code()).collect();
+        assert_eq!(codes, [130, 1, 4, 5, 2, 3, 0]);
+        for c in ExitCode::ALL {
+            assert_eq!(ExitCode::from_code(c.code()), Some(c));
+        }
+        assert_eq!(ExitCode::from_code(7), None);
+    }
+
+    #[test]
+    fn errors_carry_their_exit_code_and_print_form() {
+        let e = Error::Baseline("red".into());
+        assert_eq!(e.exit_code(), ExitCode::BaselineRed);
+        assert_eq!(e.message(), "error: baseline: red\n");
+        assert_eq!(Error::Interrupted.exit_code().code(), 130);
+        assert_eq!(
+            Error::Interrupted.message(),
+            "unguard: interrupted; no mutant finished\n"
+        );
+        assert_eq!(Error::StdoutClosed.message(), "");
+        let io: Result<()> = Err(std::io::Error::other("disk full")).context("writing x");
+        let io = io.unwrap_err();
+        assert_eq!(io.message(), "error: writing x: disk full\n");
+        let nested: Result<()> = Err(io);
+        assert_eq!(
+            nested.context("merging").unwrap_err().to_string(),
+            "merging: writing x: disk full"
+        );
+    }
+}
