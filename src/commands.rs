@@ -9,8 +9,8 @@ use crate::cli::{
     ReportOutputs, RunArgs, TargetArgs,
 };
 use crate::diag::{Diagnostic, Diagnostics, SourceLines};
-use crate::engine::{self, Abort, EngineOptions};
-use crate::gate::{EXIT_BASELINE, EXIT_INTERRUPTED, EXIT_OK, EXIT_SPEC, EXIT_USAGE};
+use crate::engine::{self, EngineOptions};
+use crate::gate::{EXIT_INTERRUPTED, EXIT_OK, EXIT_SPEC, EXIT_USAGE};
 use crate::plan::{self, Entry, Filters, Plan};
 use crate::report::markdown::Template;
 use crate::report::Format;
@@ -243,7 +243,7 @@ fn execute_plan(
     gate: GateConfig,
     root_display: &str,
 ) -> Result<(PathBuf, Results), i32> {
-    if let Err(e) = engine::prepare_out_dir(&exec.out) {
+    if let Err(e) = crate::outdir::prepare(&exec.out) {
         eprintln!("error: {e:#}");
         return Err(EXIT_USAGE);
     }
@@ -344,22 +344,7 @@ fn execute_plan(
     };
     let results = match engine::execute(spec, plan, manifest, opts) {
         Ok(r) => r,
-        Err(Abort::BaselineRed(msg)) => {
-            eprintln!("error: baseline: {msg}");
-            return Err(EXIT_BASELINE);
-        }
-        Err(Abort::Spec(d)) => {
-            eprint!("{d}");
-            return Err(EXIT_USAGE);
-        }
-        Err(Abort::Interrupted) => {
-            eprintln!("unguard: interrupted; no mutant finished");
-            return Err(EXIT_INTERRUPTED);
-        }
-        Err(Abort::Internal(e)) => {
-            eprintln!("error: {e:#}");
-            return Err(EXIT_USAGE);
-        }
+        Err(e) => return Err(e.print().code()),
     };
 
     Ok((out, results))
@@ -538,8 +523,8 @@ pub fn merge(args: &MergeArgs) -> i32 {
             return EXIT_USAGE;
         }
     };
-    if let Err(e) = engine::prepare_out_dir(&args.out)
-        .and_then(|_| merge::copy_artifacts(&args.dirs, &args.out))
+    if let Err(e) = crate::outdir::prepare(&args.out)
+        .and_then(|_| Ok(merge::copy_artifacts(&args.dirs, &args.out)?))
     {
         eprintln!("error: {e:#}");
         return EXIT_USAGE;
@@ -677,7 +662,7 @@ pub fn audit(args: &AuditArgs) -> i32 {
         return EXIT_USAGE;
     }
     let base = portfolio.parent().unwrap_or(Path::new("."));
-    if let Err(e) = engine::prepare_out_dir(&args.exec.out) {
+    if let Err(e) = crate::outdir::prepare(&args.exec.out) {
         eprintln!("error: {e:#}");
         return EXIT_USAGE;
     }

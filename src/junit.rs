@@ -1,7 +1,7 @@
 //! Reading JUnit XML reports (pytest, unittest runners, jest-junit, nextest …)
 //! and matching `expect.killed_by` patterns against their test cases.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use quick_xml::events::Event;
 use quick_xml::Reader;
@@ -53,12 +53,58 @@ fn attr(e: &quick_xml::events::BytesStart<'_>, key: &[u8]) -> String {
     e.attributes()
         .flatten()
         .find(|a| a.key.as_ref() == key)
-        .and_then(|a| a.normalized_value(quick_xml::XmlVersion::Implicit1_0).ok().map(|v| v.into_owned()))
+        .and_then(|a| {
+            a.normalized_value(quick_xml::XmlVersion::Implicit1_0)
+                .ok()
+                .map(|v| v.into_owned())
+        })
         .unwrap_or_default()
 }
 
+/// Why a run has no usable JUnit report.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ReportError {
+    /// No file where the report should be.
+    #[error("no JUnit report at {path}: {reason}")]
+    Missing { path: PathBuf, reason: String },
+    /// The file is there but is not a JUnit report.
+    #[error("malformed JUnit XML at byte {position}: {reason}")]
+    Malformed { position: u64, reason: String },
+    /// Well-formed XML, but no `<testsuite>` or `<testsuites>` element.
+    #[error("not a JUnit report: no <testsuite> or <testsuites> element")]
+    NotJunit,
+}
+
+/// What a run's JUnit source gave: nothing configured, a report, or the
+/// reason it has none.
+#[derive(Debug, Clone)]
+pub enum Reading {
+    /// The test config has no `test.junit`: tests are not counted.
+    NotConfigured,
+    Read(Report),
+    /// Configured, but no readable report appeared.
+    Unreadable(ReportError),
+}
+
+impl Reading {
+    /// The report, when one was read.
+    pub fn report(&self) -> Option<&Report> {
+        match self {
+            Reading::Read(r) => Some(r),
+            _ => None,
+        }
+    }
+
+    /// Every test id in the report (empty without one).
+    pub fn test_ids(&self) -> Vec<String> {
+        self.report()
+            .map(|r| r.cases.iter().map(|c| c.id()).collect())
+            .unwrap_or_default()
+    }
+}
+
 /// Parse a JUnit XML document.
-pub fn parse(xml: &str) -> Result<Report, String> {
+pub fn parse(xml: &str) -> Result<Report, ReportError> {
     let mut reader = Reader::from_str(xml);
     let mut cases = Vec::new();
     let mut current: Option<TestCase> = None;
@@ -66,10 +112,10 @@ pub fn parse(xml: &str) -> Result<Report, String> {
     loop {
         match reader.read_event() {
             Err(e) => {
-                return Err(format!(
-                    "malformed JUnit XML at byte {}: {e}",
-                    reader.buffer_position()
-                ))
+                return Err(ReportError::Malformed {
+                    position: reader.buffer_position(),
+                    reason: e.to_string(),
+                })
             }
             Ok(Event::Eof) => break,
             Ok(Event::Start(e)) => match e.name().as_ref() {
@@ -101,7 +147,7 @@ pub fn parse(xml: &str) -> Result<Report, String> {
         }
     }
     if !saw_root {
-        return Err("not a JUnit report: no <testsuite> or <testsuites> element".into());
+        return Err(ReportError::NotJunit);
     }
     Ok(Report { cases })
 }
@@ -121,9 +167,11 @@ fn mark(current: &mut Option<TestCase>, element: &[u8]) {
     }
 }
 
-pub fn read(path: &Path) -> Result<Report, String> {
-    let bytes =
-        std::fs::read(path).map_err(|e| format!("no JUnit report at {}: {e}", path.display()))?;
+pub fn read(path: &Path) -> Result<Report, ReportError> {
+    let bytes = std::fs::read(path).map_err(|e| ReportError::Missing {
+        path: path.to_path_buf(),
+        reason: e.to_string(),
+    })?;
     parse(&String::from_utf8_lossy(&bytes))
 }
 

@@ -25,6 +25,7 @@ pub mod junit;
 pub mod merge;
 pub mod mutate;
 pub mod outcome;
+pub mod outdir;
 pub mod plan;
 pub mod progress;
 pub mod reaper;

@@ -1,19 +1,45 @@
-//! Turning a finished run into a verdict. A verdict is only as good as the
-//! signal behind it, so every shortcut to "killed" or "survived" is refused
-//! here: exit codes that are not test failures, red suites with no red test,
-//! kills by tests other than the expected ones.
+//! Every verdict rule, in one place: why a mutant is killed, survived,
+//! timeout, wrong-reason, flaky, unviable, no-op, ambiguous, unreached or an
+//! internal error, and when a baseline or canary counts as green or red.
+//! A verdict is only as good as the signal behind it, so every shortcut to
+//! "killed" or "survived" is refused here: exit codes that are not test
+//! failures, red suites with no red test, kills by tests other than the
+//! expected ones. The functions are pure: the engine runs things and hands
+//! over what happened; this module decides what it means.
 
-use crate::junit::{Report, TestPattern};
-use crate::results::Outcome;
+use crate::junit::{Reading, Report, TestPattern};
+use crate::mutate::ApplyProblem;
+use crate::plan::{Mutant, Rejected};
+use crate::results::{Location, MutantResult, Outcome, Position};
 use crate::run::{Exit, RunResult};
-use crate::spec::TestConfig;
+use crate::spec::{SpecPos, TestConfig};
 
+/// A verdict and what backs it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Verdict {
     pub outcome: Outcome,
+    /// Why, in one or two sentences.
     pub detail: String,
+    /// JUnit ids of the tests that failed or errored.
     pub red_tests: Vec<String>,
+    /// Tests in the run's JUnit report, when there is one.
     pub tests_total: Option<usize>,
+    /// For findings (not killed): every test in the report, i.e. the tests
+    /// that ran and did not catch the mutant.
+    pub tests_ran: Vec<String>,
+}
+
+impl Verdict {
+    /// A verdict with no test run behind it.
+    pub fn bare(outcome: Outcome, detail: impl Into<String>) -> Verdict {
+        Verdict {
+            outcome,
+            detail: detail.into(),
+            red_tests: Vec::new(),
+            tests_total: None,
+            tests_ran: Vec::new(),
+        }
+    }
 }
 
 fn exit_code_meaning(preset: &str, code: i32) -> &'static str {
@@ -30,30 +56,34 @@ fn exit_code_meaning(preset: &str, code: i32) -> &'static str {
     }
 }
 
-/// Classify a mutant's test run. `junit` is `None` when the test config has no
-/// JUnit source, `Some(Err)` when it has one but no readable report appeared.
+/// Classify a mutant's test run from how it ended and what its JUnit source
+/// gave.
 pub fn classify(
     run: &RunResult,
     cfg: &TestConfig,
-    junit: Option<Result<Report, String>>,
+    junit: &Reading,
     killed_by: &[TestPattern],
     timeout_s: f64,
 ) -> Verdict {
-    let (red_tests, tests_total, report_err) = match &junit {
-        Some(Ok(r)) => (
-            r.red().iter().map(|c| c.id()).collect::<Vec<_>>(),
-            Some(r.total()),
-            None,
-        ),
-        Some(Err(e)) => (Vec::new(), None, Some(e.clone())),
-        None => (Vec::new(), None, None),
-    };
-    let v = |outcome, detail: String| Verdict {
-        outcome,
-        detail,
-        red_tests: red_tests.clone(),
-        tests_total,
-    };
+    let mut v = classify_exit(run, cfg, junit, killed_by, timeout_s);
+    if let Reading::Read(r) = junit {
+        v.red_tests = r.red().iter().map(|c| c.id()).collect();
+        v.tests_total = Some(r.total());
+        if v.outcome != Outcome::Killed {
+            v.tests_ran = junit.test_ids();
+        }
+    }
+    v
+}
+
+fn classify_exit(
+    run: &RunResult,
+    cfg: &TestConfig,
+    junit: &Reading,
+    killed_by: &[TestPattern],
+    timeout_s: f64,
+) -> Verdict {
+    let v = Verdict::bare;
     match &run.exit {
         Exit::Timeout => v(
             Outcome::Timeout,
@@ -85,58 +115,296 @@ pub fn classify(
                 cfg.preset
             ),
         ),
-        Exit::Code(code) => {
-            if let Some(e) = report_err {
-                return v(
-                    Outcome::WrongReason,
-                    format!("exit code {code} but no JUnit report was written ({e}): the suite broke before reporting"),
-                );
-            }
-            if junit.is_some() && red_tests.is_empty() {
-                return v(
-                    Outcome::WrongReason,
-                    format!(
-                        "exit code {code} but the JUnit report shows 0 failed of {} tests: something other than a test turned it red (coverage gate, collection error, plugin)",
-                        tests_total.unwrap_or(0)
-                    ),
-                );
-            }
-            if killed_by.is_empty() {
-                let detail = if junit.is_some() {
-                    format!(
-                        "{} of {} tests failed",
-                        red_tests.len(),
-                        tests_total.unwrap_or(0)
-                    )
-                } else {
-                    format!(
-                        "the suite failed (exit code {code}; no JUnit report, tests not counted)"
-                    )
-                };
-                return v(Outcome::Killed, detail);
-            }
-            let report = junit.and_then(Result::ok).unwrap_or_default();
-            let hits: Vec<String> = report
-                .red()
+        Exit::Code(code) => classify_red(*code, junit, killed_by),
+    }
+}
+
+/// A red run whose exit code is a test failure: killed only when the JUnit
+/// report (if any) shows red tests, and the expected ones among them.
+fn classify_red(code: i32, junit: &Reading, killed_by: &[TestPattern]) -> Verdict {
+    let v = Verdict::bare;
+    let report = match junit {
+        Reading::Unreadable(e) => {
+            return v(
+                Outcome::WrongReason,
+                format!("exit code {code} but no JUnit report was written ({e}): the suite broke before reporting"),
+            )
+        }
+        Reading::Read(r) => Some(r),
+        Reading::NotConfigured => None,
+    };
+    let red_tests: Vec<String> = report
+        .map(|r| r.red().iter().map(|c| c.id()).collect())
+        .unwrap_or_default();
+    let total = report.map_or(0, Report::total);
+    if report.is_some() && red_tests.is_empty() {
+        return v(
+            Outcome::WrongReason,
+            format!(
+                "exit code {code} but the JUnit report shows 0 failed of {total} tests: something other than a test turned it red (coverage gate, collection error, plugin)"
+            ),
+        );
+    }
+    if killed_by.is_empty() {
+        return v(
+            Outcome::Killed,
+            match report {
+                Some(_) => format!("{} of {total} tests failed", red_tests.len()),
+                None => format!(
+                    "the suite failed (exit code {code}; no JUnit report, tests not counted)"
+                ),
+            },
+        );
+    }
+    let hits: Vec<String> = report
+        .map(|r| {
+            r.red()
                 .iter()
                 .filter(|c| killed_by.iter().any(|p| p.matches(c)))
                 .map(|c| c.id())
-                .collect();
-            if hits.is_empty() {
-                v(
-                    Outcome::WrongReason,
-                    format!(
-                        "red, but none of the expected killers failed (expected: {}); failed instead: {}{}",
-                        killed_by.iter().map(|p| p.raw()).collect::<Vec<_>>().join(", "),
-                        red_tests.iter().take(3).cloned().collect::<Vec<_>>().join(", "),
-                        if red_tests.len() > 3 { format!(" (+{} more)", red_tests.len() - 3) } else { String::new() }
-                    ),
-                )
-            } else {
-                v(Outcome::Killed, format!("killed by {}", hits.join(", ")))
-            }
+                .collect()
+        })
+        .unwrap_or_default();
+    if hits.is_empty() {
+        v(
+            Outcome::WrongReason,
+            format!(
+                "red, but none of the expected killers failed (expected: {}); failed instead: {}{}",
+                killed_by
+                    .iter()
+                    .map(|p| p.raw())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                red_tests
+                    .iter()
+                    .take(3)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                if red_tests.len() > 3 {
+                    format!(" (+{} more)", red_tests.len() - 3)
+                } else {
+                    String::new()
+                }
+            ),
+        )
+    } else {
+        v(Outcome::Killed, format!("killed by {}", hits.join(", ")))
+    }
+}
+
+/// The mutation was written, but the file on disk did not change.
+pub fn no_op_on_disk() -> Verdict {
+    Verdict::bare(Outcome::NoOp, "the mutant did not change the file on disk")
+}
+
+/// The mutant failed `test.check` with this exit: it proves nothing.
+pub fn unviable(check: &Exit) -> Verdict {
+    Verdict::bare(
+        Outcome::Unviable,
+        format!(
+            "the mutant fails `test.check` ({}): it does not build, so it proves nothing",
+            check.describe()
+        ),
+    )
+}
+
+/// A survivor whose re-check `k` of `rechecks` (log `log`) went another
+/// way: the suite is flaky for this mutant, so neither verdict is proof.
+/// The first run's facts stay; the red tests are the re-check's.
+pub fn flaky(first: Verdict, k: usize, rechecks: usize, again: Verdict, log: &str) -> Verdict {
+    Verdict {
+        outcome: Outcome::Flaky,
+        detail: format!(
+            "survived, then re-check {k} of {rechecks} went {} ({}): the suite is flaky for this mutant, so neither verdict is proof (log: {log})",
+            again.outcome.as_str(),
+            again.detail
+        ),
+        red_tests: again.red_tests,
+        ..first
+    }
+}
+
+/// Emptying `file` left the suite green: it does not run this copy.
+pub fn unreached(file: &str) -> Verdict {
+    Verdict::bare(
+        Outcome::Unreached,
+        format!(
+            "emptying {file} did not turn the suite red: the suite does not run this copy of the file (editable install? prebuilt dist/? set `test.env: {{PYTHONPATH: src}}`), so no verdict is possible"
+        ),
+    )
+}
+
+/// unguard failed on this mutant (a panic in its own code).
+pub fn internal_error(why: &str) -> Verdict {
+    Verdict::bare(
+        Outcome::InternalError,
+        format!("unguard failed on this mutant ({why}); this is a bug in unguard, please report it. The other mutants ran normally."),
+    )
+}
+
+/// A mutation that never applied: ambiguous, or a no-op (nothing matched,
+/// identical replacement, binary file).
+pub fn rejected(problem: &ApplyProblem) -> Verdict {
+    match problem {
+        ApplyProblem::Ambiguous(d) => Verdict::bare(Outcome::Ambiguous, d.clone()),
+        other => Verdict::bare(Outcome::NoOp, other.detail()),
+    }
+}
+
+/// A mutant's verdict that came in before its file's canary finished
+/// stands when the canary went red (`reached`); when the canary stayed
+/// green the run proved nothing and the mutant is `unreached` instead. An
+/// internal error always stands (it is about unguard, not the suite).
+pub fn held_verdict_stands(outcome: Outcome, reached: bool) -> bool {
+    reached || outcome == Outcome::InternalError
+}
+
+/// What a canary run (the file emptied) shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CanaryVerdict {
+    /// Red or hung: the suite runs this file.
+    Reached,
+    /// Green with the file emptied: the suite does not run this copy.
+    Unreached,
+    /// Stopped by Ctrl-C: no verdict.
+    Interrupted,
+    /// The command could not start: an error of the run, not a verdict.
+    CouldNotRun(String),
+}
+
+pub fn canary(exit: &Exit) -> CanaryVerdict {
+    match exit {
+        Exit::Interrupted => CanaryVerdict::Interrupted,
+        Exit::SpawnFailed(e) => CanaryVerdict::CouldNotRun(e.clone()),
+        Exit::Code(0) => CanaryVerdict::Unreached,
+        _ => CanaryVerdict::Reached,
+    }
+}
+
+/// What an unmutated run of the suite shows.
+#[derive(Debug)]
+pub enum BaselineVerdict {
+    /// Green; the JUnit report when one is configured (`None`: tests are
+    /// not counted).
+    Green(Option<Report>),
+    /// Stopped by Ctrl-C.
+    Interrupted,
+    /// Not usable: every verdict would be meaningless. `tail` says whether
+    /// the end of the log helps explain it.
+    Red { reason: String, tail: bool },
+}
+
+/// Judge a baseline run: green only when the exit is 0 and the JUnit report
+/// (when configured) is readable, counts at least one test and none red.
+pub fn baseline(exit: &Exit, cfg: &TestConfig, junit: Reading) -> BaselineVerdict {
+    let red = |reason: String, tail: bool| BaselineVerdict::Red { reason, tail };
+    match exit {
+        Exit::Interrupted => return BaselineVerdict::Interrupted,
+        Exit::Code(0) => {}
+        Exit::Code(5) if cfg.preset == "pytest" => {
+            return red(
+                "the baseline ran no tests (pytest exit 5: no tests collected); every mutant would survive.".into(),
+                true,
+            )
+        }
+        other => {
+            return red(
+                format!(
+                    "the unmutated suite is not green ({}): fix the suite first, a red baseline makes every verdict meaningless.",
+                    other.describe()
+                ),
+                true,
+            )
         }
     }
+    match junit {
+        Reading::NotConfigured => BaselineVerdict::Green(None),
+        Reading::Unreadable(e) => red(
+            format!(
+                "the baseline wrote no readable JUnit report ({e}); pass {{junit}} to the test command, e.g. `pytest --junitxml={{junit}}`."
+            ),
+            false,
+        ),
+        Reading::Read(r) if r.total() == 0 => red(
+            "the baseline ran 0 tests (JUnit report is empty): every mutant would survive.".into(),
+            false,
+        ),
+        Reading::Read(r) if !r.red().is_empty() => {
+            let red_ids: Vec<String> = r.red().iter().map(|c| c.id()).collect();
+            red(
+                format!(
+                    "the baseline exited 0 but its JUnit report has {} red test(s): {}",
+                    red_ids.len(),
+                    red_ids.join(", ")
+                ),
+                false,
+            )
+        }
+        Reading::Read(r) => BaselineVerdict::Green(Some(r)),
+    }
+}
+
+fn spec_pos(p: &SpecPos) -> String {
+    format!("{}:{}:{}", p.path, p.line, p.col)
+}
+
+/// Put verdict `v` into row `r`.
+pub fn with_verdict(mut r: MutantResult, v: Verdict) -> MutantResult {
+    r.outcome = v.outcome;
+    r.detail = v.detail;
+    r.red_tests = v.red_tests;
+    r.tests_total = v.tests_total;
+    r.tests_ran = v.tests_ran;
+    r
+}
+
+/// The result row of a ready mutant `m` run under `command`, with verdict `v`.
+pub fn mutant_result(m: &Mutant, command: String, v: Verdict) -> MutantResult {
+    let mut r = with_verdict(
+        MutantResult::new(
+            &m.id,
+            &m.control,
+            &m.file,
+            spec_pos(&m.pos),
+            v.outcome,
+            String::new(),
+        ),
+        v,
+    );
+    r.rule = m.rule.clone();
+    r.line = m.line;
+    r.killed_by = m.killed_by.clone();
+    r.location = Some(Location {
+        start: Position {
+            line: m.line,
+            column: m.col,
+        },
+        end: Position {
+            line: m.end_line,
+            column: m.end_col,
+        },
+    });
+    r.replacement = Some(m.replacement.clone());
+    r.sites = m.sites;
+    r.command = Some(command);
+    r.diff = Some(m.diff.clone());
+    r
+}
+
+/// The result row of a mutation that never applied.
+pub fn rejected_result(r: &Rejected) -> MutantResult {
+    let v = rejected(&r.problem);
+    let mut out = MutantResult::new(
+        &r.id,
+        &r.control,
+        &r.file,
+        spec_pos(&r.pos),
+        v.outcome,
+        v.detail,
+    );
+    out.rule = r.rule.clone();
+    out
 }
 
 #[cfg(test)]
@@ -163,6 +431,9 @@ mod tests {
             duration: Duration::from_millis(10),
         }
     }
+    fn read(xml: &str) -> Reading {
+        Reading::Read(parse(xml).unwrap())
+    }
     const ONE_RED: &str = r#"<testsuite><testcase classname="t.m" name="a"><failure/></testcase><testcase classname="t.m" name="b"/></testsuite>"#;
     const NONE_RED: &str = r#"<testsuite><testcase classname="t.m" name="a"/></testsuite>"#;
 
@@ -170,10 +441,10 @@ mod tests {
     fn pytest_exit_codes_other_than_1_are_wrong_reason() {
         let c = cfg("pytest", FailCodes::Only(vec![1]));
         for code in [2, 3, 4, 5] {
-            let v = classify(&run(Exit::Code(code)), &c, Some(parse(ONE_RED)), &[], 1.0);
+            let v = classify(&run(Exit::Code(code)), &c, &read(ONE_RED), &[], 1.0);
             assert_eq!(v.outcome, Outcome::WrongReason, "exit {code}");
         }
-        let v = classify(&run(Exit::Code(1)), &c, Some(parse(ONE_RED)), &[], 1.0);
+        let v = classify(&run(Exit::Code(1)), &c, &read(ONE_RED), &[], 1.0);
         assert_eq!(v.outcome, Outcome::Killed);
         assert_eq!(v.red_tests, vec!["t.m::a"]);
         assert_eq!(v.tests_total, Some(2));
@@ -182,7 +453,7 @@ mod tests {
     #[test]
     fn red_exit_with_no_red_test_is_wrong_reason() {
         let c = cfg("generic", FailCodes::AnyNonZero);
-        let v = classify(&run(Exit::Code(1)), &c, Some(parse(NONE_RED)), &[], 1.0);
+        let v = classify(&run(Exit::Code(1)), &c, &read(NONE_RED), &[], 1.0);
         assert_eq!(v.outcome, Outcome::WrongReason);
         assert!(v.detail.contains("0 failed of 1"), "{}", v.detail);
     }
@@ -190,7 +461,13 @@ mod tests {
     #[test]
     fn missing_report_is_wrong_reason() {
         let c = cfg("generic", FailCodes::AnyNonZero);
-        let v = classify(&run(Exit::Code(1)), &c, Some(Err("gone".into())), &[], 1.0);
+        let v = classify(
+            &run(Exit::Code(1)),
+            &c,
+            &Reading::Unreadable(crate::junit::ReportError::NotJunit),
+            &[],
+            1.0,
+        );
         assert_eq!(v.outcome, Outcome::WrongReason);
     }
 
@@ -200,11 +477,11 @@ mod tests {
         let yes = [TestPattern::new("t.m::a")];
         let no = [TestPattern::new("t.m::b")];
         assert_eq!(
-            classify(&run(Exit::Code(1)), &c, Some(parse(ONE_RED)), &yes, 1.0).outcome,
+            classify(&run(Exit::Code(1)), &c, &read(ONE_RED), &yes, 1.0).outcome,
             Outcome::Killed
         );
         assert_eq!(
-            classify(&run(Exit::Code(1)), &c, Some(parse(ONE_RED)), &no, 1.0).outcome,
+            classify(&run(Exit::Code(1)), &c, &read(ONE_RED), &no, 1.0).outcome,
             Outcome::WrongReason
         );
     }
@@ -213,15 +490,22 @@ mod tests {
     fn green_timeout_signal() {
         let c = cfg("generic", FailCodes::AnyNonZero);
         assert_eq!(
-            classify(&run(Exit::Code(0)), &c, Some(parse(NONE_RED)), &[], 1.0).outcome,
+            classify(&run(Exit::Code(0)), &c, &read(NONE_RED), &[], 1.0).outcome,
             Outcome::Survived
         );
         assert_eq!(
-            classify(&run(Exit::Timeout), &c, None, &[], 1.0).outcome,
+            classify(&run(Exit::Timeout), &c, &Reading::NotConfigured, &[], 1.0).outcome,
             Outcome::Timeout
         );
         assert_eq!(
-            classify(&run(Exit::Signal(11)), &c, None, &[], 1.0).outcome,
+            classify(
+                &run(Exit::Signal(11)),
+                &c,
+                &Reading::NotConfigured,
+                &[],
+                1.0
+            )
+            .outcome,
             Outcome::WrongReason
         );
     }
@@ -231,8 +515,109 @@ mod tests {
         let mut c = cfg("generic", FailCodes::AnyNonZero);
         c.junit = None;
         assert_eq!(
-            classify(&run(Exit::Code(1)), &c, None, &[], 1.0).outcome,
+            classify(&run(Exit::Code(1)), &c, &Reading::NotConfigured, &[], 1.0).outcome,
             Outcome::Killed
         );
+    }
+
+    #[test]
+    fn findings_list_the_tests_that_ran_kills_do_not() {
+        let c = cfg("generic", FailCodes::AnyNonZero);
+        let survived = classify(&run(Exit::Code(0)), &c, &read(NONE_RED), &[], 1.0);
+        assert_eq!(survived.tests_ran, vec!["t.m::a"]);
+        let killed = classify(&run(Exit::Code(1)), &c, &read(ONE_RED), &[], 1.0);
+        assert!(killed.tests_ran.is_empty());
+    }
+
+    #[test]
+    fn flaky_keeps_the_first_run_and_names_the_recheck() {
+        let c = cfg("generic", FailCodes::AnyNonZero);
+        let first = classify(&run(Exit::Code(0)), &c, &read(NONE_RED), &[], 1.0);
+        let again = classify(&run(Exit::Code(1)), &c, &read(ONE_RED), &[], 1.0);
+        let v = flaky(first, 2, 3, again, "m.recheck-2.log");
+        assert_eq!(v.outcome, Outcome::Flaky);
+        assert_eq!(v.red_tests, vec!["t.m::a"]);
+        assert_eq!(v.tests_total, Some(1), "the first run's count");
+        assert_eq!(v.tests_ran, vec!["t.m::a"]);
+        assert!(
+            v.detail
+                .starts_with("survived, then re-check 2 of 3 went killed"),
+            "{}",
+            v.detail
+        );
+        assert!(v.detail.ends_with("(log: m.recheck-2.log)"), "{}", v.detail);
+    }
+
+    #[test]
+    fn held_verdicts_stand_only_behind_a_red_canary() {
+        assert!(held_verdict_stands(Outcome::Killed, true));
+        assert!(!held_verdict_stands(Outcome::Killed, false));
+        assert!(!held_verdict_stands(Outcome::Survived, false));
+        assert!(held_verdict_stands(Outcome::InternalError, false));
+    }
+
+    #[test]
+    fn canary_reach() {
+        assert_eq!(canary(&Exit::Code(0)), CanaryVerdict::Unreached);
+        assert_eq!(canary(&Exit::Code(1)), CanaryVerdict::Reached);
+        assert_eq!(canary(&Exit::Timeout), CanaryVerdict::Reached);
+        assert_eq!(canary(&Exit::Signal(9)), CanaryVerdict::Reached);
+        assert_eq!(canary(&Exit::Interrupted), CanaryVerdict::Interrupted);
+        assert_eq!(
+            canary(&Exit::SpawnFailed("x".into())),
+            CanaryVerdict::CouldNotRun("x".into())
+        );
+    }
+
+    #[test]
+    fn baseline_must_be_green_counted_and_clean() {
+        let c = cfg("pytest", FailCodes::Only(vec![1]));
+        let red = |v: BaselineVerdict| match v {
+            BaselineVerdict::Red { reason, tail } => (reason, tail),
+            other => panic!("expected red, got {other:?}"),
+        };
+        assert!(matches!(
+            baseline(&Exit::Code(0), &c, read(NONE_RED)),
+            BaselineVerdict::Green(Some(r)) if r.total() == 1
+        ));
+        assert!(matches!(
+            baseline(&Exit::Code(0), &c, Reading::NotConfigured),
+            BaselineVerdict::Green(None)
+        ));
+        assert!(matches!(
+            baseline(&Exit::Interrupted, &c, Reading::NotConfigured),
+            BaselineVerdict::Interrupted
+        ));
+        let (why, tail) = red(baseline(&Exit::Code(5), &c, Reading::NotConfigured));
+        assert!(why.contains("pytest exit 5") && tail, "{why}");
+        let (why, tail) = red(baseline(&Exit::Code(1), &c, read(ONE_RED)));
+        assert!(why.contains("not green (exit code 1)") && tail, "{why}");
+        let (why, tail) = red(baseline(&Exit::Code(0), &c, read(ONE_RED)));
+        assert!(why.contains("1 red test(s): t.m::a") && !tail, "{why}");
+        let (why, _) = red(baseline(&Exit::Code(0), &c, read("<testsuite/>")));
+        assert!(why.contains("ran 0 tests"), "{why}");
+        let none = Reading::Unreadable(crate::junit::ReportError::NotJunit);
+        let (why, _) = red(baseline(&Exit::Code(0), &c, none));
+        assert!(why.contains("no readable JUnit report"), "{why}");
+    }
+
+    #[test]
+    fn rejected_mutations_are_ambiguous_or_no_op() {
+        assert_eq!(
+            rejected(&ApplyProblem::Ambiguous("2 matches".into())).outcome,
+            Outcome::Ambiguous
+        );
+        assert_eq!(
+            rejected(&ApplyProblem::Identical("same".into())).outcome,
+            Outcome::NoOp
+        );
+        assert_eq!(
+            rejected(&ApplyProblem::Binary("bin".into())).outcome,
+            Outcome::NoOp
+        );
+        assert_eq!(unviable(&Exit::Code(2)).outcome, Outcome::Unviable);
+        assert_eq!(unreached("a.py").outcome, Outcome::Unreached);
+        assert_eq!(internal_error("boom").outcome, Outcome::InternalError);
+        assert_eq!(no_op_on_disk().outcome, Outcome::NoOp);
     }
 }

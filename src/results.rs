@@ -129,6 +129,42 @@ pub struct MutantResult {
 }
 
 impl MutantResult {
+    /// The row of mutation `id` with its verdict; everything a run adds
+    /// (site, tests, files, timing) starts empty.
+    pub fn new(
+        id: &str,
+        control: &str,
+        file: &str,
+        spec_pos: String,
+        outcome: Outcome,
+        detail: String,
+    ) -> MutantResult {
+        MutantResult {
+            id: id.to_string(),
+            control: control.to_string(),
+            rule: None,
+            file: file.to_string(),
+            line: 0,
+            outcome,
+            red_tests: Vec::new(),
+            tests_total: None,
+            duration_s: 0.0,
+            detail,
+            killed_by: Vec::new(),
+            exit: None,
+            diff_file: None,
+            log_file: None,
+            spec_pos,
+            location: None,
+            replacement: None,
+            sites: 0,
+            command: None,
+            diff: None,
+            tests_ran: Vec::new(),
+            allowed: None,
+        }
+    }
+
     /// Whether the gate skips this mutant: allowed, and its outcome is one an
     /// allow can excuse (an allow never hides a spec error).
     pub fn is_allowed(&self) -> bool {

@@ -561,7 +561,9 @@ pub fn parse_duration(s: &str) -> Result<Duration, BadDuration> {
     }
     let mut total = Duration::ZERO;
     while !rest.is_empty() {
-        let digits = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
+        let digits = rest
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(rest.len());
         let n: u64 = rest[..digits].parse().map_err(|_| BadDuration)?;
         rest = rest[digits..].trim_start();
         let unit_len = rest
@@ -1285,7 +1287,15 @@ mod tests {
         assert_eq!(secs("1h 5m"), Ok(3900.0));
         assert_eq!(secs("500ms"), Ok(0.5));
         assert_eq!(secs("2 minutes"), Ok(120.0));
-        for bad in ["", "45", "s", "45 seconds please", "1.5s", "-3s", "99999999999999999999d"] {
+        for bad in [
+            "",
+            "45",
+            "s",
+            "45 seconds please",
+            "1.5s",
+            "-3s",
+            "99999999999999999999d",
+        ] {
             assert_eq!(parse_duration(bad), Err(BadDuration), "{bad:?}");
         }
     }

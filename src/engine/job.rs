@@ -1,0 +1,324 @@
+//! The two kinds of job a worker runs in its scratch copy: a canary (one
+//! file emptied, to prove the suite reaches it) and a mutant (applied,
+//! proven by diff, checked, run, re-checked). Each puts the original file
+//! back at exactly one place, [`Applied::restore`].
+
+use std::ops::{Deref, DerefMut};
+use std::time::{Duration, Instant};
+
+use tokio::sync::watch;
+
+use super::suite::{env_for, run_suite, SuiteCall, SuiteRun};
+use super::Ctx;
+use crate::error::{Error, Result};
+use crate::outcome::{self, CanaryVerdict, Verdict};
+use crate::plan::{Entry, Mutant};
+use crate::results::{CanaryResult, MutantResult, Outcome};
+use crate::run::{self, Exit, Invocation};
+use crate::workspace::Scratch;
+use crate::{mutate, outdir};
+
+/// What a finished job hands to the scheduler.
+pub(super) enum JobResult {
+    Canary(CanaryResult),
+    Mutant(usize, Box<MutantResult>),
+}
+
+/// A file of a scratch copy with other bytes than the original in place.
+/// [`Applied::restore`] puts the original back; if the job unwinds before
+/// that (a panic), dropping the guard restores it as well as it can.
+struct Applied<'a> {
+    scratch: &'a mut Scratch,
+    file: &'a str,
+    original: &'a [u8],
+    restored: bool,
+}
+
+impl<'a> Applied<'a> {
+    fn write(
+        scratch: &'a mut Scratch,
+        file: &'a str,
+        original: &'a [u8],
+        bytes: &[u8],
+    ) -> Result<Applied<'a>> {
+        scratch.write(file, bytes)?;
+        Ok(Applied {
+            scratch,
+            file,
+            original,
+            restored: false,
+        })
+    }
+
+    fn restore(mut self) -> Result<()> {
+        self.restored = true;
+        Ok(self.scratch.write(self.file, self.original)?)
+    }
+}
+
+impl Deref for Applied<'_> {
+    type Target = Scratch;
+    fn deref(&self) -> &Scratch {
+        self.scratch
+    }
+}
+
+impl DerefMut for Applied<'_> {
+    fn deref_mut(&mut self) -> &mut Scratch {
+        self.scratch
+    }
+}
+
+impl Drop for Applied<'_> {
+    fn drop(&mut self) {
+        if !self.restored {
+            let _ = self.scratch.write(self.file, self.original);
+        }
+    }
+}
+
+impl Ctx {
+    fn original(&self, file: &str) -> Result<&[u8]> {
+        self.plan
+            .originals
+            .get(file)
+            .map(|b| b.as_slice())
+            .ok_or_else(|| Error::Internal(format!("no original bytes of {file}")))
+    }
+
+    /// The timeout of mutant `m` (or of a canary: `None`) under test config `test`.
+    fn timeout(&self, m: Option<&Mutant>, test: usize) -> Duration {
+        self.opts
+            .timeout
+            .or_else(|| m.and_then(|m| m.timeout))
+            .unwrap_or(self.timeouts[test])
+    }
+}
+
+/// Empty `file` and run test config `test`: red or hung means reached.
+/// `None` when interrupted.
+pub(super) async fn run_canary(
+    w: usize,
+    scratch: &mut Scratch,
+    ctx: &Ctx,
+    file: &str,
+    test: usize,
+    cancel: &watch::Receiver<bool>,
+) -> Result<Option<CanaryResult>> {
+    let cfg = &ctx.plan.tests[test];
+    let log_name = outdir::canary_log_name(file, test, ctx.plan.tests.len());
+    let log = ctx.opts.out.join(&log_name);
+    ctx.progress.status(&format!("canary {file}"));
+    let mut emptied = Applied::write(scratch, file, ctx.original(file)?, b"")?;
+    let run = run_suite(
+        &mut emptied,
+        SuiteCall {
+            cfg,
+            worker: w,
+            label: "canary",
+            substitutions: Vec::new(),
+            log: &log,
+            timeout: ctx.timeout(None, test),
+            header: format!("canary: {file} emptied"),
+            read_junit: false,
+        },
+        cancel,
+    )
+    .await;
+    emptied.restore()?;
+    let reached = match outcome::canary(&run.res.exit) {
+        CanaryVerdict::Interrupted => return Ok(None),
+        CanaryVerdict::CouldNotRun(e) => {
+            return Err(Error::Internal(format!("canary for {file}: {e}")))
+        }
+        CanaryVerdict::Reached => true,
+        CanaryVerdict::Unreached => false,
+    };
+    ctx.progress.line(&format!(
+        "canary {file}: {} ({})",
+        if reached {
+            "reached"
+        } else {
+            "UNREACHED: the suite stays green with this file emptied"
+        },
+        run.res.exit.describe()
+    ));
+    Ok(Some(CanaryResult {
+        file: file.to_string(),
+        command: cfg.command.display(),
+        reached,
+        exit: run.res.exit.describe(),
+        duration_s: run.res.duration.as_secs_f64(),
+        log_file: log_name,
+    }))
+}
+
+/// Apply mutant `index`, run it, put the original back. `None` when interrupted.
+pub(super) async fn run_mutant(
+    w: usize,
+    scratch: &mut Scratch,
+    ctx: &Ctx,
+    index: usize,
+    cancel: &watch::Receiver<bool>,
+) -> Result<Option<MutantResult>> {
+    let Entry::Ready(m) = &ctx.plan.entries[index] else {
+        return Err(Error::Internal("job for a rejected mutation".into()));
+    };
+    let original = ctx.original(&m.file)?;
+    let started = Instant::now();
+    ctx.progress.status(&m.id);
+    let mutated = m.mutated(original)?;
+    let mut applied = Applied::write(scratch, &m.file, original, &mutated)?;
+    let verdict = MutantRun {
+        w,
+        ctx,
+        m,
+        original,
+        started,
+        cancel,
+    }
+    .run(&mut applied)
+    .await;
+    applied.restore()?;
+    verdict
+}
+
+/// A mutant in place in a scratch copy.
+struct MutantRun<'a> {
+    w: usize,
+    ctx: &'a Ctx,
+    m: &'a Mutant,
+    original: &'a [u8],
+    started: Instant,
+    cancel: &'a watch::Receiver<bool>,
+}
+
+impl MutantRun<'_> {
+    fn result(&self, v: Verdict) -> MutantResult {
+        let command = self.ctx.plan.tests[self.m.test].command.display();
+        let mut r = outcome::mutant_result(self.m, command, v);
+        r.diff_file = Some(outdir::diff_name(&self.m.id));
+        r
+    }
+
+    /// Prove the mutation on disk, check it, run the suite and re-check a
+    /// survivor. Touches nothing but the mutated file's copy.
+    async fn run(&self, scratch: &mut Scratch) -> Result<Option<MutantResult>> {
+        let (ctx, m) = (self.ctx, self.m);
+        let on_disk = scratch.read(&m.file)?;
+        let diff = mutate::unified_diff(&m.file, self.original, &on_disk);
+        let diff_path = ctx.opts.out.join(outdir::diff_name(&m.id));
+        std::fs::write(&diff_path, &diff).map_err(|e| Error::at("writing", &diff_path, e))?;
+        if diff.is_empty() {
+            return Ok(Some(self.result(outcome::no_op_on_disk())));
+        }
+        let timeout = ctx.timeout(Some(m), m.test);
+        match self.check(scratch, timeout).await {
+            None => {}
+            Some(Exit::Interrupted) => return Ok(None),
+            Some(failed) => {
+                let mut r = self.result(outcome::unviable(&failed));
+                r.duration_s = self.started.elapsed().as_secs_f64();
+                r.log_file = Some(outdir::check_log_name(&m.id));
+                r.exit = Some(failed.describe());
+                return Ok(Some(r));
+            }
+        }
+        let log_name = outdir::log_name(&m.id);
+        let first = self.suite(scratch, &log_name, timeout).await;
+        if first.res.exit == Exit::Interrupted {
+            return Ok(None);
+        }
+        let v = self.classify(&first, timeout);
+        let v = if v.outcome == Outcome::Survived {
+            match self.recheck(scratch, v, timeout).await {
+                Some(v) => v,
+                None => return Ok(None),
+            }
+        } else {
+            v
+        };
+        let mut r = self.result(v);
+        r.duration_s = first.res.duration.as_secs_f64();
+        r.exit = Some(first.res.exit.describe());
+        r.log_file = Some(log_name);
+        Ok(Some(r))
+    }
+
+    /// Run `test.check` (e.g. a compiler) when configured: `None` when it
+    /// passed or there is none, else how it ended.
+    async fn check(&self, scratch: &mut Scratch, timeout: Duration) -> Option<Exit> {
+        let (ctx, m) = (self.ctx, self.m);
+        let cfg = &ctx.plan.tests[m.test];
+        let check = cfg.check.as_ref()?;
+        scratch.purge_stale_bytecode();
+        let res = run::run(
+            Invocation {
+                command: check,
+                cwd: &scratch.tree,
+                env: env_for(cfg, self.w, &m.id, scratch),
+                substitutions: vec![("{file}", m.file.clone())],
+                log: &ctx.opts.out.join(outdir::check_log_name(&m.id)),
+                timeout,
+                label: format!("check of mutant {}", m.id),
+            },
+            self.cancel.clone(),
+        )
+        .await;
+        (res.exit != Exit::Code(0)).then_some(res.exit)
+    }
+
+    async fn suite(&self, scratch: &mut Scratch, log_name: &str, timeout: Duration) -> SuiteRun {
+        let m = self.m;
+        run_suite(
+            scratch,
+            SuiteCall {
+                cfg: &self.ctx.plan.tests[m.test],
+                worker: self.w,
+                label: &m.id,
+                substitutions: vec![("{file}", m.file.clone())],
+                log: &self.ctx.opts.out.join(log_name),
+                timeout,
+                header: format!("mutant {} ({}:{})", m.id, m.file, m.line),
+                read_junit: true,
+            },
+            self.cancel,
+        )
+        .await
+    }
+
+    fn classify(&self, run: &SuiteRun, timeout: Duration) -> Verdict {
+        let m = self.m;
+        let pats = self
+            .ctx
+            .patterns
+            .get(&m.id)
+            .map(Vec::as_slice)
+            .unwrap_or(&[]);
+        let cfg = &self.ctx.plan.tests[m.test];
+        outcome::classify(&run.res, cfg, &run.junit, pats, timeout.as_secs_f64())
+    }
+
+    /// Re-run a survivor up to `--recheck-survivors` times: the first re-run
+    /// that is not green makes it flaky. `None` when interrupted.
+    async fn recheck(
+        &self,
+        scratch: &mut Scratch,
+        survived: Verdict,
+        timeout: Duration,
+    ) -> Option<Verdict> {
+        let rechecks = self.ctx.opts.recheck_survivors;
+        for k in 1..=rechecks {
+            let name = outdir::recheck_log_name(&self.m.id, k);
+            let again = self.suite(scratch, &name, timeout).await;
+            if again.res.exit == Exit::Interrupted {
+                return None;
+            }
+            let v2 = self.classify(&again, timeout);
+            if v2.outcome != Outcome::Survived {
+                return Some(outcome::flaky(survived, k, rechecks, v2, &name));
+            }
+        }
+        Some(survived)
+    }
+}

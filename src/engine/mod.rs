@@ -1,0 +1,311 @@
+//! The mutation loop: baseline → canary → mutants, on N workers with one
+//! scratch copy each. Reads the plan, writes the results model; knows
+//! nothing about report formats.
+//!
+//! - [`baseline`]: each test command runs unmutated and must be usable;
+//! - [`scheduler`]: the job queue, the workers and the canary board;
+//! - [`job`]: one canary or one mutant in a scratch copy;
+//! - [`suite`]: one run of a test command, as every phase makes it;
+//! - [`signals`]: Ctrl-C and SIGTERM.
+//!
+//! Every verdict is decided in [`crate::outcome`]; file names in the output
+//! dir come from [`crate::outdir`].
+
+mod baseline;
+mod job;
+mod scheduler;
+mod signals;
+mod suite;
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+pub use baseline::{AUTO_TIMEOUT_FACTOR, AUTO_TIMEOUT_MIN, BASELINE_CAP};
+
+use crate::error::{Context, Error, Result};
+use crate::junit::TestPattern;
+use crate::outcome;
+use crate::plan::{Entry, Plan};
+use crate::progress::Progress;
+use crate::reaper;
+use crate::results::{
+    BaselineResult, CanaryResult, GateConfig, MutantResult, Results, Selection, Thresholds,
+    TimeoutPolicy, SCHEMA,
+};
+use crate::spec::Spec;
+use crate::workspace::{Manifest, Scratch};
+use job::JobResult;
+use scheduler::{CanaryBoard, Copy, Reach};
+use signals::Interrupts;
+
+#[derive(Debug, Clone)]
+pub struct EngineOptions {
+    pub out: PathBuf,
+    pub jobs: usize,
+    pub no_canary: bool,
+    pub timeout_policy: TimeoutPolicy,
+    /// Overrides every timeout (`--timeout`).
+    pub timeout: Option<Duration>,
+    /// Root as the user wrote it (for the results).
+    pub root_display: String,
+    /// Runs of each baseline (`--baseline-runs`, ≥ 1): all must agree.
+    pub baseline_runs: usize,
+    /// Re-runs of each survivor (`--recheck-survivors`); a red one makes it `flaky`.
+    pub recheck_survivors: usize,
+    pub gate: GateConfig,
+    pub thresholds: Thresholds,
+    pub selection: Selection,
+}
+
+/// What every job of the mutant phase shares.
+struct Ctx {
+    plan: Plan,
+    /// What a scratch copy holds (a worker whose job panicked gets a fresh one).
+    manifest: Arc<Manifest>,
+    opts: EngineOptions,
+    /// Per test config: the timeout mutants run under.
+    timeouts: Vec<Duration>,
+    patterns: HashMap<String, Vec<TestPattern>>,
+    progress: Progress,
+    canaries: CanaryBoard,
+}
+
+impl Ctx {
+    /// The (file, test config) of mutant `i`; `None` for a rejected entry.
+    fn pair_of(&self, i: usize) -> Option<(String, usize)> {
+        match &self.plan.entries[i] {
+            Entry::Ready(m) => Some((m.file.clone(), m.test)),
+            Entry::Rejected(_) => None,
+        }
+    }
+
+    /// Where the canary of mutant `i`'s file stands.
+    fn reach_of(&self, i: usize) -> Reach {
+        self.pair_of(i)
+            .map_or(Reach::Reached, |p| self.canaries.reach(&p))
+    }
+
+    fn result_of(&self, i: usize, v: outcome::Verdict) -> MutantResult {
+        match &self.plan.entries[i] {
+            Entry::Ready(m) => {
+                outcome::mutant_result(m, self.plan.tests[m.test].command.display(), v)
+            }
+            Entry::Rejected(r) => outcome::rejected_result(r),
+        }
+    }
+
+    /// The `unreached` verdict of mutant `i` (its file's canary stayed green).
+    fn unreached_result(&self, i: usize) -> MutantResult {
+        let file = match &self.plan.entries[i] {
+            Entry::Ready(m) => m.file.as_str(),
+            Entry::Rejected(r) => r.file.as_str(),
+        };
+        self.result_of(i, outcome::unreached(file))
+    }
+
+    /// The `internal-error` verdict of mutant `i` (unguard panicked on it).
+    fn internal_error_result(&self, i: usize, why: &str) -> MutantResult {
+        self.result_of(i, outcome::internal_error(why))
+    }
+
+    /// Print a final verdict and count it in the progress bar.
+    fn report_line(&self, r: &MutantResult) {
+        self.progress.line(&format!(
+            "{:<13} {} ({}:{}) {:.1}s",
+            r.outcome.as_str(),
+            r.id,
+            r.file,
+            r.line,
+            r.duration_s
+        ));
+        self.progress.inc();
+    }
+}
+
+/// Run the loop. The manifest must describe the target tree; the output dir must exist.
+pub fn execute(
+    spec: &Spec,
+    plan: Plan,
+    manifest: Manifest,
+    opts: EngineOptions,
+) -> Result<Results> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(opts.jobs.clamp(1, 8))
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    rt.block_on(execute_async(spec, plan, manifest, opts))
+}
+
+async fn execute_async(
+    spec: &Spec,
+    plan: Plan,
+    manifest: Manifest,
+    opts: EngineOptions,
+) -> Result<Results> {
+    let started = Instant::now();
+    let started_at = chrono::DateTime::<chrono::Utc>::from(std::time::SystemTime::now())
+        .to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let interrupts = Interrupts::install()?;
+    let cancel = interrupts.cancel.clone();
+    let ready = plan.ready().count();
+    // Nothing to run (every selected mutation was rejected, or a filter or
+    // shard selected none): no copy, no baseline.
+    let workers = if ready == 0 {
+        0
+    } else {
+        opts.jobs.max(1).min(ready)
+    };
+    let manifest = Arc::new(manifest);
+    let progress = Progress::new(ready as u64);
+    let (copies, baselines) =
+        copies_and_baselines(&plan, &manifest, workers, &opts, &progress, &cancel).await?;
+    let (jobs, canaries) = scheduler::queue(&plan, opts.no_canary);
+    let ctx = Arc::new(Ctx {
+        plan,
+        manifest,
+        opts,
+        timeouts: baselines.timeouts,
+        patterns: baselines.patterns,
+        progress,
+        canaries,
+    });
+    let phase = scheduler::run_phase(&ctx, copies, jobs, &cancel).await;
+    if !phase.errors.is_empty() {
+        ctx.progress.finish();
+        return Err(Error::Internal(phase.errors.join("; ")));
+    }
+    // Verdicts still waiting for a canary that never finished (interrupted):
+    // unproven, so they are left out like mutants that never ran.
+    for r in ctx.canaries.abandon() {
+        crate::outdir::discard_mutant_files(&ctx.opts.out, &r, ctx.opts.recheck_survivors);
+    }
+    ctx.progress.finish();
+    interrupts.stop();
+    // Anything reparented to unguard that no run's sweep could attribute.
+    reaper::reap_orphans();
+    Ok(assemble(
+        spec,
+        &ctx,
+        Run {
+            started,
+            started_at,
+            workers,
+            baselines: baselines.results,
+            phase: phase.results,
+        },
+    ))
+}
+
+/// Make worker 0's copy, then run the baselines in it while the other
+/// workers' copies are made. However this stops early, the copies still
+/// being made are waited for and removed.
+async fn copies_and_baselines(
+    plan: &Plan,
+    manifest: &Arc<Manifest>,
+    workers: usize,
+    opts: &EngineOptions,
+    progress: &Progress,
+    cancel: &tokio::sync::watch::Receiver<bool>,
+) -> Result<(Vec<Copy>, baseline::Baselines)> {
+    let mut first = if workers == 0 {
+        None
+    } else {
+        let m = manifest.clone();
+        let made = tokio::task::spawn_blocking(move || Scratch::create(&m, 0))
+            .await
+            .map_err(|e| Error::Internal(format!("copy task: {e}")))?;
+        match made {
+            Ok(s) => Some(s),
+            Err(_) if Interrupts::interrupted() => return Err(Error::Interrupted),
+            Err(e) => return Err(e.into()),
+        }
+    };
+    let mut copies: Vec<Copy> = (1..workers).map(|w| Copy::start(manifest, w)).collect();
+    let baselines = match &mut first {
+        _ if Interrupts::interrupted() => Err(Error::Interrupted),
+        // (No mutant is ready, so no copy: `plan.tests` is empty then.)
+        None => Ok(baseline::Baselines {
+            results: Vec::new(),
+            timeouts: Vec::new(),
+            patterns: HashMap::new(),
+        }),
+        Some(scratch) => baseline::run_all(plan, scratch, opts, progress, cancel).await,
+    };
+    match baselines {
+        Ok(b) => {
+            if let Some(first) = first {
+                copies.insert(0, Copy::Ready(first));
+            }
+            Ok((copies, b))
+        }
+        Err(e) => {
+            drop(first);
+            scheduler::discard(copies).await;
+            Err(e)
+        }
+    }
+}
+
+/// What a finished mutant phase hands to [`assemble`].
+struct Run {
+    started: Instant,
+    started_at: String,
+    workers: usize,
+    baselines: Vec<BaselineResult>,
+    phase: Vec<JobResult>,
+}
+
+/// The results model: verdicts in spec order (rejected entries keep their
+/// place), judged by the gate.
+fn assemble(spec: &Spec, ctx: &Ctx, run: Run) -> Results {
+    let mut canaries: Vec<CanaryResult> = Vec::new();
+    let mut results: BTreeMap<usize, MutantResult> = BTreeMap::new();
+    for r in run.phase {
+        match r {
+            JobResult::Canary(c) => canaries.push(c),
+            JobResult::Mutant(i, m) => {
+                results.insert(i, *m);
+            }
+        }
+    }
+    canaries.sort_by(|a, b| (&a.file, &a.command).cmp(&(&b.file, &b.command)));
+    for (i, e) in ctx.plan.entries.iter().enumerate() {
+        if let Entry::Rejected(r) = e {
+            results.insert(i, outcome::rejected_result(r));
+        }
+    }
+    let interrupted = Interrupts::interrupted();
+    let opts = &ctx.opts;
+    let mut mutants: Vec<MutantResult> = results.into_values().collect();
+    let (summary, gate) =
+        crate::gate::judge(&mut mutants, &opts.gate, opts.timeout_policy, interrupted);
+    let sources = ctx
+        .plan
+        .originals
+        .iter()
+        .map(|(path, bytes)| (path.clone(), String::from_utf8_lossy(bytes).into_owned()))
+        .collect();
+    Results {
+        schema: SCHEMA.into(),
+        unguard_version: env!("CARGO_PKG_VERSION").into(),
+        started_at: Some(run.started_at),
+        root: opts.root_display.clone(),
+        spec: spec.spec_path.display().to_string(),
+        timeout_policy: opts.timeout_policy,
+        jobs: run.workers,
+        interrupted,
+        duration_s: run.started.elapsed().as_secs_f64(),
+        baselines: run.baselines,
+        canaries,
+        mutants,
+        summary,
+        gate,
+        gate_config: opts.gate.clone(),
+        thresholds: opts.thresholds,
+        selection: opts.selection.clone(),
+        sources,
+    }
+}

@@ -1,0 +1,346 @@
+//! The mutant phase: one job queue (canaries first, then mutants in spec
+//! order) shared by N workers, each in its own scratch copy. A file's
+//! mutants may run beside its canary; their verdicts wait on the
+//! [`CanaryBoard`] until the canary is done, and become `unreached` when it
+//! stayed green.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::watch;
+
+use super::job::{self, JobResult};
+use super::Ctx;
+use crate::error::Result;
+use crate::outcome;
+use crate::outdir;
+use crate::plan::{Entry, Plan};
+use crate::results::MutantResult;
+use crate::workspace::{Manifest, Scratch};
+
+pub(super) enum Job {
+    Canary { file: String, test: usize },
+    Mutant(usize),
+}
+
+/// A canary's (file, test config) pair.
+type Pair = (String, usize);
+
+/// Where a file's canary stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Reach {
+    /// Not finished yet.
+    Pending,
+    /// Red or hung with the file emptied (or the pair has no canary).
+    Reached,
+    /// Green with the file emptied.
+    Unreached,
+}
+
+enum CanaryState {
+    /// Not finished: verdicts of its mutants wait here, unprinted.
+    Pending(Vec<(usize, MutantResult)>),
+    Done(bool),
+}
+
+/// Every canary's state, and the verdicts that wait for one.
+#[derive(Default)]
+pub(super) struct CanaryBoard(Mutex<HashMap<Pair, CanaryState>>);
+
+/// What became of a verdict offered to the board.
+pub(super) enum Offer {
+    /// Its canary is still running: held.
+    Held,
+    /// Its canary is done (or there is none): final with this reach.
+    Ready(MutantResult, bool),
+}
+
+impl CanaryBoard {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Pair, CanaryState>> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub fn reach(&self, pair: &Pair) -> Reach {
+        match self.lock().get(pair) {
+            None | Some(CanaryState::Done(true)) => Reach::Reached,
+            Some(CanaryState::Done(false)) => Reach::Unreached,
+            Some(CanaryState::Pending(_)) => Reach::Pending,
+        }
+    }
+
+    /// A mutant's verdict is in: hold it while its canary runs.
+    pub fn offer(&self, pair: &Pair, i: usize, r: MutantResult) -> Offer {
+        match self.lock().get_mut(pair) {
+            Some(CanaryState::Pending(held)) => {
+                held.push((i, r));
+                Offer::Held
+            }
+            Some(CanaryState::Done(reached)) => Offer::Ready(r, *reached),
+            None => Offer::Ready(r, true),
+        }
+    }
+
+    /// A canary finished: record it and return the verdicts that waited.
+    pub fn finish(&self, pair: Pair, reached: bool) -> Vec<(usize, MutantResult)> {
+        match self.lock().insert(pair, CanaryState::Done(reached)) {
+            Some(CanaryState::Pending(held)) => held,
+            _ => Vec::new(),
+        }
+    }
+
+    /// Verdicts still waiting for a canary that never finished (interrupted).
+    pub fn abandon(&self) -> Vec<MutantResult> {
+        let mut out = Vec::new();
+        for state in self.lock().values_mut() {
+            if let CanaryState::Pending(held) = state {
+                out.extend(held.drain(..).map(|(_, r)| r));
+            }
+        }
+        out
+    }
+}
+
+/// The queue of a run: one canary per (file, test config) that has
+/// mutants and allows one, first; then every ready mutant in spec order.
+pub(super) fn queue(plan: &Plan, no_canary: bool) -> (VecDeque<Job>, CanaryBoard) {
+    let mut jobs = VecDeque::new();
+    let board = CanaryBoard::default();
+    if !no_canary {
+        let mut pairs: BTreeMap<Pair, bool> = BTreeMap::new();
+        for m in plan.ready() {
+            let e = pairs.entry((m.file.clone(), m.test)).or_insert(true);
+            *e &= m.canary;
+        }
+        let mut states = board.lock();
+        for ((file, test), enabled) in pairs {
+            if enabled {
+                states.insert((file.clone(), test), CanaryState::Pending(Vec::new()));
+                jobs.push_back(Job::Canary { file, test });
+            }
+        }
+    }
+    for (i, e) in plan.entries.iter().enumerate() {
+        if let Entry::Ready(_) = e {
+            jobs.push_back(Job::Mutant(i));
+        }
+    }
+    (jobs, board)
+}
+
+/// A worker's scratch copy: made, or still being made.
+pub(super) enum Copy {
+    Ready(Scratch),
+    Making(tokio::task::JoinHandle<Result<Scratch>>),
+}
+
+impl Copy {
+    /// Start making worker `w`'s copy in the background.
+    pub fn start(manifest: &Arc<Manifest>, w: usize) -> Copy {
+        let m = manifest.clone();
+        Copy::Making(tokio::task::spawn_blocking(move || {
+            Ok(Scratch::create(&m, w)?)
+        }))
+    }
+
+    async fn ready(self) -> Result<Scratch> {
+        match self {
+            Copy::Ready(s) => Ok(s),
+            Copy::Making(h) => h
+                .await
+                .map_err(|e| crate::error::Error::Internal(format!("copy task: {e}")))?,
+        }
+    }
+}
+
+/// Wait for copies still being made and remove them (the run stops early).
+pub(super) async fn discard(copies: Vec<Copy>) {
+    for c in copies {
+        if let Copy::Making(h) = c {
+            let _ = h.await;
+        }
+    }
+}
+
+/// What the mutant phase leaves: the results, and internal errors (a
+/// worker stops at its first one: its scratch state is unknown).
+pub(super) struct PhaseOutput {
+    pub results: Vec<JobResult>,
+    pub errors: Vec<String>,
+}
+
+/// What one worker leaves.
+struct WorkerOutput {
+    /// Its copy, unless it was lost (removed when this is dropped).
+    scratch: Option<Scratch>,
+    results: Vec<JobResult>,
+    error: Option<String>,
+}
+
+/// Run the queue on all workers; each removes its copy as soon as the
+/// queue is empty (while the others may still be running).
+pub(super) async fn run_phase(
+    ctx: &Arc<Ctx>,
+    copies: Vec<Copy>,
+    jobs: VecDeque<Job>,
+    cancel: &watch::Receiver<bool>,
+) -> PhaseOutput {
+    let queue = Arc::new(Mutex::new(jobs));
+    let mut handles = Vec::new();
+    for (w, copy) in copies.into_iter().enumerate() {
+        let (ctx, queue, cancel) = (ctx.clone(), queue.clone(), cancel.clone());
+        handles.push(tokio::spawn(async move {
+            let out = match copy.ready().await {
+                Ok(s) => worker(w, s, &ctx, &queue, cancel).await,
+                Err(e) => WorkerOutput {
+                    scratch: None,
+                    results: Vec::new(),
+                    error: Some(format!("worker {w}: {e}")),
+                },
+            };
+            if let Some(s) = out.scratch {
+                let _ = tokio::task::spawn_blocking(move || drop(s)).await;
+            }
+            (out.results, out.error)
+        }));
+    }
+    let mut out = PhaseOutput {
+        results: Vec::new(),
+        errors: Vec::new(),
+    };
+    for h in handles {
+        match h.await {
+            Ok((mut r, e)) => {
+                out.results.append(&mut r);
+                out.errors.extend(e);
+            }
+            Err(e) => out.errors.push(format!("a worker task failed: {e}")),
+        }
+    }
+    out
+}
+
+/// Take jobs until the queue is empty, the run is cancelled or a job fails.
+async fn worker(
+    w: usize,
+    scratch: Scratch,
+    ctx: &Arc<Ctx>,
+    queue: &Mutex<VecDeque<Job>>,
+    cancel: watch::Receiver<bool>,
+) -> WorkerOutput {
+    let mut out = WorkerOutput {
+        scratch: Some(scratch),
+        results: Vec::new(),
+        error: None,
+    };
+    while !*cancel.borrow() {
+        let Some(job) = queue.lock().unwrap_or_else(|p| p.into_inner()).pop_front() else {
+            break;
+        };
+        let Some(scratch) = out.scratch.take() else {
+            break;
+        };
+        let done = match job {
+            Job::Canary { file, test } => {
+                let mut scratch = scratch;
+                let r = job::run_canary(w, &mut scratch, ctx, &file, test, &cancel).await;
+                out.scratch = Some(scratch);
+                r.map(|c| {
+                    c.map(|c| {
+                        let mut done = released(ctx, (file, test), c.reached);
+                        done.push(JobResult::Canary(c));
+                        done
+                    })
+                })
+            }
+            Job::Mutant(i) => {
+                let (scratch, r) = isolated_mutant(w, scratch, ctx, i, &cancel).await;
+                out.scratch = scratch;
+                r.map(|m| m.map(|m| mutant_done(ctx, i, m).into_iter().collect()))
+            }
+        };
+        match done {
+            Ok(Some(results)) => out.results.extend(results),
+            Ok(None) => break, // interrupted
+            Err(e) => {
+                out.error = Some(format!("worker {w}: {e}"));
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// Run mutant `i` in its own task, so a panic (a bug in unguard) costs this
+/// mutant only: it is reported as an internal error, and the worker goes on
+/// with a fresh copy (the old one's state is unknown; dropping it removed
+/// it). A mutant whose canary already stayed green is not run at all.
+async fn isolated_mutant(
+    w: usize,
+    scratch: Scratch,
+    ctx: &Arc<Ctx>,
+    i: usize,
+    cancel: &watch::Receiver<bool>,
+) -> (Option<Scratch>, Result<Option<MutantResult>>) {
+    if ctx.reach_of(i) == Reach::Unreached {
+        return (Some(scratch), Ok(Some(ctx.unreached_result(i))));
+    }
+    let (c, cc) = (ctx.clone(), cancel.clone());
+    let task = tokio::spawn(async move {
+        let mut s = scratch;
+        let r = job::run_mutant(w, &mut s, &c, i, &cc).await;
+        (s, r)
+    });
+    match task.await {
+        Ok((s, r)) => (Some(s), r),
+        Err(e) if e.is_panic() => {
+            let why = panic_message(e.into_panic());
+            let fresh = Copy::start(&ctx.manifest, w).ready().await;
+            match fresh {
+                Ok(s) => (Some(s), Ok(Some(ctx.internal_error_result(i, &why)))),
+                Err(e) => (None, Err(e)),
+            }
+        }
+        Err(e) => (None, Err(crate::error::Error::Internal(e.to_string()))),
+    }
+}
+
+fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
+    p.downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".into())
+}
+
+/// A mutant's verdict is in: final (and printed) when its canary is done,
+/// held until then otherwise.
+fn mutant_done(ctx: &Ctx, i: usize, r: MutantResult) -> Option<JobResult> {
+    let Some(pair) = ctx.pair_of(i) else {
+        return Some(JobResult::Mutant(i, Box::new(r)));
+    };
+    match ctx.canaries.offer(&pair, i, r) {
+        Offer::Held => None,
+        Offer::Ready(r, reached) => Some(settle(ctx, i, r, reached)),
+    }
+}
+
+/// A canary finished: the verdicts that waited for it become final.
+fn released(ctx: &Ctx, pair: Pair, reached: bool) -> Vec<JobResult> {
+    ctx.canaries
+        .finish(pair, reached)
+        .into_iter()
+        .map(|(i, r)| settle(ctx, i, r, reached))
+        .collect()
+}
+
+/// The final verdict of mutant `i` given its canary's reach: its own, or
+/// `unreached` (its files removed) when the canary stayed green; printed.
+fn settle(ctx: &Ctx, i: usize, r: MutantResult, reached: bool) -> JobResult {
+    let r = if outcome::held_verdict_stands(r.outcome, reached) {
+        r
+    } else {
+        outdir::discard_mutant_files(&ctx.opts.out, &r, ctx.opts.recheck_survivors);
+        ctx.unreached_result(i)
+    };
+    ctx.report_line(&r);
+    JobResult::Mutant(i, Box::new(r))
+}
