@@ -269,6 +269,22 @@ impl fmt::Display for Diagnostics {
     }
 }
 
+/// Spec files read and indexed once each, however many diagnostics point
+/// into them: adds the caret snippet to a diagnostic.
+#[derive(Default)]
+pub struct SnippetCache(std::collections::HashMap<String, SourceLines>);
+
+impl SnippetCache {
+    /// `d` with the snippet of `path` at its position (none when the file
+    /// cannot be read).
+    pub fn snippet(&mut self, d: Diagnostic, path: &str) -> Diagnostic {
+        self.0
+            .entry(path.to_string())
+            .or_insert_with(|| SourceLines::new(&std::fs::read_to_string(path).unwrap_or_default()))
+            .snippet(d)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

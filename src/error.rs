@@ -87,13 +87,10 @@ pub enum Error {
     /// Positioned problems in a YAML input, each with its snippet and fix (exit 1).
     #[error("{0}")]
     Diagnostics(Diagnostics),
-    /// Mutations that cannot be applied: their diagnostics and a summary
-    /// line (exit 5: the spec is stale).
-    #[error("{diagnostics}{summary}")]
-    Stale {
-        diagnostics: Diagnostics,
-        summary: String,
-    },
+    /// Mutations that cannot be applied: their rendered diagnostics (one
+    /// per line group) and a summary line (exit 5: the spec is stale).
+    #[error("{details}{summary}")]
+    Stale { details: String, summary: String },
     /// The baseline is red, hung, flaky or ran no tests (exit 4).
     #[error("baseline: {0}")]
     Baseline(String),
@@ -161,10 +158,7 @@ impl Error {
         match self {
             // Rendered with their own `error:` lines, snippets and fixes.
             Error::Diagnostics(d) => d.to_string(),
-            Error::Stale {
-                diagnostics,
-                summary,
-            } => format!("{diagnostics}{summary}\n"),
+            Error::Stale { details, summary } => format!("{details}{summary}\n"),
             Error::Interrupted => format!("unguard: {self}\n"),
             Error::StdoutClosed => String::new(),
             other => format!("error: {other}\n"),

@@ -1,44 +1,45 @@
 //! The merge gate: from the results to one exit code, with its reasons.
 //!
-//! When several codes apply, the first in this order wins:
-//! 130 interrupted · 1 invalid input or internal error · 4 baseline red · 5 spec errors
-//! (no-op, ambiguous, unreached) · 2 gate failed · 3 timeout under
-//! `--timeout-is error` · 0.
+//! When several codes apply, the most serious wins, in the order of
+//! [`ExitCode`]: 130 interrupted · 1 invalid input or internal error ·
+//! 4 baseline red · 5 spec errors (no-op, ambiguous, unreached) · 2 gate
+//! failed · 3 timeout under `--timeout-is error` · 0.
 
-use crate::results::{GateConfig, GateResult, MutantResult, Outcome, Summary, TimeoutPolicy};
+use crate::error::{Error, ExitCode, Result};
+use crate::results::{
+    Allow, GateConfig, GateResult, MutantResult, Outcome, Summary, TimeoutPolicy,
+};
 
-pub const EXIT_OK: i32 = 0;
-pub const EXIT_USAGE: i32 = 1;
-pub const EXIT_GATE: i32 = 2;
-pub const EXIT_TIMEOUT: i32 = 3;
-pub const EXIT_BASELINE: i32 = 4;
-pub const EXIT_SPEC: i32 = 5;
-pub const EXIT_INTERRUPTED: i32 = 130;
-
-/// Every exit code, the most serious first (the order of the module docs).
-pub const PRECEDENCE: [i32; 7] = [
-    EXIT_INTERRUPTED,
-    EXIT_USAGE,
-    EXIT_BASELINE,
-    EXIT_SPEC,
-    EXIT_GATE,
-    EXIT_TIMEOUT,
-    EXIT_OK,
-];
-
-/// The more serious of two exit codes (e.g. across the repos of a portfolio).
-pub fn worst(a: i32, b: i32) -> i32 {
-    let rank = |c: i32| {
-        PRECEDENCE
-            .iter()
-            .position(|p| *p == c)
-            .unwrap_or(PRECEDENCE.len())
-    };
-    if rank(b) < rank(a) {
-        b
-    } else {
-        a
+/// The gate of a run: `gate:` from unguard.yaml, overridden and extended by
+/// the flags. `known` are the spec's mutation ids: an `--allow` must name one.
+pub fn with_flags(
+    mut gate: GateConfig,
+    min_score: Option<f64>,
+    max_survived: Option<usize>,
+    allow: &[(String, String)],
+    known: &[&str],
+    spec_path: &std::path::Path,
+) -> Result<GateConfig> {
+    if let Some(min) = min_score {
+        gate.min_score = Some(min);
     }
+    if let Some(max) = max_survived {
+        gate.max_survived = max;
+    }
+    for (id, reason) in allow {
+        if !known.contains(&id.as_str()) {
+            return Err(Error::Usage(format!(
+                "--allow {id}: no mutation with that id in {} (see `unguard list`)",
+                spec_path.display()
+            )));
+        }
+        gate.allow.retain(|a| &a.id != id);
+        gate.allow.push(Allow {
+            id: id.clone(),
+            reason: reason.clone(),
+        });
+    }
+    Ok(gate)
 }
 
 /// Mark allowed mutants, compute the summary and evaluate the gate: the one
@@ -165,22 +166,23 @@ pub fn evaluate(
     if interrupted {
         reasons.insert(0, "interrupted before all mutants ran".into());
     }
-    let exit_code = if interrupted {
-        EXIT_INTERRUPTED
-    } else if summary.internal_error > 0 {
-        EXIT_USAGE
-    } else if spec_errors > 0 || summary.unreached > 0 {
-        EXIT_SPEC
-    } else if gate_failed {
-        EXIT_GATE
-    } else if timeout_error {
-        EXIT_TIMEOUT
-    } else {
-        EXIT_OK
-    };
+    // Every code that applies; the most serious wins.
+    let exit = [
+        (interrupted, ExitCode::Interrupted),
+        (summary.internal_error > 0, ExitCode::Failure),
+        (
+            spec_errors > 0 || summary.unreached > 0,
+            ExitCode::SpecStale,
+        ),
+        (gate_failed, ExitCode::GateFailed),
+        (timeout_error, ExitCode::Timeout),
+    ]
+    .into_iter()
+    .filter(|(applies, _)| *applies)
+    .fold(ExitCode::Ok, |worst, (_, code)| worst.worst(code));
     GateResult {
-        passed: exit_code == EXIT_OK,
-        exit_code,
+        passed: exit == ExitCode::Ok,
+        exit_code: exit.code(),
         reasons,
         notes: Vec::new(),
     }
@@ -309,10 +311,10 @@ mod tests {
         assert_eq!((sum.scored, sum.score), (1, Some(100.0)));
         assert_eq!(ms[1].allowed.as_deref(), Some("because"));
         // The no-op still fails with exit 5; an allow cannot hide it.
-        assert_eq!(gate.exit_code, EXIT_SPEC);
+        assert_eq!(gate.exit_code, ExitCode::SpecStale.code());
         let (sum, gate) = judge(&mut ms, &allow(&["k", "n"]), TimeoutPolicy::Killed, false);
         assert_eq!((sum.allowed, sum.killed, sum.no_op), (0, 1, 1));
-        assert_eq!(gate.exit_code, EXIT_SPEC);
+        assert_eq!(gate.exit_code, ExitCode::SpecStale.code());
         assert_eq!(gate.notes.len(), 2, "{:?}", gate.notes);
         assert!(gate.notes[0].contains("lists k, but it was killed"));
         assert!(gate.notes[1].contains("cannot excuse `no-op`"));
@@ -328,12 +330,36 @@ mod tests {
     }
 
     #[test]
-    fn worst_follows_the_documented_order() {
-        assert_eq!(worst(EXIT_OK, EXIT_GATE), EXIT_GATE);
-        assert_eq!(worst(EXIT_GATE, EXIT_SPEC), EXIT_SPEC);
-        assert_eq!(worst(EXIT_TIMEOUT, EXIT_GATE), EXIT_GATE);
-        assert_eq!(worst(EXIT_INTERRUPTED, EXIT_USAGE), EXIT_INTERRUPTED);
-        assert_eq!(worst(EXIT_BASELINE, EXIT_SPEC), EXIT_BASELINE);
-        assert_eq!(worst(EXIT_OK, EXIT_OK), EXIT_OK);
+    fn flags_override_and_extend_the_spec_gate() {
+        let spec = GateConfig {
+            min_score: Some(50.0),
+            max_survived: 3,
+            allow: vec![Allow {
+                id: "a".into(),
+                reason: "old".into(),
+            }],
+        };
+        let p = std::path::Path::new("u.yaml");
+        let g = with_flags(
+            spec.clone(),
+            Some(90.0),
+            Some(0),
+            &[("a".into(), "new".into())],
+            &["a"],
+            p,
+        )
+        .unwrap();
+        assert_eq!((g.min_score, g.max_survived), (Some(90.0), 0));
+        assert_eq!(g.allow.len(), 1);
+        assert_eq!(g.allow[0].reason, "new");
+        let kept = with_flags(spec.clone(), None, None, &[], &["a"], p).unwrap();
+        assert_eq!(kept, spec);
+        let e = with_flags(spec, None, None, &[("zz".into(), "r".into())], &["a"], p).unwrap_err();
+        assert_eq!(e.exit_code(), ExitCode::Failure);
+        assert!(
+            e.to_string()
+                .starts_with("--allow zz: no mutation with that id in u.yaml"),
+            "{e}"
+        );
     }
 }

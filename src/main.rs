@@ -1,19 +1,25 @@
-//! unguard's entry point: parse flags, call in, exit with the gate's code.
+//! unguard's entry point: parse flags, call in, print the error (if any)
+//! once, exit with its code.
 
 use clap::Parser;
-use unguard::{cli, commands, gate};
+use unguard::error::ExitCode;
+use unguard::{cli, commands};
 
-fn main() {
+fn main() -> std::process::ExitCode {
     let cli = match cli::Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
             // --help and --version are not errors; every usage error exits 1.
-            let code = if e.use_stderr() { gate::EXIT_USAGE } else { 0 };
+            let code = if e.use_stderr() {
+                ExitCode::Failure
+            } else {
+                ExitCode::Ok
+            };
             let _ = e.print();
-            std::process::exit(code);
+            return code.into();
         }
     };
-    let code = match &cli.command {
+    let result = match &cli.command {
         cli::Commands::Run(args) => commands::run(args),
         cli::Commands::Check(t) => commands::check(t),
         cli::Commands::List(a) => commands::list(a),
@@ -24,5 +30,5 @@ fn main() {
         cli::Commands::Init(a) => commands::init(a),
         cli::Commands::Catalog(a) => commands::catalog(a),
     };
-    std::process::exit(code);
+    result.unwrap_or_else(|e| e.print()).into()
 }

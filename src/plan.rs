@@ -341,6 +341,35 @@ pub fn build(spec: &Spec, filters: &Filters) -> Result<Plan, String> {
     })
 }
 
+impl Plan {
+    /// Every mutation that cannot be applied, as rendered diagnostics (its
+    /// position in the spec, a caret snippet and the fix), one per line
+    /// group; and how many there are.
+    pub fn rejected_report(&self) -> (usize, String) {
+        let mut sources = crate::diag::SnippetCache::default();
+        let mut text = String::new();
+        let mut n = 0;
+        for r in self.rejected() {
+            n += 1;
+            let d = crate::diag::Diagnostic::new(
+                &r.pos.path,
+                r.pos.line,
+                r.pos.col,
+                format!(
+                    "{}: mutation `{}` on {}: {}",
+                    r.problem.kind(),
+                    r.id,
+                    r.file,
+                    r.problem.detail()
+                ),
+            )
+            .with_fix(r.problem.fix());
+            text.push_str(&format!("{}\n", sources.snippet(d, &r.pos.path)));
+        }
+        (n, text)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -171,7 +171,9 @@ fn parse_xml(xml: &str) -> Result<Vec<Element>, String> {
                 let mut attrs = BTreeMap::new();
                 for a in e.attributes() {
                     let a = a.map_err(|e| e.to_string())?;
-                    let value = a.unescape_value().map_err(|e| e.to_string())?;
+                    let value = a
+                        .normalized_value(quick_xml::XmlVersion::Implicit1_0)
+                        .map_err(|e| e.to_string())?;
                     attrs.insert(
                         String::from_utf8(a.key.as_ref().to_vec()).unwrap(),
                         value.into_owned(),

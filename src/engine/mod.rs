@@ -2,6 +2,7 @@
 //! scratch copy each. Reads the plan, writes the results model; knows
 //! nothing about report formats.
 //!
+//! - [`prepare`]: the output dir, the manifest of the copy, the banner;
 //! - [`baseline`]: each test command runs unmutated and must be usable;
 //! - [`scheduler`]: the job queue, the workers and the canary board;
 //! - [`job`]: one canary or one mutant in a scratch copy;
@@ -13,6 +14,7 @@
 
 mod baseline;
 mod job;
+mod prepare;
 mod scheduler;
 mod signals;
 mod suite;
@@ -122,6 +124,25 @@ impl Ctx {
         ));
         self.progress.inc();
     }
+}
+
+/// The number of workers when `-j` is not given: one per core.
+pub fn default_jobs() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+}
+
+/// Prepare `opts.out`, list the target tree, check that every mutated file
+/// is part of the copy, print the banner, and run the loop. Returns the
+/// output dir as used (absolute when it can be) and the results.
+pub fn run_plan(spec: &Spec, plan: Plan, mut opts: EngineOptions) -> Result<(PathBuf, Results)> {
+    let (out, manifest) = prepare::out_dir_and_manifest(spec, &opts.out)?;
+    prepare::check_targets_copied(&plan, &manifest)?;
+    eprintln!("{}", prepare::banner(&plan, &manifest, &opts.root_display));
+    opts.out = out.clone();
+    let results = execute(spec, plan, manifest, opts)?;
+    Ok((out, results))
 }
 
 /// Run the loop. The manifest must describe the target tree; the output dir must exist.

@@ -52,7 +52,7 @@ pub(super) enum Offer {
     /// Its canary is still running: held.
     Held,
     /// Its canary is done (or there is none): final with this reach.
-    Ready(MutantResult, bool),
+    Ready(Box<MutantResult>, bool),
 }
 
 impl CanaryBoard {
@@ -75,8 +75,8 @@ impl CanaryBoard {
                 held.push((i, r));
                 Offer::Held
             }
-            Some(CanaryState::Done(reached)) => Offer::Ready(r, *reached),
-            None => Offer::Ready(r, true),
+            Some(CanaryState::Done(reached)) => Offer::Ready(Box::new(r), *reached),
+            None => Offer::Ready(Box::new(r), true),
         }
     }
 
@@ -319,7 +319,7 @@ fn mutant_done(ctx: &Ctx, i: usize, r: MutantResult) -> Option<JobResult> {
     };
     match ctx.canaries.offer(&pair, i, r) {
         Offer::Held => None,
-        Offer::Ready(r, reached) => Some(settle(ctx, i, r, reached)),
+        Offer::Ready(r, reached) => Some(settle(ctx, i, *r, reached)),
     }
 }
 

@@ -1,0 +1,140 @@
+//! After a run or merge: the results model and the reports written into the
+//! output dir (and `$GITHUB_STEP_SUMMARY`), the table, the summary and the
+//! gate printed. A report that cannot be written does not hide the others.
+
+use std::io::Write;
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::error::{Error, ExitCode};
+use crate::report::markdown::Template;
+use crate::report::{self, Format};
+use crate::results::{Outcome, Results};
+
+/// Write the model and the reports into `out` (and the Markdown report to
+/// `markdown` too), print the table and the gate; returns the gate's exit
+/// code, or 1 when a report could not be written.
+pub fn publish(
+    out: &Path,
+    results: &Arc<Results>,
+    markdown: Option<&Path>,
+    template: Option<&Template>,
+) -> ExitCode {
+    let mut exit = ExitCode::from_code(results.gate.exit_code).unwrap_or(ExitCode::Failure);
+    let mut fail = |e: Error| exit = exit.worst(e.print());
+    if let Err(e) = report::write_outcomes(out, results) {
+        fail(Error::Internal(format!("{e:#}")));
+    }
+    if let Err(e) = write_markdown(out, results, markdown, template) {
+        e.into_iter().for_each(&mut fail);
+    }
+    if let Err(e) = write_html(out, results) {
+        fail(e);
+    }
+    print_summary(out, results);
+    exit
+}
+
+/// report.md, the `--markdown` copy and the step summary; every failure.
+fn write_markdown(
+    out: &Path,
+    results: &Arc<Results>,
+    markdown: Option<&Path>,
+    template: Option<&Template>,
+) -> Result<(), Vec<Error>> {
+    let md = report::render(results, Format::Md, template).map_err(|e| {
+        vec![Error::Internal(format!(
+            "rendering the Markdown report: {e:#}"
+        ))]
+    })?;
+    let mut errors = Vec::new();
+    for path in std::iter::once(out.join("report.md")).chain(markdown.map(Path::to_path_buf)) {
+        if let Err(e) = std::fs::write(&path, &md) {
+            errors.push(Error::at("writing", &path, e));
+        }
+    }
+    if let Some(summary) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|s| !s.is_empty()) {
+        let summary = Path::new(&summary);
+        if let Err(e) = append(summary, &md) {
+            errors.push(Error::io(
+                format!("appending to $GITHUB_STEP_SUMMARY ({})", summary.display()),
+                e,
+            ));
+        }
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors)
+    }
+}
+
+/// report.html, rendered straight into the file (10,000 mutants make ~20 MB
+/// of HTML); removed when it could not be finished.
+fn write_html(out: &Path, results: &Arc<Results>) -> Result<(), Error> {
+    let html = out.join("report.html");
+    let written = std::fs::File::create(&html)
+        .map_err(anyhow::Error::from)
+        .and_then(|f| {
+            let mut w = std::io::BufWriter::new(f);
+            report::render_to(results, Format::Html, None, &mut w)?;
+            Ok(w.flush()?)
+        });
+    written.map_err(|e| {
+        let _ = std::fs::remove_file(&html);
+        match e.downcast::<std::io::Error>() {
+            Ok(io) => Error::at("writing", &html, io),
+            Err(e) => Error::Internal(format!("rendering the HTML report: {e:#}")),
+        }
+    })
+}
+
+fn append(path: &Path, text: &str) -> std::io::Result<()> {
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)?;
+    f.write_all(text.as_bytes())?;
+    if !text.ends_with('\n') {
+        f.write_all(b"\n")?;
+    }
+    Ok(())
+}
+
+/// The table, the summary line, the findings, the gate and the output dir.
+fn print_summary(out: &Path, results: &Results) {
+    if results.interrupted {
+        eprintln!(
+            "unguard: interrupted; {} mutant(s) finished",
+            results
+                .mutants
+                .iter()
+                .filter(|m| !matches!(m.outcome, Outcome::NoOp | Outcome::Ambiguous))
+                .count()
+        );
+    }
+    println!("{}", report::table(results));
+    println!();
+    println!("{}", results.summary.line());
+    let findings = report::findings(results);
+    if !findings.is_empty() {
+        println!();
+        for f in findings {
+            println!("{f}");
+        }
+    }
+    for n in &results.gate.notes {
+        println!("note: {n}");
+    }
+    println!();
+    if results.gate.passed {
+        println!("gate: passed");
+    } else {
+        println!(
+            "gate: failed (exit {}): {}",
+            results.gate.exit_code,
+            results.gate.reasons.join("; ")
+        );
+    }
+    println!("output: {}", out.display());
+}
