@@ -10,11 +10,13 @@
 use std::collections::VecDeque;
 use std::fs::File;
 use std::io::Write;
-use std::os::fd::{FromRawFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::time::Duration;
 
 use tokio::io::AsyncReadExt;
 use tokio::sync::oneshot;
+
+use crate::platform;
 
 /// Bytes of a suite's output written to its log before truncation.
 pub const LOG_HEAD_BYTES: u64 = 8 * 1024 * 1024;
@@ -30,15 +32,10 @@ pub struct Pipe {
     pub write: OwnedFd,
 }
 
+/// Both ends close-on-exec: the child gets its copies through `Stdio`, and
+/// no other child inherits them.
 pub fn pipe() -> std::io::Result<Pipe> {
-    let mut fds = [0; 2];
-    // SAFETY: fds is a valid 2-element out-array; O_CLOEXEC keeps the fds out
-    // of every other child (the child gets its copies via dup2 in spawn).
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: pipe2 just returned two fresh fds that nothing else owns.
-    let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    let (read, write) = platform::pipe()?;
     Ok(Pipe { read, write })
 }
 

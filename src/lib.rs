@@ -7,6 +7,7 @@
 //! [`outcome`] (verdict per mutant, from exit code and [`junit`]) →
 //! [`results`] (the model every report reads) → [`report`] → [`gate`] (exit code).
 //! [`engine`] drives the loop; [`commands`] maps subcommands onto it.
+//! [`platform`] holds every call into the OS beyond std.
 
 pub mod anchor;
 pub mod audit;
@@ -27,6 +28,7 @@ pub mod mutate;
 pub mod outcome;
 pub mod outdir;
 pub mod plan;
+pub mod platform;
 pub mod portfolio;
 pub mod progress;
 pub mod publish;

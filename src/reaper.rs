@@ -14,10 +14,20 @@
 //!
 //! The registry of running suites (their process-group ids) also serves the
 //! second Ctrl-C, which kills them all at once.
+//!
+//! Locking: [`spawn_registered`] spawns and registers a suite under the
+//! registry's lock, and [`reap_orphans`] decides "orphan" and kills it under
+//! the same lock, so a freshly spawned suite is never mistaken for an orphan.
+//! Nothing sleeps under that lock: waiting for a killed orphan to die polls
+//! `waitpid` without blocking, taking the lock only around each poll. One
+//! reaper runs at a time (so an orphan is killed and counted once), and its
+//! waits block a thread: async callers use [`reap_orphans_async`].
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
+
+use crate::platform::{self, ChildProc, Signal};
 
 /// Environment variable carrying a token unique to one run.
 pub const RUN_TOKEN_VAR: &str = "UNGUARD_RUN_TOKEN";
@@ -25,6 +35,9 @@ pub const RUN_TOKEN_VAR: &str = "UNGUARD_RUN_TOKEN";
 /// Process-group ids (= leader pids) of the suites running right now, with
 /// their run tokens.
 static ACTIVE: Mutex<BTreeMap<i32, String>> = Mutex::new(BTreeMap::new());
+
+/// Held for the whole of [`reap_orphans`]: one reaper at a time.
+static REAPING: Mutex<()> = Mutex::new(());
 
 static RUN_COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
@@ -38,10 +51,10 @@ fn active() -> std::sync::MutexGuard<'static, BTreeMap<i32, String>> {
 }
 
 /// Become a child subreaper (Linux ≥ 3.4). Idempotent; failure is harmless
-/// (the token sweep still works), so it is only reported.
+/// (the token sweep still works), so it is only reported. Always false
+/// where the platform has no subreaper.
 pub fn become_subreaper() -> bool {
-    // SAFETY: prctl(PR_SET_CHILD_SUBREAPER, 1) takes no pointers.
-    unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0 }
+    platform::become_subreaper()
 }
 
 /// Spawn `cmd` and register its process group, atomically with respect to
@@ -68,10 +81,7 @@ pub fn unregister(pgid: i32) {
 pub fn kill_all_active() -> usize {
     let suites: Vec<(i32, String)> = active().iter().map(|(p, t)| (*p, t.clone())).collect();
     for (pgid, token) in &suites {
-        // SAFETY: killpg takes no pointers; the ids are our children's groups.
-        unsafe {
-            libc::killpg(*pgid, libc::SIGKILL);
-        }
+        let _ = platform::kill_group(*pgid, Signal::Kill);
         sweep_token(token);
     }
     active().clear();
@@ -81,24 +91,12 @@ pub fn kill_all_active() -> usize {
 
 /// Pids of live processes whose environment holds `VAR=token`.
 fn processes_with_token(token: &str) -> Vec<i32> {
-    let needle = format!("{RUN_TOKEN_VAR}={token}");
-    let me = std::process::id() as i32;
-    let Ok(rd) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    rd.flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|pid| *pid != me)
-        .filter(|pid| {
-            std::fs::read(format!("/proc/{pid}/environ"))
-                .map(|env| env.split(|b| *b == 0).any(|kv| kv == needle.as_bytes()))
-                .unwrap_or(false)
-        })
-        .collect()
+    platform::pids_with_env(format!("{RUN_TOKEN_VAR}={token}").as_bytes())
 }
 
 /// Kill every process that carries this run's token, until none is left
 /// (a process may fork while we scan). Returns how many were killed.
+/// Sleeps between rounds: async callers run it on a blocking thread.
 pub fn sweep_token(token: &str) -> usize {
     let mut killed = 0;
     for _ in 0..20 {
@@ -107,11 +105,8 @@ pub fn sweep_token(token: &str) -> usize {
             break;
         }
         for pid in &pids {
-            // SAFETY: kill takes no pointers; the pid was just seen carrying
-            // this run's token.
-            unsafe {
-                libc::kill(*pid, libc::SIGKILL);
-            }
+            // The pid was just seen carrying this run's token.
+            let _ = platform::kill(*pid, Signal::Kill);
         }
         killed += pids.len();
         std::thread::sleep(Duration::from_millis(10));
@@ -119,36 +114,24 @@ pub fn sweep_token(token: &str) -> usize {
     killed
 }
 
-/// `(pid, state)` of every process whose parent is unguard.
-fn children_of_me() -> Vec<(i32, char)> {
-    let me = std::process::id() as i32;
-    let Ok(rd) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    rd.flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-        .filter_map(|pid| {
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-            // `pid (comm) state ppid …`; comm may contain spaces and parens.
-            let rest = &stat[stat.rfind(')')? + 2..];
-            let mut f = rest.split_whitespace();
-            let state = f.next()?.chars().next()?;
-            let ppid: i32 = f.next()?.parse().ok()?;
-            (ppid == me).then_some((pid, state))
-        })
-        .collect()
-}
-
-/// Reap a child that is dead or dying, waiting at most `limit`.
+/// Reap a child that is dead or dying, waiting at most `limit`. Each
+/// `waitpid` (instant: `WNOHANG`) happens under the registry's lock, after
+/// checking that `pid` is not a registered suite (the runtime reaps those);
+/// the sleeps between them happen outside it.
 fn reap(pid: i32, limit: Duration) -> bool {
     let start = Instant::now();
     loop {
-        let mut status = 0;
-        // SAFETY: status is a valid out-pointer; WNOHANG never blocks; the pid
-        // is our child and not one tokio tracks (not in ACTIVE).
-        let r = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
-        if r == pid || r == -1 {
-            return r == pid;
+        let reaped = {
+            let g = active();
+            if g.contains_key(&pid) {
+                return false;
+            }
+            platform::try_reap(pid)
+        };
+        match reaped {
+            Ok(true) => return true,
+            Err(_) => return false,
+            Ok(false) => {}
         }
         if start.elapsed() > limit {
             return false;
@@ -160,37 +143,197 @@ fn reap(pid: i32, limit: Duration) -> bool {
 /// Kill and reap orphans that were reparented to unguard (see the module
 /// docs). Only when no suite is running, since then every child of unguard
 /// is an orphan of a finished run; otherwise only reaps the dead ones.
-/// Returns how many live orphans were killed.
+/// Returns how many live orphans were killed. Blocks for up to a second per
+/// orphan (never under the registry's lock); from async code use
+/// [`reap_orphans_async`].
 pub fn reap_orphans() -> usize {
+    reap_orphans_with(&platform::children_of_self, &reap)
+}
+
+/// [`reap_orphans`] on a blocking thread, off the async runtime.
+pub async fn reap_orphans_async() -> usize {
+    match tokio::task::spawn_blocking(reap_orphans).await {
+        Ok(n) => n,
+        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+        Err(_) => 0,
+    }
+}
+
+/// [`reap_orphans`] with the scan of unguard's children and the wait for a
+/// child to die passed in (tests replace them).
+fn reap_orphans_with(
+    scan: &dyn Fn() -> Vec<ChildProc>,
+    wait: &dyn Fn(i32, Duration) -> bool,
+) -> usize {
+    let _one_reaper = REAPING.lock().unwrap_or_else(|p| p.into_inner());
     let mut killed = 0;
     for _ in 0..50 {
-        let g = active();
-        let children: Vec<(i32, char)> = children_of_me()
-            .into_iter()
-            .filter(|(pid, _)| !g.contains_key(pid))
-            .collect();
-        if children.is_empty() {
-            return killed;
-        }
-        let idle = g.is_empty();
-        let mut progressed = false;
-        for (pid, state) in children {
-            if state == 'Z' {
-                progressed |= reap(pid, Duration::from_millis(100));
-            } else if idle {
-                // SAFETY: kill takes no pointers; pid is a child of ours that
-                // no running suite owns.
-                unsafe {
-                    libc::kill(pid, libc::SIGKILL);
+        let children = scan();
+        // Orphan or suite is decided under the registry's lock, and a live
+        // orphan is killed before it is released: a suite that
+        // `spawn_registered` starts meanwhile is either registered already
+        // (and skipped) or not spawned yet. The scan may be stale, so each
+        // candidate is looked at again (one read of its /proc entry): a pid
+        // that is no longer our child may be someone else's by now. A kill
+        // is instant; the waits come after the lock is released.
+        let mut dying: Vec<(i32, Duration)> = Vec::new();
+        {
+            let g = active();
+            let idle = g.is_empty();
+            for c in children {
+                if g.contains_key(&c.pid) {
+                    continue;
                 }
-                killed += 1;
-                progressed |= reap(pid, Duration::from_secs(1));
+                let Some(now) = platform::child(c.pid) else {
+                    continue;
+                };
+                if now.zombie {
+                    dying.push((c.pid, Duration::from_millis(100)));
+                } else if idle {
+                    let _ = platform::kill(c.pid, Signal::Kill);
+                    killed += 1;
+                    dying.push((c.pid, Duration::from_secs(1)));
+                }
             }
         }
-        drop(g);
+        let mut progressed = false;
+        for (pid, limit) in dying {
+            progressed |= wait(pid, limit);
+        }
         if !progressed {
             return killed;
         }
     }
     killed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::process::{Command, Stdio};
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::sync::TryLockError;
+
+    /// These tests share the registry: one at a time. They never scan
+    /// /proc (that would find the other tests' children): the scan is
+    /// replaced by a list of this test's own children.
+    static SERIAL: Mutex<()> = Mutex::new(());
+
+    fn serial() -> std::sync::MutexGuard<'static, ()> {
+        SERIAL.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn sleeper() -> std::process::Child {
+        Command::new("sleep")
+            .arg("30")
+            .stdin(Stdio::null())
+            .spawn()
+            .unwrap()
+    }
+
+    fn live(pid: i32) -> ChildProc {
+        ChildProc { pid, zombie: false }
+    }
+
+    /// Whether another thread could take the registry's lock right now.
+    fn registry_free_for_another_thread() -> bool {
+        std::thread::scope(|s| {
+            s.spawn(|| !matches!(ACTIVE.try_lock(), Err(TryLockError::WouldBlock)))
+                .join()
+                .unwrap()
+        })
+    }
+
+    fn never_wait(pid: i32, _: Duration) -> bool {
+        panic!("waited for {pid}, which is not an orphan")
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn an_idle_reaper_kills_and_reaps_an_orphan_without_holding_the_registry() {
+        let _serial = serial();
+        assert!(active().is_empty());
+        let orphan = sleeper();
+        let pid = orphan.id() as i32;
+        let scans = AtomicUsize::new(0);
+        let scan = || {
+            // The first round finds it; the next round finds it gone.
+            if scans.fetch_add(1, Ordering::SeqCst) == 0 {
+                vec![live(pid)]
+            } else {
+                platform::child(pid).into_iter().collect()
+            }
+        };
+        let free_while_waiting = AtomicBool::new(false);
+        let wait = |p: i32, limit: Duration| {
+            // A worker starting its suite (`spawn_registered`) must not wait
+            // for this: the reaper sleeps here.
+            free_while_waiting.store(registry_free_for_another_thread(), Ordering::SeqCst);
+            reap(p, limit)
+        };
+        assert_eq!(reap_orphans_with(&scan, &wait), 1);
+        assert!(free_while_waiting.load(Ordering::SeqCst));
+        assert_eq!(platform::child(pid), None, "killed and reaped");
+        drop(orphan);
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_suite_registered_after_the_scan_is_not_taken_for_an_orphan() {
+        let _serial = serial();
+        let mut suite = sleeper();
+        let pid = suite.id() as i32;
+        // The scan sees the new process; `spawn_registered` registers it
+        // before the reaper gets the lock.
+        let scan = || {
+            active().insert(pid, "token".into());
+            vec![live(pid)]
+        };
+        assert_eq!(reap_orphans_with(&scan, &never_wait), 0);
+        unregister(pid);
+        assert!(suite.try_wait().unwrap().is_none(), "the suite was killed");
+        suite.kill().unwrap();
+        suite.wait().unwrap();
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_pid_that_is_no_longer_our_child_is_left_alone() {
+        let _serial = serial();
+        let mut gone = Command::new("true").spawn().unwrap();
+        let pid = gone.id() as i32;
+        gone.wait().unwrap();
+        // Stale scan: the pid was reaped since (and may be reused).
+        assert_eq!(reap_orphans_with(&|| vec![live(pid)], &never_wait), 0);
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn while_a_suite_runs_only_dead_orphans_are_reaped() {
+        let _serial = serial();
+        let mut suite = sleeper();
+        let mut orphan = sleeper();
+        let dead = Command::new("true").spawn().unwrap();
+        let (s, o, d) = (suite.id() as i32, orphan.id() as i32, dead.id() as i32);
+        active().insert(s, "token".into());
+        let start = Instant::now();
+        while !platform::child(d).is_some_and(|c| c.zombie) {
+            assert!(start.elapsed() < Duration::from_secs(20), "never exited");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let scan = || [s, o, d].into_iter().filter_map(platform::child).collect();
+        assert_eq!(reap_orphans_with(&scan, &reap), 0);
+        unregister(s);
+        assert_eq!(platform::child(d), None, "the dead one is reaped");
+        assert!(suite.try_wait().unwrap().is_none(), "the suite was killed");
+        assert!(
+            orphan.try_wait().unwrap().is_none(),
+            "a live orphan was killed"
+        );
+        for c in [&mut suite, &mut orphan] {
+            c.kill().unwrap();
+            c.wait().unwrap();
+        }
+        drop(dead);
+    }
 }

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::watch;
 
 use crate::capture::{self, Capture};
+use crate::platform::{self, Signal};
 use crate::reaper::{self, RUN_TOKEN_VAR};
 use crate::spec::Command;
 
@@ -104,14 +105,12 @@ pub fn argv(command: &Command, subs: &[(&'static str, String)]) -> Vec<String> {
     }
 }
 
-fn signal_group(pgid: i32, sig: i32) {
+/// Signal the suite's process group. `pgid` is the pid of a child we
+/// spawned as a group leader; Linux does not reuse a pid while a process
+/// group with that id still exists.
+fn signal_group(pgid: i32, sig: Signal) {
     if pgid > 0 {
-        // SAFETY: killpg has no memory-safety preconditions. pgid is the pid of
-        // a child we spawned as a group leader; Linux does not reuse a pid while
-        // a process group with that id still exists.
-        unsafe {
-            libc::killpg(pgid, sig);
-        }
+        let _ = platform::kill_group(pgid, sig);
     }
 }
 
@@ -218,7 +217,7 @@ pub async fn run(inv: Invocation<'_>, mut cancel: watch::Receiver<bool>) -> RunR
     // so does anything that escaped the group but still carries the token, and
     // (when no other suite runs) any orphan reparented to unguard.
     let duration = started.elapsed();
-    let escaped = guard.finish() + reaper::reap_orphans();
+    let escaped = guard.finish().await;
     let captured = match capture {
         Some(c) => c.finish().await,
         None => Default::default(),
@@ -253,19 +252,30 @@ struct RunGuard {
 }
 
 impl RunGuard {
-    /// SIGKILL the group, forget it, kill escaped processes; returns how many escaped.
-    fn finish(mut self) -> usize {
+    /// SIGKILL the group, forget it, kill escaped processes, then kill and
+    /// reap orphans (when no other suite runs); returns how many processes
+    /// escaped. On a blocking thread: the sweep and the reaping sleep.
+    async fn finish(mut self) -> usize {
         self.armed = false;
-        signal_group(self.pgid, libc::SIGKILL);
-        reaper::unregister(self.pgid);
-        reaper::sweep_token(&self.token)
+        let (pgid, token) = (self.pgid, std::mem::take(&mut self.token));
+        let cleanup = move || {
+            signal_group(pgid, Signal::Kill);
+            reaper::unregister(pgid);
+            reaper::sweep_token(&token) + reaper::reap_orphans()
+        };
+        match tokio::task::spawn_blocking(cleanup).await {
+            Ok(n) => n,
+            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+            Err(_) => 0,
+        }
     }
 }
 
 impl Drop for RunGuard {
+    /// A panic is unwinding past the run: clean up right here (blocking).
     fn drop(&mut self) {
         if self.armed {
-            signal_group(self.pgid, libc::SIGKILL);
+            signal_group(self.pgid, Signal::Kill);
             reaper::unregister(self.pgid);
             reaper::sweep_token(&self.token);
         }
@@ -299,24 +309,18 @@ async fn wait_cancel(cancel: &mut watch::Receiver<bool>) {
 /// period to run its handlers and exit, then SIGKILL what is left and reap
 /// the leader.
 async fn terminate(child: &mut tokio::process::Child, pgid: i32) {
-    signal_group(pgid, libc::SIGTERM);
+    signal_group(pgid, Signal::Term);
     let grace = kill_grace();
     let deadline = Instant::now() + grace;
     let _ = tokio::time::timeout(grace, child.wait()).await;
-    while Instant::now() < deadline && group_alive(pgid) {
+    while Instant::now() < deadline && platform::group_alive(pgid) {
         // Members whose parent died were reparented to unguard: reap the
         // dead ones, or they would keep the group "alive" as zombies.
-        reaper::reap_orphans();
+        reaper::reap_orphans_async().await;
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    signal_group(pgid, libc::SIGKILL);
+    signal_group(pgid, Signal::Kill);
     let _ = child.wait().await;
-}
-
-/// Whether any process (zombies included) is left in the group.
-fn group_alive(pgid: i32) -> bool {
-    // SAFETY: killpg with signal 0 only checks for existence; no pointers.
-    pgid > 0 && unsafe { libc::killpg(pgid, 0) } == 0
 }
 
 fn status_to_exit(s: std::process::ExitStatus) -> Exit {

@@ -16,6 +16,8 @@ use std::sync::Mutex;
 use anyhow::{anyhow, bail, Context, Result};
 use tempfile::TempDir;
 
+use crate::platform;
+
 /// Environment directories that are linked (not copied) when present and ignored.
 pub const DEFAULT_LINKS: &[&str] = &[
     ".venv",
@@ -562,7 +564,7 @@ pub fn copy_tree(manifest: &Manifest, tree: &Path) -> Result<()> {
             return;
         }
         for (i, rel) in entries.iter().enumerate().skip(start).take(COPY_CHUNK) {
-            if let Err(e) = copy_entry(&manifest.root, tree, rel, &reflink, &clone_file) {
+            if let Err(e) = copy_entry(&manifest.root, tree, rel, &reflink, &platform::reflink) {
                 let mut f = failure.lock().unwrap_or_else(|e| e.into_inner());
                 if f.as_ref().is_none_or(|(j, _)| i < *j) {
                     *f = Some((i, e));
@@ -602,58 +604,7 @@ pub fn copy_tree(manifest: &Manifest, tree: &Path) -> Result<()> {
 /// slower after any large delete (see bench/RESULTS.md). Only an allocation
 /// hint: ignored where unsupported.
 fn spread_subdirectories(dir: &Path) {
-    #[cfg(target_os = "linux")]
-    {
-        use std::os::fd::AsRawFd;
-        const FS_TOPDIR_FL: libc::c_int = 0x0002_0000;
-        let Ok(f) = std::fs::File::open(dir) else {
-            return;
-        };
-        let mut flags: libc::c_int = 0;
-        // SAFETY: FS_IOC_GETFLAGS/SETFLAGS read and write one int through the
-        // pointer, which points to a live local; the fd is open for the call.
-        unsafe {
-            if libc::ioctl(f.as_raw_fd(), libc::FS_IOC_GETFLAGS, &mut flags) == 0
-                && flags & FS_TOPDIR_FL == 0
-            {
-                flags |= FS_TOPDIR_FL;
-                libc::ioctl(f.as_raw_fd(), libc::FS_IOC_SETFLAGS, &flags);
-            }
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = dir;
-}
-
-/// Share `from`'s extents with the empty `to` (`ioctl(FICLONE)`).
-fn clone_file(from: &std::fs::File, to: &std::fs::File) -> std::io::Result<()> {
-    #[cfg(target_os = "linux")]
-    {
-        use std::os::fd::AsRawFd;
-        // SAFETY: FICLONE takes the source fd as its argument; both fds are
-        // open for the duration of the call.
-        let r = unsafe { libc::ioctl(to.as_raw_fd(), libc::FICLONE, from.as_raw_fd()) };
-        if r == 0 {
-            Ok(())
-        } else {
-            Err(std::io::Error::last_os_error())
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    {
-        let _ = (from, to);
-        Err(std::io::Error::from(std::io::ErrorKind::Unsupported))
-    }
-}
-
-/// Whether a failed clone means the filesystem (or this pair of
-/// filesystems) cannot clone at all, so the rest of the tree should not try.
-fn clone_unsupported(e: &std::io::Error) -> bool {
-    e.kind() == std::io::ErrorKind::Unsupported
-        || matches!(
-            e.raw_os_error(),
-            Some(libc::EOPNOTSUPP | libc::ENOTTY | libc::ENOSYS | libc::EXDEV)
-        )
+    platform::mark_top_directory(dir);
 }
 
 type CloneFn = dyn Fn(&std::fs::File, &std::fs::File) -> std::io::Result<()> + Sync;
@@ -699,7 +650,7 @@ fn copy_entry(
         match clone(&from, &to) {
             Ok(()) => cloned = true,
             Err(e) => {
-                if clone_unsupported(&e) {
+                if platform::reflink_unsupported(&e) {
                     reflink.store(false, Ordering::Relaxed);
                 }
                 // Whatever a failed clone left behind goes; offsets are untouched.
@@ -724,6 +675,7 @@ fn copy_entry(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rustix::io::Errno;
     use std::collections::BTreeMap;
     use std::os::unix::fs::{MetadataExt, PermissionsExt};
     use std::time::{Duration, SystemTime};
@@ -842,11 +794,13 @@ mod tests {
 
     /// A clone that fails after writing junk (longer than the source) at
     /// offset 0 of the destination, without moving the file offset.
-    fn failing_clone(errno: i32) -> impl Fn(&std::fs::File, &std::fs::File) -> std::io::Result<()> {
+    fn failing_clone(
+        errno: Errno,
+    ) -> impl Fn(&std::fs::File, &std::fs::File) -> std::io::Result<()> {
         move |_from, to| {
             use std::os::unix::fs::FileExt;
             to.write_all_at(&vec![b'#'; 10_000], 0)?;
-            Err(std::io::Error::from_raw_os_error(errno))
+            Err(std::io::Error::from_raw_os_error(errno.raw_os_error()))
         }
     }
 
@@ -854,16 +808,16 @@ mod tests {
     fn failed_reflink_falls_back_to_a_copy() {
         // Unsupported by the filesystem: copy, and stop trying for this tree.
         let reflink = AtomicBool::new(true);
-        copy_with(&failing_clone(libc::EOPNOTSUPP), &reflink);
+        copy_with(&failing_clone(Errno::OPNOTSUPP), &reflink);
         assert!(!reflink.load(Ordering::Relaxed));
         // Cross-device: the same.
         let reflink = AtomicBool::new(true);
-        copy_with(&failing_clone(libc::EXDEV), &reflink);
+        copy_with(&failing_clone(Errno::XDEV), &reflink);
         assert!(!reflink.load(Ordering::Relaxed));
         // Any other failure (e.g. btrfs refusing one nodatasum file): copy
         // this file, keep trying for the others.
         let reflink = AtomicBool::new(true);
-        copy_with(&failing_clone(libc::EINVAL), &reflink);
+        copy_with(&failing_clone(Errno::INVAL), &reflink);
         assert!(reflink.load(Ordering::Relaxed));
     }
 
@@ -960,18 +914,10 @@ mod tests {
     #[cfg(target_os = "linux")]
     #[test]
     fn scratch_dir_spreads_its_tree_where_the_filesystem_can() {
-        use std::os::fd::AsRawFd;
-        fn flags(p: &Path) -> Option<libc::c_int> {
-            let f = std::fs::File::open(p).ok()?;
-            let mut flags: libc::c_int = 0;
-            // SAFETY: one int through a pointer to a live local.
-            let r = unsafe { libc::ioctl(f.as_raw_fd(), libc::FS_IOC_GETFLAGS, &mut flags) };
-            (r == 0).then_some(flags)
-        }
         // Does the temp dir's filesystem keep FS_TOPDIR_FL at all (ext2/3/4)?
         let probe = tempfile::tempdir().unwrap();
         spread_subdirectories(probe.path());
-        if flags(probe.path()).is_none_or(|f| f & 0x0002_0000 == 0) {
+        if platform::is_top_directory(probe.path()) != Some(true) {
             eprintln!("skipped: the temp dir's filesystem ignores FS_TOPDIR_FL");
             return;
         }
@@ -980,7 +926,7 @@ mod tests {
         let a = Scratch::create(&m, 0).unwrap();
         let b = Scratch::create(&m, 0).unwrap();
         let base = a.tree.parent().unwrap();
-        assert_ne!(flags(base).unwrap() & 0x0002_0000, 0);
+        assert_eq!(platform::is_top_directory(base), Some(true));
         // Each tree has a name of its own (the allocator hashes it).
         assert_ne!(a.tree.file_name(), b.tree.file_name());
     }

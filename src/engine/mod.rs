@@ -206,7 +206,7 @@ async fn execute_async(
     ctx.progress.finish();
     interrupts.stop();
     // Anything reparented to unguard that no run's sweep could attribute.
-    reaper::reap_orphans();
+    reaper::reap_orphans_async().await;
     Ok(assemble(
         spec,
         &ctx,

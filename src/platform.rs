@@ -1,0 +1,432 @@
+//! Every call into the operating system beyond std, behind safe functions.
+//!
+//! Process groups, signals, `waitpid` and the output pipe are plain unix
+//! (`rustix::process`, `std::io::pipe`). What only Linux has sits in the
+//! `linux` submodule: the child subreaper, the `/proc` scans, reflink copies
+//! (`FICLONE`) and the ext4 allocation hint (`FS_TOPDIR_FL`). The `portable`
+//! submodule stands in for it elsewhere: no subreaper, empty scans, no
+//! reflink (so copies fall back to a plain copy), no hint. A port touches
+//! this module only; nothing here needs `unsafe`.
+
+use std::io;
+use std::os::fd::OwnedFd;
+
+use rustix::process::Pid;
+
+#[cfg(target_os = "linux")]
+pub use linux::*;
+#[cfg(not(target_os = "linux"))]
+pub use portable::*;
+
+/// The signals unguard sends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Signal {
+    Term,
+    Kill,
+}
+
+impl Signal {
+    fn os(self) -> rustix::process::Signal {
+        match self {
+            Signal::Term => rustix::process::Signal::TERM,
+            Signal::Kill => rustix::process::Signal::KILL,
+        }
+    }
+}
+
+/// A process id as the OS wants it: ids ≤ 0 mean "every process" (or the
+/// caller's group) to `kill`, so they are refused here.
+fn pid(raw: i32) -> io::Result<Pid> {
+    Pid::from_raw(raw.max(0)).ok_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("not a process id: {raw}"),
+        )
+    })
+}
+
+/// `killpg(pgid, sig)`: signal every process in the group.
+pub fn kill_group(pgid: i32, sig: Signal) -> io::Result<()> {
+    Ok(rustix::process::kill_process_group(pid(pgid)?, sig.os())?)
+}
+
+/// Whether any process (zombies included) is left in the group
+/// (`killpg(pgid, 0)`).
+pub fn group_alive(pgid: i32) -> bool {
+    pid(pgid).is_ok_and(|p| rustix::process::test_kill_process_group(p).is_ok())
+}
+
+/// `kill(pid, sig)`: signal one process.
+pub fn kill(id: i32, sig: Signal) -> io::Result<()> {
+    Ok(rustix::process::kill_process(pid(id)?, sig.os())?)
+}
+
+/// `waitpid(pid, WNOHANG)`: reap the child `pid` if it has exited. `Ok(false)`
+/// while it runs; an error if it is not (or no longer) a child of ours.
+/// Never blocks.
+pub fn try_reap(id: i32) -> io::Result<bool> {
+    let waited = rustix::process::waitpid(Some(pid(id)?), rustix::process::WaitOptions::NOHANG)?;
+    Ok(waited.is_some())
+}
+
+/// A pipe as `(read, write)`, both ends close-on-exec (a child gets its
+/// copies through `Stdio`, which dup2s them; no other child inherits them).
+pub fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
+    let (read, write) = std::io::pipe()?;
+    Ok((read.into(), write.into()))
+}
+
+/// A child process of unguard, as seen by [`children_of_self`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChildProc {
+    pub pid: i32,
+    /// Exited, waiting to be reaped.
+    pub zombie: bool,
+}
+
+/// Whether a failed [`reflink`] means the filesystem (or this pair of
+/// filesystems) cannot clone at all, so the rest of a tree should not try.
+pub fn reflink_unsupported(e: &io::Error) -> bool {
+    use rustix::io::Errno;
+    e.kind() == io::ErrorKind::Unsupported
+        || [Errno::OPNOTSUPP, Errno::NOTTY, Errno::NOSYS, Errno::XDEV]
+            .iter()
+            .any(|n| e.raw_os_error() == Some(n.raw_os_error()))
+}
+
+#[cfg(target_os = "linux")]
+mod linux {
+    use std::fs::File;
+    use std::io;
+    use std::path::Path;
+
+    use super::ChildProc;
+
+    /// Become a child subreaper (`PR_SET_CHILD_SUBREAPER`, Linux ≥ 3.4): an
+    /// orphaned descendant is reparented to unguard instead of init.
+    pub fn become_subreaper() -> bool {
+        // rustix takes the flag as an `Option<Pid>`: any `Some` sets it;
+        // `Pid::INIT` passes 1, as `prctl(PR_SET_CHILD_SUBREAPER, 1)` does.
+        rustix::process::set_child_subreaper(Some(rustix::process::Pid::INIT)).is_ok()
+    }
+
+    /// `(state, ppid)` from `/proc/<pid>/stat`.
+    fn stat(pid: i32) -> Option<(char, i32)> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        // `pid (comm) state ppid …`; comm may contain spaces and parens.
+        let rest = stat.get(stat.rfind(')')? + 2..)?;
+        let mut f = rest.split_whitespace();
+        let state = f.next()?.chars().next()?;
+        let ppid = f.next()?.parse().ok()?;
+        Some((state, ppid))
+    }
+
+    fn pids() -> impl Iterator<Item = i32> {
+        std::fs::read_dir("/proc")
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+    }
+
+    fn me() -> i32 {
+        std::process::id() as i32
+    }
+
+    /// Every process whose parent is unguard.
+    pub fn children_of_self() -> Vec<ChildProc> {
+        pids().filter_map(child).collect()
+    }
+
+    /// `pid`, if it is (still) a child of unguard: one read of its
+    /// `/proc/<pid>/stat`.
+    pub fn child(pid: i32) -> Option<ChildProc> {
+        let (state, ppid) = stat(pid)?;
+        (ppid == me()).then_some(ChildProc {
+            pid,
+            zombie: state == 'Z',
+        })
+    }
+
+    /// Pids of the live processes other than unguard whose environment holds
+    /// `entry` (`NAME=value`), from `/proc/<pid>/environ`.
+    pub fn pids_with_env(entry: &[u8]) -> Vec<i32> {
+        let me = me();
+        pids()
+            .filter(|pid| *pid != me)
+            .filter(|pid| {
+                std::fs::read(format!("/proc/{pid}/environ"))
+                    .map(|env| env.split(|b| *b == 0).any(|kv| kv == entry))
+                    .unwrap_or(false)
+            })
+            .collect()
+    }
+
+    /// Share `from`'s extents with the empty `to` (`ioctl(FICLONE)`).
+    pub fn reflink(from: &File, to: &File) -> io::Result<()> {
+        Ok(rustix::fs::ioctl_ficlone(to, from)?)
+    }
+
+    /// Mark `dir` as the top of a directory hierarchy (`chattr +T`,
+    /// `FS_TOPDIR_FL`), which ext2/3/4 read as a hint to spread its
+    /// subdirectories over the disk. Best effort: ignored where unsupported.
+    pub fn mark_top_directory(dir: &Path) {
+        use rustix::fs::{ioctl_getflags, ioctl_setflags, IFlags};
+        let Ok(f) = File::open(dir) else {
+            return;
+        };
+        if let Ok(flags) = ioctl_getflags(&f) {
+            if !flags.contains(IFlags::TOPDIR) {
+                let _ = ioctl_setflags(&f, flags | IFlags::TOPDIR);
+            }
+        }
+    }
+
+    /// Whether `dir` carries `FS_TOPDIR_FL`; `None` where the filesystem
+    /// has no such flags.
+    pub fn is_top_directory(dir: &Path) -> Option<bool> {
+        let f = File::open(dir).ok()?;
+        let flags = rustix::fs::ioctl_getflags(&f).ok()?;
+        Some(flags.contains(rustix::fs::IFlags::TOPDIR))
+    }
+}
+
+/// Stand-ins for what only Linux has (see the module docs).
+#[cfg(not(target_os = "linux"))]
+mod portable {
+    use std::fs::File;
+    use std::io;
+    use std::path::Path;
+
+    use super::ChildProc;
+
+    /// No child subreaper here.
+    pub fn become_subreaper() -> bool {
+        false
+    }
+
+    /// No `/proc` to scan: no orphan is ever found.
+    pub fn children_of_self() -> Vec<ChildProc> {
+        Vec::new()
+    }
+
+    pub fn child(_pid: i32) -> Option<ChildProc> {
+        None
+    }
+
+    /// No `/proc` to scan: the token sweep finds nothing.
+    pub fn pids_with_env(_entry: &[u8]) -> Vec<i32> {
+        Vec::new()
+    }
+
+    /// No reflink: the caller falls back to a plain copy.
+    pub fn reflink(_from: &File, _to: &File) -> io::Result<()> {
+        Err(io::Error::from(io::ErrorKind::Unsupported))
+    }
+
+    pub fn mark_top_directory(_dir: &Path) {}
+
+    pub fn is_top_directory(_dir: &Path) -> Option<bool> {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Read, Write};
+    use std::os::unix::process::{CommandExt, ExitStatusExt};
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+
+    fn sleeper() -> std::process::Child {
+        Command::new("sleep")
+            .arg("30")
+            .stdin(Stdio::null())
+            .process_group(0)
+            .spawn()
+            .unwrap()
+    }
+
+    /// Polls `f` until true; generous, since the machine may be busy.
+    fn eventually(mut f: impl FnMut() -> bool) -> bool {
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_secs(20) {
+            if f() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        false
+    }
+
+    #[test]
+    fn pipe_carries_bytes_and_both_ends_close_on_exec() {
+        let (read, write) = pipe().unwrap();
+        for fd in [&read, &write] {
+            let flags = rustix::io::fcntl_getfd(fd).unwrap();
+            assert!(flags.contains(rustix::io::FdFlags::CLOEXEC));
+        }
+        let mut w = std::fs::File::from(write);
+        w.write_all(b"through the pipe\n").unwrap();
+        drop(w);
+        let mut got = String::new();
+        std::fs::File::from(read).read_to_string(&mut got).unwrap();
+        assert_eq!(got, "through the pipe\n");
+    }
+
+    #[test]
+    fn kill_group_signals_the_group_and_group_alive_sees_it_go() {
+        let mut child = sleeper();
+        let pgid = child.id() as i32;
+        assert!(group_alive(pgid));
+        kill_group(pgid, Signal::Term).unwrap();
+        let status = child.wait().unwrap();
+        assert_eq!(status.signal(), Some(15));
+        assert!(!group_alive(pgid), "reaped: the group is gone");
+        assert!(kill_group(pgid, Signal::Kill).is_err());
+    }
+
+    #[test]
+    fn ids_below_one_are_refused_not_broadcast() {
+        for id in [0, -1] {
+            assert!(!group_alive(id));
+            let e = kill_group(id, Signal::Kill).unwrap_err();
+            assert_eq!(e.kind(), io::ErrorKind::InvalidInput);
+            let e = kill(id, Signal::Kill).unwrap_err();
+            assert_eq!(e.kind(), io::ErrorKind::InvalidInput);
+        }
+    }
+
+    #[test]
+    fn kill_and_try_reap_one_child() {
+        let child = sleeper();
+        let pid = child.id() as i32;
+        assert!(!try_reap(pid).unwrap(), "running: nothing to reap");
+        kill(pid, Signal::Kill).unwrap();
+        assert!(eventually(|| try_reap(pid).unwrap()));
+        // Reaped: no longer a child of ours.
+        assert!(try_reap(pid).is_err());
+        // `child` is not waited on again (that would reap a reaped pid).
+        drop(child);
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn children_are_listed_with_their_zombie_state() {
+        let child = sleeper();
+        let pid = child.id() as i32;
+        let me = ChildProc { pid, zombie: false };
+        assert!(children_of_self().contains(&me));
+        assert_eq!(self::child(pid), Some(me));
+        kill(pid, Signal::Kill).unwrap();
+        assert!(eventually(|| self::child(pid).is_some_and(|c| c.zombie)));
+        assert!(children_of_self().contains(&ChildProc { pid, zombie: true }));
+        assert!(try_reap(pid).unwrap());
+        assert_eq!(self::child(pid), None);
+        assert!(children_of_self().iter().all(|c| c.pid != pid));
+        // Not ours: unguard's parent, and a pid that cannot exist.
+        assert_eq!(
+            self::child(std::os::unix::process::parent_id() as i32),
+            None
+        );
+        assert_eq!(self::child(i32::MAX), None);
+        drop(child);
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn processes_are_found_by_an_environment_entry() {
+        let entry = format!("UNGUARD_PLATFORM_TEST={}", std::process::id());
+        let mut child = Command::new("sleep")
+            .arg("30")
+            .env("UNGUARD_PLATFORM_TEST", std::process::id().to_string())
+            .spawn()
+            .unwrap();
+        let pid = child.id() as i32;
+        assert!(eventually(|| pids_with_env(entry.as_bytes()) == vec![pid]));
+        // Only whole entries match, and never unguard itself.
+        assert!(pids_with_env(&entry.as_bytes()[..entry.len() - 1]).is_empty());
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert!(pids_with_env(entry.as_bytes()).is_empty());
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_subreaper_adopts_orphaned_grandchildren() {
+        assert!(become_subreaper());
+        // The shell starts a grandchild and exits: the grandchild is ours now.
+        let out = Command::new("sh")
+            .args(["-c", "sleep 30 >/dev/null 2>&1 & echo $!"])
+            .output()
+            .unwrap();
+        let orphan: i32 = String::from_utf8(out.stdout)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        assert!(eventually(|| self::child(orphan).is_some()));
+        kill(orphan, Signal::Kill).unwrap();
+        assert!(eventually(|| try_reap(orphan).unwrap()));
+    }
+
+    #[test]
+    fn reflink_copies_or_says_why_not() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("from"), "shared bytes\n").unwrap();
+        let from = std::fs::File::open(dir.path().join("from")).unwrap();
+        let to = std::fs::File::create(dir.path().join("to")).unwrap();
+        match reflink(&from, &to) {
+            Ok(()) => assert_eq!(
+                std::fs::read_to_string(dir.path().join("to")).unwrap(),
+                "shared bytes\n"
+            ),
+            // Filesystems without extents to share (tmpfs, ext4) say so;
+            // btrfs may refuse one file with EINVAL.
+            Err(e) => assert!(
+                reflink_unsupported(&e)
+                    || e.raw_os_error() == Some(rustix::io::Errno::INVAL.raw_os_error()),
+                "{e}"
+            ),
+        }
+        // A read-only destination is refused, whatever the filesystem.
+        let ro = std::fs::File::open(dir.path().join("to")).unwrap();
+        assert!(reflink(&from, &ro).is_err());
+    }
+
+    #[test]
+    fn reflink_failures_that_mean_never_again() {
+        use rustix::io::Errno;
+        let os = |n: Errno| io::Error::from_raw_os_error(n.raw_os_error());
+        for n in [Errno::OPNOTSUPP, Errno::NOTTY, Errno::NOSYS, Errno::XDEV] {
+            assert!(reflink_unsupported(&os(n)), "{n:?}");
+        }
+        assert!(reflink_unsupported(&io::Error::from(
+            io::ErrorKind::Unsupported
+        )));
+        for n in [Errno::INVAL, Errno::NOSPC, Errno::PERM] {
+            assert!(!reflink_unsupported(&os(n)), "{n:?}");
+        }
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn top_directory_flag_is_set_on_ext4() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(is_top_directory(&dir.path().join("missing")), None);
+        let fs = rustix::fs::statfs(dir.path()).unwrap();
+        // EXT2/3/4_SUPER_MAGIC, in whatever integer type `f_type` has here.
+        if fs.f_type != 0xEF53 {
+            // Elsewhere only a hint the filesystem may ignore: never an error.
+            mark_top_directory(dir.path());
+            eprintln!("skipped: the temp dir is not on ext2/3/4");
+            return;
+        }
+        assert_eq!(is_top_directory(dir.path()), Some(false));
+        mark_top_directory(dir.path());
+        assert_eq!(is_top_directory(dir.path()), Some(true));
+        mark_top_directory(dir.path());
+        assert_eq!(is_top_directory(dir.path()), Some(true));
+    }
+}
