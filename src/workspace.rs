@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-use anyhow::{anyhow, bail, Context, Result};
+use crate::error::{Context, Error, Result};
 use tempfile::TempDir;
 
 use crate::platform;
@@ -168,8 +168,9 @@ pub fn manifest(root: &Path, exclude: &[PathBuf], extra_links: &[String]) -> Res
 fn git_files(repo: &git2::Repository, root: &Path) -> Result<Vec<Rel>> {
     let workdir = repo
         .workdir()
-        .ok_or_else(|| anyhow!("bare repository"))?
-        .canonicalize()?;
+        .ok_or_else(|| Error::Internal("bare repository".into()))?
+        .canonicalize()
+        .context("resolving the git work tree")?;
     // git stores paths as bytes with `/`: so is the prefix compared with them.
     let prefix = root
         .strip_prefix(&workdir)
@@ -246,11 +247,13 @@ fn walk_files(root: &Path) -> Result<Vec<Rel>> {
         let dir = root.join(&rel);
         let rd = std::fs::read_dir(&dir).with_context(|| format!("reading {}", dir.display()))?;
         for e in rd {
-            let e = e?;
+            let e = e.with_context(|| format!("reading {}", dir.display()))?;
             let name = e.file_name();
             let name_s = name.to_string_lossy();
             let child = rel.join(&name);
-            let ft = e.file_type()?;
+            let ft = e
+                .file_type()
+                .with_context(|| format!("reading {}", e.path().display()))?;
             // Top-level environment dirs (or symlinks to them) are linked into
             // the copy, never copied.
             if rel.as_os_str().is_empty()
@@ -341,7 +344,10 @@ impl Scratch {
             .tempdir()
             .context("creating a scratch directory")?;
         let live = LiveScratch::new(dir.path());
-        let base = dir.path().canonicalize()?;
+        let base = dir
+            .path()
+            .canonicalize()
+            .context("resolving the scratch directory")?;
         // The tree gets a name of its own (the temp dir's random suffix), so
         // that on ext4 each copy lands in a block group of its own.
         spread_subdirectories(&base);
@@ -359,7 +365,7 @@ impl Scratch {
         let pycache = base.join("pycache");
         let junit_dir = base.join("junit");
         for d in [&tree, &pycache, &junit_dir] {
-            std::fs::create_dir_all(d)?;
+            std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
         }
         copy_tree(manifest, &tree)?;
         for name in &manifest.links {
@@ -388,9 +394,12 @@ impl Scratch {
             // A read-only file in the copy (the user's mode bits): make the
             // copy writable, never the original.
             use std::os::unix::fs::PermissionsExt;
-            let mut perms = std::fs::metadata(&path)?.permissions();
+            let mut perms = std::fs::metadata(&path)
+                .with_context(|| format!("reading {}", path.display()))?
+                .permissions();
             perms.set_mode(perms.mode() | 0o200);
-            std::fs::set_permissions(&path, perms)?;
+            std::fs::set_permissions(&path, perms)
+                .with_context(|| format!("making {} writable", path.display()))?;
             std::fs::write(&path, bytes).with_context(|| format!("writing {}", path.display()))?;
         }
         self.written.insert(rel.to_string());
@@ -584,7 +593,7 @@ pub fn copy_tree(manifest: &Manifest, tree: &Path) -> Result<()> {
         work();
     });
     if INTERRUPTED.load(Ordering::SeqCst) {
-        bail!("interrupted while copying the tree");
+        return Err(Error::Internal("interrupted while copying the tree".into()));
     }
     if let Some((i, e)) = failure.into_inner().unwrap_or_else(|e| e.into_inner()) {
         return Err(e)

@@ -52,7 +52,7 @@ impl<'a> Applied<'a> {
 
     fn restore(mut self) -> Result<()> {
         self.restored = true;
-        Ok(self.scratch.write(self.file, self.original)?)
+        self.scratch.write(self.file, self.original)
     }
 }
 

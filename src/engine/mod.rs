@@ -241,7 +241,7 @@ async fn copies_and_baselines(
         match made {
             Ok(s) => Some(s),
             Err(_) if Interrupts::interrupted() => return Err(Error::Interrupted),
-            Err(e) => return Err(e.into()),
+            Err(e) => return Err(e),
         }
     };
     let mut copies: Vec<Copy> = (1..workers).map(|w| Copy::start(manifest, w)).collect();

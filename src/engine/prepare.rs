@@ -19,7 +19,6 @@ pub(super) fn out_dir_and_manifest(
     outdir::prepare(out)?;
     let out = out.canonicalize().unwrap_or_else(|_| out.to_path_buf());
     let manifest = workspace::manifest(&spec.root, std::slice::from_ref(&out), &spec.link)
-        .map_err(Error::from)
         .with_context(|| format!("listing the files of {}", spec.root.display()))?;
     Ok((out, manifest))
 }

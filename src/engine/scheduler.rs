@@ -137,9 +137,7 @@ impl Copy {
     /// Start making worker `w`'s copy in the background.
     pub fn start(manifest: &Arc<Manifest>, w: usize) -> Copy {
         let m = manifest.clone();
-        Copy::Making(tokio::task::spawn_blocking(move || {
-            Ok(Scratch::create(&m, w)?)
-        }))
+        Copy::Making(tokio::task::spawn_blocking(move || Scratch::create(&m, w)))
     }
 
     async fn ready(self) -> Result<Scratch> {
