@@ -10,6 +10,7 @@ use crate::cli::{
 };
 use crate::diag::{Diagnostic, Diagnostics, SourceLines};
 use crate::engine::{self, Abort, EngineOptions};
+use crate::error::{Context as _, Error};
 use crate::gate::{EXIT_BASELINE, EXIT_INTERRUPTED, EXIT_OK, EXIT_SPEC, EXIT_USAGE};
 use crate::plan::{self, Entry, Filters, Plan};
 use crate::report::markdown::Template;
@@ -400,7 +401,7 @@ fn publish(
         exit = exit.max(EXIT_USAGE);
     };
     if let Err(e) = report::write_outcomes(out, results) {
-        fail(format!("{e:#}"));
+        fail(format!("{e}"));
     }
     match report::render(results, Format::Md, template) {
         Ok(md) => {
@@ -422,22 +423,22 @@ fn publish(
                 }
             }
         }
-        Err(e) => fail(format!("rendering the Markdown report: {e:#}")),
+        Err(e) => fail(format!("rendering the Markdown report: {e}")),
     }
     // Rendered straight into the file: 10,000 mutants make ~20 MB of HTML.
     let html = out.join("report.html");
     let written = std::fs::File::create(&html)
-        .map_err(anyhow::Error::from)
+        .context("creating report.html")
         .and_then(|f| {
             let mut w = std::io::BufWriter::new(f);
             report::render_to(results, Format::Html, None, &mut w)?;
-            Ok(w.flush()?)
+            w.flush().context("writing report.html")
         });
     if let Err(e) = written {
         let _ = std::fs::remove_file(&html);
-        match e.downcast_ref::<std::io::Error>() {
-            Some(io) => fail(format!("writing {}: {io}", html.display())),
-            None => fail(format!("rendering the HTML report: {e:#}")),
+        match e {
+            Error::Io { source, .. } => fail(format!("writing {}: {source}", html.display())),
+            e => fail(format!("rendering the HTML report: {e}")),
         }
     }
     if results.interrupted {
@@ -497,7 +498,7 @@ pub fn report(args: &ReportArgs) -> i32 {
     let results = match report::read_outcomes(&args.dir) {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {e}");
             return EXIT_USAGE;
         }
     };
@@ -506,21 +507,23 @@ pub fn report(args: &ReportArgs) -> i32 {
         // Written as they are made (10,000 mutants make ~20 MB of each).
         Format::Json | Format::Html => {
             let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-            report::render_to(&results, args.format, None, &mut out).and_then(|()| Ok(out.flush()?))
+            report::render_to(&results, args.format, None, &mut out)
+                .and_then(|()| out.flush().context("writing to stdout"))
         }
         // The others in full first: a failed render writes nothing.
         _ => report::render(&results, args.format, template.as_ref()).and_then(|text| {
             let mut out = std::io::stdout().lock();
-            out.write_all(text.as_bytes())?;
-            Ok(out.flush()?)
+            out.write_all(text.as_bytes())
+                .and_then(|()| out.flush())
+                .context("writing to stdout")
         }),
     };
     match rendered {
         Ok(()) => EXIT_OK,
         // stdout closed (e.g. `| head`): nothing to say.
-        Err(e) if e.downcast_ref::<std::io::Error>().is_some() => EXIT_USAGE,
+        Err(Error::Io { .. }) => EXIT_USAGE,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {e}");
             EXIT_USAGE
         }
     }
