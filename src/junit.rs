@@ -53,7 +53,11 @@ fn attr(e: &quick_xml::events::BytesStart<'_>, key: &[u8]) -> String {
     e.attributes()
         .flatten()
         .find(|a| a.key.as_ref() == key)
-        .and_then(|a| a.normalized_value(quick_xml::XmlVersion::Implicit1_0).ok().map(|v| v.into_owned()))
+        .and_then(|a| {
+            a.normalized_value(quick_xml::XmlVersion::Implicit1_0)
+                .ok()
+                .map(|v| v.into_owned())
+        })
         .unwrap_or_default()
 }
 
