@@ -2,8 +2,10 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::builder::PossibleValue;
+use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::report::Format;
 use crate::results::TimeoutPolicy;
 
 #[derive(Debug, Parser)]
@@ -95,23 +97,6 @@ pub struct CatalogArgs {
     /// Print the README section (Markdown) instead of the plain list.
     #[arg(long)]
     pub markdown: bool,
-}
-
-/// Report formats of `unguard report`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    /// The PR comment (Markdown, from templates/pr-comment.md or --template).
-    Md,
-    /// outcomes.json itself (`"schema": "unguard/1"`).
-    Json,
-    /// Self-contained HTML page: summary, filterable table, diffs.
-    Html,
-    /// JUnit XML: one testcase per mutant, survived/wrong-reason as failures.
-    Junit,
-    /// SARIF 2.1.0: one result per undetected mutant (survived, wrong-reason), at the mutated region.
-    Sarif,
-    /// Stryker mutation-testing-report-schema JSON (HTML viewer, dashboard).
-    Stryker,
 }
 
 #[derive(Debug, Args, Clone)]
@@ -276,4 +261,94 @@ fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
         return Err("timeout must be greater than zero".into());
     }
     Ok(d)
+}
+
+// The value enums of the flags, by hand: the report and results modules know
+// nothing of the command line. Each help text is its variant's doc comment
+// without the final period (what `#[derive(ValueEnum)]` made of it).
+
+impl ValueEnum for Format {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[
+            Format::Md,
+            Format::Json,
+            Format::Html,
+            Format::Junit,
+            Format::Sarif,
+            Format::Stryker,
+        ]
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        let (name, help) = match self {
+            Format::Md => (
+                "md",
+                "The PR comment (Markdown, from templates/pr-comment.md or --template)",
+            ),
+            Format::Json => ("json", "outcomes.json itself (`\"schema\": \"unguard/1\"`)"),
+            Format::Html => (
+                "html",
+                "Self-contained HTML page: summary, filterable table, diffs",
+            ),
+            Format::Junit => (
+                "junit",
+                "JUnit XML: one testcase per mutant, survived/wrong-reason as failures",
+            ),
+            Format::Sarif => (
+                "sarif",
+                "SARIF 2.1.0: one result per undetected mutant (survived, wrong-reason), \
+                 at the mutated region",
+            ),
+            Format::Stryker => (
+                "stryker",
+                "Stryker mutation-testing-report-schema JSON (HTML viewer, dashboard)",
+            ),
+        };
+        Some(PossibleValue::new(name).help(help))
+    }
+}
+
+impl ValueEnum for TimeoutPolicy {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[
+            TimeoutPolicy::Killed,
+            TimeoutPolicy::Survived,
+            TimeoutPolicy::Error,
+        ]
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        let (name, help) = match self {
+            TimeoutPolicy::Killed => (
+                "killed",
+                "Detected (counts toward the score); listed separately; exit unaffected",
+            ),
+            TimeoutPolicy::Survived => ("survived", "Not detected: fails the gate (exit 2)"),
+            TimeoutPolicy::Error => ("error", "Any timeout makes the run exit 3"),
+        };
+        Some(PossibleValue::new(name).help(help))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timeout_policy_values_are_its_names_in_outcomes_json() {
+        for p in TimeoutPolicy::value_variants() {
+            let name = p.to_possible_value().unwrap().get_name().to_string();
+            assert_eq!(serde_json::to_value(p).unwrap(), name.as_str());
+            assert_eq!(TimeoutPolicy::from_str(&name, false), Ok(*p));
+        }
+    }
+
+    #[test]
+    fn every_format_parses_back_from_its_value() {
+        for f in Format::value_variants() {
+            let name = f.to_possible_value().unwrap().get_name().to_string();
+            assert_eq!(Format::from_str(&name, false), Ok(*f));
+        }
+        assert_eq!(Format::value_variants().len(), 6);
+    }
 }

@@ -187,26 +187,27 @@ fn read_template(path: Option<&Path>) -> Result<Option<Template>> {
 
 pub fn report(args: &ReportArgs) -> Result<ExitCode> {
     let template = read_template(args.template.as_deref())?;
-    let results =
-        Arc::new(report::read_outcomes(&args.dir).map_err(|e| Error::Usage(format!("{e:#}")))?);
+    let results = Arc::new(report::read_outcomes(&args.dir)?);
     let rendered = match args.format {
         // Written as they are made (10,000 mutants make ~20 MB of each).
         Format::Json | Format::Html => {
             let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-            report::render_to(&results, args.format, None, &mut out).and_then(|()| Ok(out.flush()?))
+            report::render_to(&results, args.format, None, &mut out)
+                .and_then(|()| out.flush().context("writing to stdout"))
         }
         // The others in full first: a failed render writes nothing.
         _ => report::render(&results, args.format, template.as_ref()).and_then(|text| {
             let mut out = std::io::stdout().lock();
-            out.write_all(text.as_bytes())?;
-            Ok(out.flush()?)
+            out.write_all(text.as_bytes())
+                .and_then(|()| out.flush())
+                .context("writing to stdout")
         }),
     };
     match rendered {
         Ok(()) => Ok(ExitCode::Ok),
         // stdout closed (e.g. `| head`): nothing to say.
-        Err(e) if e.downcast_ref::<std::io::Error>().is_some() => Err(Error::StdoutClosed),
-        Err(e) => Err(Error::Internal(format!("{e:#}"))),
+        Err(Error::Io { .. }) => Err(Error::StdoutClosed),
+        Err(e) => Err(e),
     }
 }
 

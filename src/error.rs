@@ -107,8 +107,11 @@ pub enum Error {
     /// Writing to stdout failed (e.g. `| head` closed it): nothing to say (exit 1).
     #[error("stdout closed")]
     StdoutClosed,
-    /// A report template failed to render (exit 1).
-    #[error("{context}: {source}")]
+    /// A report template failed to parse or render (exit 1): `context` names
+    /// the template. Printed as `{context}, line N: {kind}: {detail}`, the
+    /// template line with a caret under the failing expression, and the
+    /// causes (e.g. a filter's error), one `caused by:` line each.
+    #[error("{}", describe_template_error(.context, .source))]
     Template {
         context: String,
         #[source]
@@ -240,8 +243,53 @@ impl<T> Context<T> for Result<T> {
     }
 }
 
+/// The printed form of [`Error::Template`]: `what, line N: kind: detail`,
+/// the template line and a caret under the failing expression (from the
+/// template source minijinja keeps in debug mode), and any cause.
+fn describe_template_error(what: &str, e: &minijinja::Error) -> String {
+    let mut msg = match e.line() {
+        Some(line) => format!("{what}, line {line}: {}", e.kind()),
+        None => format!("{what}: {}", e.kind()),
+    };
+    if let Some(detail) = e.detail() {
+        msg.push_str(": ");
+        msg.push_str(detail);
+    }
+    if let (Some(line), Some(src)) = (e.line(), e.template_source()) {
+        if let Some(text) = src.split('\n').nth(line - 1) {
+            let text = text.trim_end_matches('\r');
+            msg.push_str(&format!("\n{line:>5} | {text}"));
+            if let Some(caret) = caret(e, src, line, text) {
+                msg.push_str(&format!("\n      | {caret}"));
+            }
+        }
+    }
+    let mut cause = std::error::Error::source(e);
+    while let Some(c) = cause {
+        msg.push_str(&format!("\ncaused by: {c}"));
+        cause = c.source();
+    }
+    msg
+}
+
+/// `^^^` under the template error's span, when the span lies on `line`.
+fn caret(e: &minijinja::Error, src: &str, line: usize, text: &str) -> Option<String> {
+    let range = e.range()?;
+    let line_start: usize = src.split('\n').take(line - 1).map(|l| l.len() + 1).sum();
+    let start = range.start.checked_sub(line_start)?;
+    let end = range.end.checked_sub(line_start)?.min(text.len());
+    let before = text.get(..start)?;
+    let under = text.get(start..end.max(start))?;
+    Some(format!(
+        "{}{}",
+        " ".repeat(before.chars().count()),
+        "^".repeat(under.chars().count().max(1))
+    ))
+}
+
 impl Error {
-    fn prefixed(self, prefix: String) -> Error {
+    /// This error with `prefix: ` before its message (where it has one).
+    pub fn prefixed(self, prefix: String) -> Error {
         match self {
             Error::Usage(m) => Error::Usage(format!("{prefix}: {m}")),
             Error::Internal(m) => Error::Internal(format!("{prefix}: {m}")),
@@ -305,6 +353,38 @@ mod tests {
         assert_eq!(
             nested.context("merging").unwrap_err().to_string(),
             "merging: writing x: disk full"
+        );
+    }
+
+    #[test]
+    fn template_errors_show_the_line_a_caret_and_the_causes() {
+        let mut env = minijinja::Environment::new();
+        env.set_debug(true);
+        let parsed = env
+            .template_from_named_str("t", "ok\n{% if %}x{% endif %}\n")
+            .map(drop)
+            .context("my.md");
+        assert_eq!(
+            parsed.unwrap_err().message(),
+            "error: my.md, line 2: syntax error: unexpected end of block\n    \
+             2 | {% if %}x{% endif %}\n      |       ^^\n"
+        );
+
+        env.add_filter(
+            "boom",
+            |_: minijinja::Value| -> std::result::Result<String, minijinja::Error> {
+                Err(
+                    minijinja::Error::new(minijinja::ErrorKind::InvalidOperation, "boom")
+                        .with_source(std::io::Error::other("disk full")),
+                )
+            },
+        );
+        let tmpl = env.template_from_named_str("t", "é {{ 1|boom }}").unwrap();
+        let rendered: Result<String> = tmpl.render(()).context("my.md");
+        assert_eq!(
+            rendered.context("rendering").unwrap_err().to_string(),
+            "rendering: my.md, line 1: invalid operation: boom\n    1 | é {{ 1|boom }}\n      \
+             |        ^^^^\ncaused by: disk full"
         );
     }
 }

@@ -18,7 +18,7 @@ const RENDERED: [&str; 4] = ["outcomes.json", "report.md", "report.html", ".ungu
 pub fn merge(dirs: &[PathBuf]) -> Result<Results> {
     let mut shards: Vec<(PathBuf, Results)> = Vec::new();
     for d in dirs {
-        shards.push((d.clone(), read_outcomes(d)?));
+        shards.push((d.clone(), read_outcomes(d).map_err(anyhow::Error::msg)?));
     }
     let (first_dir, first) = &shards[0];
     let Some(first_shard) = first.selection.shard else {

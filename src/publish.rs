@@ -6,7 +6,7 @@ use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::error::{Error, ExitCode};
+use crate::error::{Context, Error, ExitCode};
 use crate::report::markdown::Template;
 use crate::report::{self, Format};
 use crate::results::{Outcome, Results};
@@ -23,7 +23,7 @@ pub fn publish(
     let mut exit = ExitCode::from_code(results.gate.exit_code).unwrap_or(ExitCode::Failure);
     let mut fail = |e: Error| exit = exit.worst(e.print());
     if let Err(e) = report::write_outcomes(out, results) {
-        fail(Error::Internal(format!("{e:#}")));
+        fail(e);
     }
     if let Err(e) = write_markdown(out, results, markdown, template) {
         e.into_iter().for_each(&mut fail);
@@ -42,11 +42,9 @@ fn write_markdown(
     markdown: Option<&Path>,
     template: Option<&Template>,
 ) -> Result<(), Vec<Error>> {
-    let md = report::render(results, Format::Md, template).map_err(|e| {
-        vec![Error::Internal(format!(
-            "rendering the Markdown report: {e:#}"
-        ))]
-    })?;
+    let md = report::render(results, Format::Md, template)
+        .context("rendering the Markdown report")
+        .map_err(|e| vec![e])?;
     let mut errors = Vec::new();
     for path in std::iter::once(out.join("report.md")).chain(markdown.map(Path::to_path_buf)) {
         if let Err(e) = std::fs::write(&path, &md) {
@@ -74,17 +72,17 @@ fn write_markdown(
 fn write_html(out: &Path, results: &Arc<Results>) -> Result<(), Error> {
     let html = out.join("report.html");
     let written = std::fs::File::create(&html)
-        .map_err(anyhow::Error::from)
+        .context("creating report.html")
         .and_then(|f| {
             let mut w = std::io::BufWriter::new(f);
             report::render_to(results, Format::Html, None, &mut w)?;
-            Ok(w.flush()?)
+            w.flush().context("writing report.html")
         });
     written.map_err(|e| {
         let _ = std::fs::remove_file(&html);
-        match e.downcast::<std::io::Error>() {
-            Ok(io) => Error::at("writing", &html, io),
-            Err(e) => Error::Internal(format!("rendering the HTML report: {e:#}")),
+        match e {
+            Error::Io { source, .. } => Error::at("writing", &html, source),
+            e => e.prefixed("rendering the HTML report".into()),
         }
     })
 }

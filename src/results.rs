@@ -59,9 +59,7 @@ impl Outcome {
 }
 
 /// How timeouts count (`--timeout-is`).
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum, JsonSchema,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum TimeoutPolicy {
     /// Detected (counts toward the score); listed separately; exit unaffected.

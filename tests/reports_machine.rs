@@ -23,11 +23,6 @@ fn fixture() -> Value {
     serde_json::from_str(&text).unwrap()
 }
 
-fn read_json(rel: &str) -> Value {
-    let text = std::fs::read_to_string(root().join(rel)).unwrap();
-    serde_json::from_str(&text).unwrap()
-}
-
 /// `unguard <args>` from the repo root: (exit code, stdout, stderr).
 fn unguard(args: &[&str]) -> (i32, String, String) {
     let out = Command::cargo_bin("unguard")
@@ -84,17 +79,46 @@ fn mutant<'a>(model: &'a Value, id: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no mutant {id}"))
 }
 
-fn validator(schema_rel: &str) -> jsonschema::Validator {
-    jsonschema::options()
-        .should_validate_formats(true)
-        .build(&read_json(schema_rel))
-        .unwrap()
+/// A compiled JSON Schema (boon: drafts 4, 7 and 2020-12, as these schemas
+/// declare), with `format` asserted.
+struct Validator {
+    schemas: boon::Schemas,
+    index: boon::SchemaIndex,
 }
 
-fn schema_errors(v: &jsonschema::Validator, instance: &Value) -> Vec<String> {
-    v.iter_errors(instance)
-        .map(|e| format!("{} at {}", e, e.instance_path()))
-        .collect()
+impl Validator {
+    fn is_valid(&self, instance: &Value) -> bool {
+        self.schemas.validate(instance, self.index).is_ok()
+    }
+}
+
+fn validator(schema_rel: &str) -> Validator {
+    let mut schemas = boon::Schemas::new();
+    let mut compiler = boon::Compiler::new();
+    compiler.enable_format_assertions();
+    let path = root().join(schema_rel);
+    let index = compiler
+        .compile(path.to_str().unwrap(), &mut schemas)
+        .unwrap_or_else(|e| panic!("{schema_rel}: {e:#}"));
+    Validator { schemas, index }
+}
+
+/// Every failed check: `{what failed} at {instance path}`, one per leaf of
+/// boon's error tree.
+fn schema_errors(v: &Validator, instance: &Value) -> Vec<String> {
+    fn leaves(e: &boon::ValidationError, out: &mut Vec<String>) {
+        if e.causes.is_empty() {
+            out.push(format!("{} at {}", e.kind, e.instance_location));
+        }
+        for c in &e.causes {
+            leaves(c, out);
+        }
+    }
+    let mut out = Vec::new();
+    if let Err(e) = v.schemas.validate(instance, v.index) {
+        leaves(&e, &mut out);
+    }
+    out
 }
 
 const SARIF_SCHEMA: &str = "tests/schemas/sarif/sarif-schema-2.1.0.json";

@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 
 use assert_cmd::cargo::CommandCargoExt;
 use pulldown_cmark::{CodeBlockKind, Event, Options, Parser, Tag, TagEnd};
-use unguard::cli::Format;
 use unguard::report;
+use unguard::report::Format;
 use unguard::results::{MutantResult, Outcome, Results, Summary};
 
 const MARKER: &str = "<!-- unguard -->";

@@ -9,13 +9,13 @@
 use std::fmt;
 use std::sync::Arc;
 
-use anyhow::Result;
 use minijinja::value::{Enumerator, Object};
 use minijinja::Value;
 use serde::Serialize;
 use serde_json::{json, Value as Json};
 
 use super::red_tests_cell;
+use crate::error::{Context as _, Result};
 use crate::results::{MutantResult, Outcome, Results};
 
 /// First line of every PR comment: a CI step finds its previous comment by it.
@@ -113,7 +113,8 @@ impl Context {
         let others = by_outcome(&OTHERS);
         let all = Value::from(mutants.clone());
         let results_value = Value::from_pairs(
-            model_without_mutants(results)?
+            model_without_mutants(results)
+                .context("serializing the results for the report template")?
                 .into_iter()
                 .map(|(k, v)| (k, to_value(v)))
                 .chain(std::iter::once(("mutants".to_string(), all.clone()))),
@@ -206,7 +207,7 @@ impl Context {
 /// The model's top-level fields as JSON, `mutants` left out (they are
 /// [`MutantView`]s). The destructuring names every field, so a field added to
 /// [`Results`] does not compile until it is added here too.
-fn model_without_mutants(r: &Results) -> Result<serde_json::Map<String, Json>> {
+fn model_without_mutants(r: &Results) -> serde_json::Result<serde_json::Map<String, Json>> {
     let Results {
         schema,
         unguard_version,

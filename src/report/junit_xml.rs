@@ -20,9 +20,9 @@
 
 use std::time::Duration;
 
-use anyhow::Result;
 use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
 
+use crate::error::{Error, Result};
 use crate::results::{MutantResult, Outcome, Results, TimeoutPolicy};
 
 use super::sarif::repo_path;
@@ -233,5 +233,7 @@ pub fn render(results: &Results) -> Result<String> {
         report.set_time(d);
     }
     report.add_test_suite(suite);
-    Ok(report.to_string()?)
+    report
+        .to_string()
+        .map_err(|e| Error::Internal(format!("serializing the JUnit report: {e}")))
 }

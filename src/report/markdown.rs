@@ -1,19 +1,20 @@
 //! The PR comment: Markdown rendered from `templates/pr-comment.md` (minijinja),
 //! or from a user's `--template`.
 //!
-//! This file also holds what every template shares: the environment, the
-//! error messages and the escaping filters (`cell`, `code`, `cell_code`,
-//! `fence`, `html`, `head`); the context is in `context.rs`.
-//! `templates/README.md` documents both for users.
+//! This file also holds what every template shares: the environment and the
+//! escaping filters (`cell`, `code`, `cell_code`, `fence`, `html`, `head`);
+//! the context is in `context.rs`. `templates/README.md` documents both for
+//! users. A template that fails is an
+//! [`Error::Template`](crate::error::Error::Template), printed with its line.
 
 use std::sync::Arc;
 
-use anyhow::{anyhow, Result};
 use minijinja::syntax::SyntaxConfig;
 use minijinja::{AutoEscape, Environment, UndefinedBehavior, Value};
 
 use super::context::Context;
 pub use super::context::{FINDINGS_SHOWN_MAX, MARKER};
+use crate::error::{Context as _, Result};
 use crate::results::Results;
 
 const PR_COMMENT: &str = include_str!("../../templates/pr-comment.md");
@@ -38,20 +39,20 @@ pub struct Template {
 /// [`COMMENT_MAX_CHARS`]: all of them when the whole comment fits, else the
 /// first `limit` of each, for the largest `limit` that fits (a template
 /// that lists more than those can still be longer).
+///
+/// A template that does not parse or render is an
+/// [`Error::Template`](crate::error::Error::Template) naming it (`built-in
+/// pr-comment.md`, or the user template's name) and its failing line.
 pub fn render(results: &Arc<Results>, template: Option<&Template>) -> Result<String> {
     let env = environment();
     let (name, text, what) = match template {
         None => ("pr-comment.md", PR_COMMENT, "built-in pr-comment.md"),
         Some(t) => ("template", t.text.as_str(), t.name.as_str()),
     };
-    let tmpl = env
-        .template_from_named_str(name, text)
-        .map_err(|e| anyhow!(describe_error(&e, text, what)))?;
+    let tmpl = env.template_from_named_str(name, text).context(what)?;
     let ctx = Context::new(results)?;
     let render = |limit: usize| -> Result<String> {
-        tmpl.render(ctx.value(limit))
-            .map(with_marker)
-            .map_err(|e| anyhow!(describe_error(&e, text, what)))
+        tmpl.render(ctx.value(limit)).map(with_marker).context(what)
     };
     // Counted in UTF-16 units: never fewer than characters, so the comment
     // fits whichever way GitHub counts (an emoji such as 🔴 is two units).
@@ -86,49 +87,6 @@ fn with_marker(out: String) -> String {
     } else {
         format!("{MARKER}\n{out}")
     }
-}
-
-/// `what, line N: kind: detail`, the template line and a caret under the
-/// failing expression, and any cause (e.g. a filter's error).
-pub(crate) fn describe_error(e: &minijinja::Error, src: &str, what: &str) -> String {
-    let mut msg = match e.line() {
-        Some(line) => format!("{what}, line {line}: {}", e.kind()),
-        None => format!("{what}: {}", e.kind()),
-    };
-    if let Some(detail) = e.detail() {
-        msg.push_str(": ");
-        msg.push_str(detail);
-    }
-    if let Some(line) = e.line() {
-        if let Some(text) = src.split('\n').nth(line - 1) {
-            let text = text.trim_end_matches('\r');
-            msg.push_str(&format!("\n{line:>5} | {text}"));
-            if let Some(caret) = caret(e, src, line, text) {
-                msg.push_str(&format!("\n      | {caret}"));
-            }
-        }
-    }
-    let mut cause = std::error::Error::source(e);
-    while let Some(c) = cause {
-        msg.push_str(&format!("\ncaused by: {c}"));
-        cause = c.source();
-    }
-    msg
-}
-
-/// `^^^` under the error's span, when the span lies on `line`.
-fn caret(e: &minijinja::Error, src: &str, line: usize, text: &str) -> Option<String> {
-    let range = e.range()?;
-    let line_start: usize = src.split('\n').take(line - 1).map(|l| l.len() + 1).sum();
-    let start = range.start.checked_sub(line_start)?;
-    let end = range.end.checked_sub(line_start)?.min(text.len());
-    let before = text.get(..start)?;
-    let under = text.get(start..end.max(start))?;
-    Some(format!(
-        "{}{}",
-        " ".repeat(before.chars().count()),
-        "^".repeat(under.chars().count().max(1))
-    ))
 }
 
 /// The environment every report template renders in: strict undefined

@@ -2,7 +2,8 @@
 //! content of `outcomes.json`), so any report can be re-rendered later with
 //! `unguard report DIR --format …` without re-running tests.
 //!
-//! This module holds the terminal table and the dispatch; one submodule per format.
+//! This module holds the [`Format`]s, the terminal table and the dispatch;
+//! one submodule per format.
 
 mod context;
 pub mod html;
@@ -15,13 +16,28 @@ use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
 
-use anyhow::{Context, Result};
-
-pub use crate::cli::Format;
 use tabled::builder::Builder;
 use tabled::settings::Style;
 
+use crate::error::{Context, Error, Result};
 use crate::results::{MutantResult, Outcome, Results};
+
+/// Report formats of `unguard report`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// The PR comment (Markdown, from templates/pr-comment.md or --template).
+    Md,
+    /// outcomes.json itself (`"schema": "unguard/1"`).
+    Json,
+    /// Self-contained HTML page: summary, filterable table, diffs.
+    Html,
+    /// JUnit XML: one testcase per mutant, survived/wrong-reason as failures.
+    Junit,
+    /// SARIF 2.1.0: one result per undetected mutant (survived, wrong-reason), at the mutated region.
+    Sarif,
+    /// Stryker mutation-testing-report-schema JSON (HTML viewer, dashboard).
+    Stryker,
+}
 
 /// Make a string safe inside a Markdown table cell.
 pub fn cell(s: &str) -> String {
@@ -127,6 +143,9 @@ pub fn findings(results: &Results) -> Vec<String> {
 
 /// Render `results` in `format`. `template` is a user's minijinja template
 /// for the Markdown report (`--template`); other formats ignore it.
+///
+/// A template that fails is an [`Error::Template`]; a model that does not
+/// serialize (a bug), an [`Error::Json`] or [`Error::Internal`].
 pub fn render(
     results: &Arc<Results>,
     format: Format,
@@ -134,7 +153,11 @@ pub fn render(
 ) -> Result<String> {
     match format {
         Format::Md => markdown::render(results, template),
-        Format::Json => Ok(serde_json::to_string_pretty(&**results)? + "\n"),
+        Format::Json => {
+            let text =
+                serde_json::to_string_pretty(&**results).context("serializing outcomes.json")?;
+            Ok(text + "\n")
+        }
         Format::Html => html::render(results),
         Format::Junit => junit_xml::render(results),
         Format::Sarif => sarif::render(results),
@@ -143,23 +166,22 @@ pub fn render(
 }
 
 /// [`render`] into `w`: the JSON and the HTML as they are made, not held in
-/// memory first. A failed write is an [`std::io::Error`] in the error (find
-/// it with `downcast_ref`).
+/// memory first. A failed write to `w` is an [`Error::Io`] (its `source` is
+/// the writer's error), and only that is: any other error is [`render`]'s.
 pub fn render_to(
     results: &Arc<Results>,
     format: Format,
     template: Option<&markdown::Template>,
     w: &mut dyn Write,
 ) -> Result<()> {
-    match format {
-        Format::Json => {
-            serde_json::to_writer_pretty(&mut *w, &**results).map_err(std::io::Error::from)?;
-            w.write_all(b"\n")?;
-        }
-        Format::Html => html::render_to(results, w)?,
-        _ => w.write_all(render(results, format, template)?.as_bytes())?,
-    }
-    Ok(())
+    let written = match format {
+        Format::Json => serde_json::to_writer_pretty(&mut *w, &**results)
+            .map_err(std::io::Error::from)
+            .and_then(|()| w.write_all(b"\n")),
+        Format::Html => return html::render_to(results, w),
+        _ => w.write_all(render(results, format, template)?.as_bytes()),
+    };
+    written.context("writing the report")
 }
 
 /// Read `DIR/outcomes.json`, checking its schema version.
@@ -181,17 +203,16 @@ pub fn read_outcomes(dir: &Path) -> Result<Results> {
     }
     let head: Head = serde_json::from_str(&text)
         .with_context(|| format!("{}: not valid JSON", path.display()))?;
-    match head.schema.as_ref().and_then(|s| s.as_str()) {
-        Some(crate::results::SCHEMA) => {}
-        Some(other) => anyhow::bail!(
-            "{}: schema `{other}` is not `{}`; render it with the unguard version that wrote it",
-            path.display(),
-            crate::results::SCHEMA
-        ),
-        None => anyhow::bail!(
-            "{}: no `schema` field; not an unguard outcomes.json",
-            path.display()
-        ),
+    let schema = head.schema.as_ref().and_then(|s| s.as_str());
+    if schema != Some(crate::results::SCHEMA) {
+        let why = match schema {
+            Some(other) => format!(
+                "schema `{other}` is not `{}`; render it with the unguard version that wrote it",
+                crate::results::SCHEMA
+            ),
+            None => "no `schema` field; not an unguard outcomes.json".to_string(),
+        };
+        return Err(Error::Usage(format!("{}: {why}", path.display())));
     }
     serde_json::from_str(&text)
         .with_context(|| format!("{}: does not match the unguard/1 model", path.display()))
@@ -299,6 +320,41 @@ mod tests {
             let bars = line.replace("\\|", "").matches('|').count();
             assert_eq!(bars, 7, "{line}");
         }
+    }
+
+    /// A writer whose every write fails.
+    struct Closed;
+
+    impl Write for Closed {
+        fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+            Err(std::io::ErrorKind::BrokenPipe.into())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_failed_write_is_an_io_error_and_a_failed_render_a_template_error() {
+        let r = Arc::new(results(vec![mutant("a", Outcome::Survived)]));
+        for format in [Format::Md, Format::Json, Format::Html, Format::Sarif] {
+            match render_to(&r, format, None, &mut Closed) {
+                Err(Error::Io { source, .. }) => {
+                    assert_eq!(source.kind(), std::io::ErrorKind::BrokenPipe, "{format:?}")
+                }
+                other => panic!("{format:?}: {other:?}"),
+            }
+        }
+        let bad = markdown::Template {
+            name: "mine.md".into(),
+            text: "ok\n{{ nope }}\n".into(),
+        };
+        let e = render_to(&r, Format::Md, Some(&bad), &mut Vec::new()).unwrap_err();
+        assert!(matches!(e, Error::Template { .. }), "{e:?}");
+        assert_eq!(
+            e.to_string(),
+            "mine.md, line 2: undefined value: `nope` is undefined\n    2 | {{ nope }}\n      |    ^^^^"
+        );
     }
 
     #[test]

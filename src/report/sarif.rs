@@ -39,9 +39,9 @@
 
 use std::collections::BTreeMap;
 
-use anyhow::Result;
 use serde::Serialize;
 
+use crate::error::{Context, Result};
 use crate::results::{Location, MutantResult, Outcome, Results, TimeoutPolicy};
 
 pub const SARIF_SCHEMA: &str =
@@ -625,7 +625,8 @@ pub fn render(results: &Results) -> Result<String> {
             results: sarif_results,
         }],
     };
-    Ok(serde_json::to_string_pretty(&log)? + "\n")
+    let text = serde_json::to_string_pretty(&log).context("serializing the SARIF report")?;
+    Ok(text + "\n")
 }
 
 #[cfg(test)]

@@ -27,9 +27,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use anyhow::Result;
 use serde::Serialize;
 
+use crate::error::{Context, Result};
 use crate::results::{MutantResult, Outcome, Position, Results, TimeoutPolicy};
 
 #[derive(Serialize)]
@@ -321,7 +321,8 @@ pub fn render(results: &Results) -> Result<String> {
             "selection": results.selection,
         }),
     };
-    Ok(serde_json::to_string_pretty(&report)? + "\n")
+    let text = serde_json::to_string_pretty(&report).context("serializing the Stryker report")?;
+    Ok(text + "\n")
 }
 
 #[cfg(test)]
