@@ -24,14 +24,14 @@ pub(super) enum JobResult {
     Mutant(usize, Box<MutantResult>),
 }
 
-/// A file of a scratch copy with other bytes than the original in place.
-/// [`Applied::restore`] puts the original back; if the job unwinds before
-/// that (a panic), dropping the guard restores it as well as it can.
+/// A file of a scratch copy with other bytes than the original in place;
+/// [`Applied::restore`] puts the original back, and is the only way to get
+/// the copy back. (A job that panics loses its copy: the worker replaces it.)
+#[must_use = "the original must be restored"]
 struct Applied<'a> {
     scratch: &'a mut Scratch,
     file: &'a str,
     original: &'a [u8],
-    restored: bool,
 }
 
 impl<'a> Applied<'a> {
@@ -46,12 +46,10 @@ impl<'a> Applied<'a> {
             scratch,
             file,
             original,
-            restored: false,
         })
     }
 
-    fn restore(mut self) -> Result<()> {
-        self.restored = true;
+    fn restore(self) -> Result<()> {
         self.scratch.write(self.file, self.original)
     }
 }
@@ -66,14 +64,6 @@ impl Deref for Applied<'_> {
 impl DerefMut for Applied<'_> {
     fn deref_mut(&mut self) -> &mut Scratch {
         self.scratch
-    }
-}
-
-impl Drop for Applied<'_> {
-    fn drop(&mut self) {
-        if !self.restored {
-            let _ = self.scratch.write(self.file, self.original);
-        }
     }
 }
 
