@@ -120,15 +120,53 @@ fn signal_group(pgid: i32, sig: Signal) {
 pub async fn run(inv: Invocation<'_>, mut cancel: watch::Receiver<bool>) -> RunResult {
     let started = Instant::now();
     let argv = argv(inv.command, &inv.substitutions);
-    let mut log = match std::fs::File::create(inv.log) {
+    let failed = |msg: String| RunResult {
+        exit: Exit::SpawnFailed(msg),
+        duration: started.elapsed(),
+    };
+    let mut log = match open_log(&inv, &argv) {
         Ok(f) => f,
-        Err(e) => {
-            return RunResult {
-                exit: Exit::SpawnFailed(format!("cannot create log {}: {e}", inv.log.display())),
-                duration: started.elapsed(),
-            }
+        Err(msg) => return failed(msg),
+    };
+    let token = reaper::new_run_token();
+    let (mut child, capture) = match spawn(&inv, &argv, &token, &log) {
+        Ok(spawned) => spawned,
+        Err(msg) => {
+            let _ = writeln!(log, "# unguard: could not start {msg}");
+            return failed(msg);
         }
     };
+    let capture = capture.unwrap_or_else(|e| {
+        let _ = writeln!(log, "# unguard: cannot read the suite's output: {e}");
+        None
+    });
+    let pgid = child.id().map(|p| p as i32).unwrap_or(0);
+    // From here on, even a panic (unwinding through this frame) kills the
+    // suite's group and its escaped processes.
+    let guard = RunGuard {
+        pgid,
+        token: token.clone(),
+        armed: true,
+    };
+    let exit = wait(&mut child, pgid, inv.timeout, &mut cancel).await;
+    test_hook_panic(&inv.label);
+    // Whatever is left in the group (daemons, background jobs) goes too, and
+    // so does anything that escaped the group but still carries the token, and
+    // (when no other suite runs) any orphan reparented to unguard.
+    let duration = started.elapsed();
+    let escaped = guard.finish().await;
+    let captured = match capture {
+        Some(c) => c.finish().await,
+        None => Default::default(),
+    };
+    write_footer(&mut log, captured, escaped, &exit, duration);
+    RunResult { exit, duration }
+}
+
+/// Create the log and write its header: what runs, where, under which timeout.
+fn open_log(inv: &Invocation<'_>, argv: &[String]) -> Result<std::fs::File, String> {
+    let mut log = std::fs::File::create(inv.log)
+        .map_err(|e| format!("cannot create log {}: {e}", inv.log.display()))?;
     let _ = writeln!(
         log,
         "# unguard: {}\n# cwd: {}\n# timeout: {:.1}s\n$ {}\n",
@@ -140,88 +178,82 @@ pub async fn run(inv: Invocation<'_>, mut cancel: watch::Receiver<bool>) -> RunR
             Command::Argv(_) => argv.join(" "),
         }
     );
-    let spawn_failed = |msg: String, log: &mut std::fs::File| {
-        let _ = writeln!(log, "# unguard: could not start {msg}");
-        RunResult {
-            exit: Exit::SpawnFailed(msg),
-            duration: started.elapsed(),
-        }
-    };
+    Ok(log)
+}
+
+/// Start the suite in its own process group, registered with the reaper,
+/// stdout and stderr on one pipe read into `log`. The capture may fail on
+/// its own (the suite still runs, uncaptured).
+fn spawn(
+    inv: &Invocation<'_>,
+    argv: &[String],
+    token: &str,
+    log: &std::fs::File,
+) -> Result<(tokio::process::Child, std::io::Result<Option<Capture>>), String> {
     // stdout and stderr share one pipe, read into the log with a size cap.
     let (pipe, log_for_capture) = match (capture::pipe(), log.try_clone()) {
         (Ok(p), Ok(l)) => (p, l),
-        (Err(e), _) | (_, Err(e)) => {
-            return spawn_failed(format!("(setting up the output pipe: {e})"), &mut log)
-        }
+        (Err(e), _) | (_, Err(e)) => return Err(format!("(setting up the output pipe: {e})")),
     };
-    let token = reaper::new_run_token();
-    let spawned = {
-        let stderr = match pipe.write.try_clone() {
-            Ok(fd) => fd,
-            Err(e) => return spawn_failed(format!("(duplicating the pipe: {e})"), &mut log),
-        };
-        let mut cmd = tokio::process::Command::new(&argv[0]);
-        cmd.args(&argv[1..])
-            .current_dir(inv.cwd)
-            .stdin(Stdio::null())
-            .stdout(Stdio::from(pipe.write))
-            .stderr(Stdio::from(stderr))
-            .process_group(0)
-            .kill_on_drop(true);
-        for (k, v) in &inv.env {
-            cmd.env(k, v);
-        }
-        cmd.env(RUN_TOKEN_VAR, &token);
-        reaper::spawn_registered(&mut cmd, &token)
-        // `cmd` drops here with unguard's copies of the pipe's write end, so
-        // the pipe reaches EOF when the suite's processes close theirs.
-    };
-    let mut child = match spawned {
-        Ok(c) => c,
-        Err(e) => return spawn_failed(format!("`{}`: {e}", argv[0]), &mut log),
-    };
-    let capture = match Capture::start(pipe.read, log_for_capture) {
-        Ok(c) => Some(c),
-        Err(e) => {
-            let _ = writeln!(log, "# unguard: cannot read the suite's output: {e}");
-            None
-        }
-    };
-    let pgid = child.id().map(|p| p as i32).unwrap_or(0);
-    // From here on, even a panic (unwinding through this frame) kills the
-    // suite's group and its escaped processes.
-    let guard = RunGuard {
-        pgid,
-        token: token.clone(),
-        armed: true,
-    };
+    let stderr = pipe
+        .write
+        .try_clone()
+        .map_err(|e| format!("(duplicating the pipe: {e})"))?;
+    let mut cmd = tokio::process::Command::new(&argv[0]);
+    cmd.args(&argv[1..])
+        .current_dir(inv.cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(pipe.write))
+        .stderr(Stdio::from(stderr))
+        .process_group(0)
+        .kill_on_drop(true);
+    for (k, v) in &inv.env {
+        cmd.env(k, v);
+    }
+    cmd.env(RUN_TOKEN_VAR, token);
+    let child = reaper::spawn_registered(&mut cmd, token);
+    // `cmd` goes with unguard's copies of the pipe's write end, so the pipe
+    // reaches EOF when the suite's processes close theirs.
+    drop(cmd);
+    let child = child.map_err(|e| format!("`{}`: {e}", argv[0]))?;
+    let capture = Capture::start(pipe.read, log_for_capture).map(Some);
+    Ok((child, capture))
+}
 
-    let deadline = tokio::time::sleep(inv.timeout);
+/// Wait for the suite to exit, or terminate its group at the timeout or
+/// when the run is cancelled.
+async fn wait(
+    child: &mut tokio::process::Child,
+    pgid: i32,
+    timeout: Duration,
+    cancel: &mut watch::Receiver<bool>,
+) -> Exit {
+    let deadline = tokio::time::sleep(timeout);
     tokio::pin!(deadline);
-    let exit = tokio::select! {
+    tokio::select! {
         status = child.wait() => match status {
             Ok(s) => status_to_exit(s),
             Err(e) => Exit::SpawnFailed(format!("waiting for the child: {e}")),
         },
         _ = &mut deadline => {
-            terminate(&mut child, pgid).await;
+            terminate(child, pgid).await;
             Exit::Timeout
         }
-        _ = wait_cancel(&mut cancel) => {
-            terminate(&mut child, pgid).await;
+        _ = wait_cancel(cancel) => {
+            terminate(child, pgid).await;
             Exit::Interrupted
         }
-    };
-    test_hook_panic(&inv.label);
-    // Whatever is left in the group (daemons, background jobs) goes too, and
-    // so does anything that escaped the group but still carries the token, and
-    // (when no other suite runs) any orphan reparented to unguard.
-    let duration = started.elapsed();
-    let escaped = guard.finish().await;
-    let captured = match capture {
-        Some(c) => c.finish().await,
-        None => Default::default(),
-    };
+    }
+}
+
+/// The log's last lines: what unguard cut or killed, and how the run ended.
+fn write_footer(
+    log: &mut std::fs::File,
+    captured: capture::Captured,
+    escaped: usize,
+    exit: &Exit,
+    duration: Duration,
+) {
     if captured.cut_off {
         let _ = writeln!(
             log,
@@ -240,7 +272,6 @@ pub async fn run(inv: Invocation<'_>, mut cancel: watch::Receiver<bool>) -> RunR
         exit.describe(),
         duration.as_secs_f64()
     );
-    RunResult { exit, duration }
 }
 
 /// Cleans up after a suite: on [`RunGuard::finish`], or on drop if a panic
