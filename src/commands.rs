@@ -539,9 +539,10 @@ pub fn merge(args: &MergeArgs) -> i32 {
         }
     };
     if let Err(e) = engine::prepare_out_dir(&args.out)
-        .and_then(|_| merge::copy_artifacts(&args.dirs, &args.out))
+        .map_err(|e| format!("{e:#}"))
+        .and_then(|_| merge::copy_artifacts(&args.dirs, &args.out).map_err(|e| e.to_string()))
     {
-        eprintln!("error: {e:#}");
+        eprintln!("error: {e}");
         return EXIT_USAGE;
     }
     eprintln!(
