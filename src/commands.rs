@@ -60,7 +60,7 @@ fn filters(spec: &Spec, f: &FilterArgs) -> Result<Filters, String> {
 fn load_plan(t: &TargetArgs, f: &FilterArgs) -> Result<(Spec, Plan), i32> {
     let spec = load(t)?;
     let plan = filters(&spec, f)
-        .and_then(|filters| plan::build(&spec, &filters))
+        .and_then(|filters| plan::build(&spec, &filters).map_err(|e| e.to_string()))
         .map_err(|e| {
             eprintln!("error: {e}");
             EXIT_USAGE
