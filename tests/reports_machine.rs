@@ -171,6 +171,8 @@ fn parse_xml(xml: &str) -> Result<Vec<Element>, String> {
                 let mut attrs = BTreeMap::new();
                 for a in e.attributes() {
                     let a = a.map_err(|e| e.to_string())?;
+                    // As written (no attribute-value normalization of whitespace).
+                    #[allow(deprecated)]
                     let value = a.unescape_value().map_err(|e| e.to_string())?;
                     attrs.insert(
                         String::from_utf8(a.key.as_ref().to_vec()).unwrap(),
