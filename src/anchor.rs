@@ -14,6 +14,17 @@ pub struct Anchored {
 /// Lines of context tried above and below before giving up.
 const MAX_CONTEXT_LINES: usize = 12;
 
+/// Why a site cannot be anchored.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AnchorError {
+    /// The byte range is out of the file or not on character boundaries.
+    #[error("site {start}..{end} is not a text range of the file")]
+    NotTextRange { start: usize, end: usize },
+    /// Every context within [`MAX_CONTEXT_LINES`] lines occurs elsewhere too.
+    #[error("no text around the site is unique within {} lines", MAX_CONTEXT_LINES)]
+    NotUnique,
+}
+
 /// Occurrences of `needle`, overlapping ones included: an anchor must not
 /// occur anywhere else, or the leftmost match could be another site.
 fn occurrences(haystack: &str, needle: &str) -> usize {
@@ -37,15 +48,13 @@ pub fn anchor(
     start: usize,
     end: usize,
     replacement: &str,
-) -> Result<Anchored, String> {
+) -> Result<Anchored, AnchorError> {
     if start > end
         || end > source.len()
         || !source.is_char_boundary(start)
         || !source.is_char_boundary(end)
     {
-        return Err(format!(
-            "site {start}..{end} is not a text range of the file"
-        ));
+        return Err(AnchorError::NotTextRange { start, end });
     }
     let site = &source[start..end];
     if occurrences(source, site) == 1 && !site.trim().is_empty() {
@@ -77,9 +86,7 @@ pub fn anchor(
             break;
         }
     }
-    Err(format!(
-        "no text around the site is unique within {MAX_CONTEXT_LINES} lines"
-    ))
+    Err(AnchorError::NotUnique)
 }
 
 #[cfg(test)]
@@ -134,8 +141,16 @@ def sse():
         assert_eq!(apply(src, &a), "x = 1\nx = 2\nx = 1\n");
         // The middle of 61 identical lines: no window of 12 lines each side is unique.
         let src = "x = 1\n".repeat(61);
-        assert!(anchor(&src, 30 * 6, 30 * 6 + 5, "x = 2").is_err());
+        assert_eq!(
+            anchor(&src, 30 * 6, 30 * 6 + 5, "x = 2"),
+            Err(AnchorError::NotUnique)
+        );
         assert!(anchor(&src, 3, 1, "").is_err());
-        assert!(anchor("é", 1, 2, "").is_err());
+        let e = anchor("é", 1, 2, "").unwrap_err();
+        assert_eq!(e.to_string(), "site 1..2 is not a text range of the file");
+        assert_eq!(
+            AnchorError::NotUnique.to_string(),
+            "no text around the site is unique within 12 lines"
+        );
     }
 }

@@ -13,6 +13,7 @@ use std::time::Duration;
 use crate::anchor;
 use crate::catalog::{self, Operator, OperatorKind, Site};
 use crate::detect::{self, Detected};
+use crate::error::{Context, Error, Result};
 use crate::results::{GateConfig, Outcome, Results, Thresholds};
 use crate::spec::{
     Command, Count, FailCodes, MutationSpec, Pattern, Spec, SpecPos, TestConfig, TimeoutSetting,
@@ -34,7 +35,7 @@ pub struct Found {
 pub struct Unanchored {
     pub operator: &'static Operator,
     pub site: Site,
-    pub why: String,
+    pub why: anchor::AnchorError,
 }
 
 /// What the catalog found in a repository.
@@ -51,12 +52,12 @@ pub struct Survey {
 }
 
 /// Scan `root` (its git-visible files, or a plain walk) with every audit operator.
-pub fn survey(root: &Path, exclude: &[PathBuf]) -> Result<Survey, String> {
+pub fn survey(root: &Path, exclude: &[PathBuf]) -> Result<Survey> {
     let root = root
         .canonicalize()
-        .map_err(|e| format!("{}: {e}", root.display()))?;
+        .with_context(|| root.display().to_string())?;
     let manifest = workspace::manifest(&root, exclude, &[])
-        .map_err(|e| format!("listing the files of {}: {e:#}", root.display()))?;
+        .map_err(|e| Error::Usage(format!("listing the files of {}: {e:#}", root.display())))?;
     if !manifest.opaque.is_empty() {
         let some: Vec<String> = manifest
             .opaque
@@ -170,7 +171,7 @@ pub fn rule_text(op: &Operator) -> String {
 }
 
 /// The test configuration for a detected (or given) command.
-pub fn test_config(detected: &Detected, command: Option<&str>) -> Result<TestConfig, String> {
+pub fn test_config(detected: &Detected, command: Option<&str>) -> Result<TestConfig> {
     let (command, junit, preset) = match (command, &detected.test) {
         (Some(c), _) => {
             let pytest = c.contains("pytest");
@@ -179,10 +180,10 @@ pub fn test_config(detected: &Detected, command: Option<&str>) -> Result<TestCon
         }
         (None, Some(t)) => (t.command.clone(), t.junit.clone(), t.preset),
         (None, None) => {
-            return Err(
+            return Err(Error::Usage(
                 "no test command found (no pytest/unittest layout, no package.json `test` script, no Cargo.toml); pass --test-command 'CMD'"
                     .into(),
-            )
+            ))
         }
     };
     Ok(TestConfig {

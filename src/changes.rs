@@ -5,8 +5,9 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use anyhow::{bail, Context, Result};
-use git2::{Delta, DiffOptions, Repository};
+use git2::{Commit, Delta, Diff, DiffOptions, Repository};
+
+use crate::error::{Context, Error, Result};
 
 /// Changed lines per file, relative to the target root.
 #[derive(Debug, Default, Clone)]
@@ -46,35 +47,10 @@ pub fn since(root: &Path, base: &str) -> Result<ChangedLines> {
             root.display()
         )
     })?;
-    let Some(workdir) = repo.workdir() else {
-        bail!("--in-diff: the repository has no working tree (bare repository)");
-    };
-    let workdir = workdir.canonicalize()?;
-    let root = root.canonicalize()?;
-    let prefix = root
-        .strip_prefix(&workdir)
-        .context("target root outside the repository's working tree")?
-        .to_string_lossy()
-        .replace('\\', "/");
-    let base_commit = repo
-        .revparse_single(base)
-        .and_then(|o| o.peel_to_commit())
-        .map_err(|e| {
-            anyhow::anyhow!(
-                "--in-diff {base}: not a revision of this repository ({}); fetch it first (CI checkouts are often shallow: `fetch-depth: 0`)",
-                e.message()
-            )
-        })?;
-    // Like `git diff BASE...`: from the merge base, so commits that landed on
-    // BASE after the branch point do not count as this branch's changes.
-    let from = match repo.head().ok().and_then(|h| h.target()) {
-        Some(head) => match repo.merge_base(base_commit.id(), head) {
-            Ok(mb) => repo.find_commit(mb)?,
-            Err(_) => base_commit,
-        },
-        None => base_commit,
-    };
-    let tree = from.tree()?;
+    let prefix = root_in_workdir(&repo, root)?;
+    let tree = diff_base(&repo, base)?
+        .tree()
+        .context("reading the tree of the --in-diff base")?;
     let mut opts = DiffOptions::new();
     opts.include_untracked(true)
         .recurse_untracked_dirs(true)
@@ -86,7 +62,58 @@ pub fn since(root: &Path, base: &str) -> Result<ChangedLines> {
     let diff = repo
         .diff_tree_to_workdir_with_index(Some(&tree), Some(&mut opts))
         .context("computing the diff")?;
+    changed_lines(&diff, &prefix)
+}
 
+/// Where `root` is in the repository's working tree, with `/` separators
+/// (empty: at its top).
+fn root_in_workdir(repo: &Repository, root: &Path) -> Result<String> {
+    let Some(workdir) = repo.workdir() else {
+        return Err(Error::Usage(
+            "--in-diff: the repository has no working tree (bare repository)".into(),
+        ));
+    };
+    let workdir = workdir
+        .canonicalize()
+        .with_context(|| format!("resolving {}", workdir.display()))?;
+    let root = root
+        .canonicalize()
+        .with_context(|| format!("resolving {}", root.display()))?;
+    let prefix = root.strip_prefix(&workdir).map_err(|e| {
+        Error::Usage(format!(
+            "target root outside the repository's working tree: {e}"
+        ))
+    })?;
+    Ok(prefix.to_string_lossy().replace('\\', "/"))
+}
+
+/// The commit to diff from: like `git diff BASE...`, the merge base of
+/// `base` and HEAD, so commits that landed on BASE after the branch point
+/// do not count as this branch's changes.
+fn diff_base<'r>(repo: &'r Repository, base: &str) -> Result<Commit<'r>> {
+    let base_commit = repo
+        .revparse_single(base)
+        .and_then(|o| o.peel_to_commit())
+        .map_err(|e| {
+            Error::Usage(format!(
+                "--in-diff {base}: not a revision of this repository ({}); fetch it first (CI checkouts are often shallow: `fetch-depth: 0`)",
+                e.message()
+            ))
+        })?;
+    Ok(match repo.head().ok().and_then(|h| h.target()) {
+        Some(head) => match repo.merge_base(base_commit.id(), head) {
+            Ok(mb) => repo
+                .find_commit(mb)
+                .context("reading the merge base of --in-diff")?,
+            Err(_) => base_commit,
+        },
+        None => base_commit,
+    })
+}
+
+/// The files of `diff` under `prefix` (relative to it) and their changed
+/// lines: new files whole, modified ones by hunk.
+fn changed_lines(diff: &Diff<'_>, prefix: &str) -> Result<ChangedLines> {
     let rel = |p: &Path| -> Option<String> {
         let s = p.to_string_lossy().replace('\\', "/");
         if prefix.is_empty() {

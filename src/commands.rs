@@ -24,9 +24,8 @@ fn load_plan(t: &TargetArgs, f: &FilterArgs) -> Result<(Spec, Plan)> {
         .config
         .clone()
         .unwrap_or_else(|| t.path.join("unguard.yaml"));
-    let spec = spec::load(&t.path, &spec_path)
-        .map_err(|spec::SpecError::Diagnostics(d)| Error::Diagnostics(d))?;
-    let plan = plan::build(&spec, &filters(&spec, f)?).map_err(Error::Usage)?;
+    let spec = spec::load(&t.path, &spec_path)?;
+    let plan = plan::build(&spec, &filters(&spec, f)?)?;
     Ok((spec, plan))
 }
 
@@ -40,10 +39,7 @@ fn filters(spec: &Spec, f: &FilterArgs) -> Result<Filters> {
         );
     }
     let in_diff = match &f.in_diff {
-        Some(base) => Some((
-            base.clone(),
-            changes::since(&spec.root, base).map_err(|e| Error::Usage(format!("{e:#}")))?,
-        )),
+        Some(base) => Some((base.clone(), changes::since(&spec.root, base)?)),
         None => None,
     };
     Ok(Filters {
@@ -213,9 +209,9 @@ pub fn report(args: &ReportArgs) -> Result<ExitCode> {
 
 pub fn merge(args: &MergeArgs) -> Result<ExitCode> {
     let template = read_template(args.reports.template.as_deref())?;
-    let merged = merge::merge(&args.dirs).map_err(|e| Error::Usage(format!("{e:#}")))?;
+    let merged = merge::merge(&args.dirs)?;
     outdir::prepare(&args.out)?;
-    merge::copy_artifacts(&args.dirs, &args.out).map_err(|e| Error::Usage(format!("{e:#}")))?;
+    merge::copy_artifacts(&args.dirs, &args.out)?;
     eprintln!(
         "unguard: merged {} shard(s): {} mutant(s)",
         args.dirs.len(),
@@ -255,11 +251,11 @@ fn audit_one(path: &Path, exec: &ExecArgs, args: &AuditArgs) -> Audited {
     let out_abs = exec.out.canonicalize().unwrap_or_else(|_| exec.out.clone());
     let survey = match audit::survey(path, std::slice::from_ref(&out_abs)) {
         Ok(s) => s,
-        Err(e) => return failed(Error::Usage(e)),
+        Err(e) => return failed(e),
     };
     let test = match audit::test_config(&survey.detected, args.test_command.as_deref()) {
         Ok(t) => t,
-        Err(e) => return failed(Error::Usage(format!("{}: {e}", path.display()))),
+        Err(e) => return failed(e.prefixed(path.display().to_string())),
     };
     eprintln!(
         "unguard audit: {}: {}; tests: `{}`; {} catalog operator(s) apply, {} site(s) found",
@@ -276,7 +272,7 @@ fn audit_one(path: &Path, exec: &ExecArgs, args: &AuditArgs) -> Audited {
     let spec = audit::audit_spec(&survey, test, exec.timeout);
     let plan = match plan::build(&spec, &Filters::default()) {
         Ok(p) => p,
-        Err(e) => return failed(Error::Usage(e)),
+        Err(e) => return failed(e),
     };
     let policy = exec.timeout_is.unwrap_or(TimeoutPolicy::Killed);
     let opts = engine_options(exec, policy, GateConfig::default(), &spec, &plan, path);
@@ -343,9 +339,9 @@ pub fn init(args: &InitArgs) -> Result<ExitCode> {
             target.display()
         )));
     }
-    let survey = audit::survey(&args.path, &[]).map_err(Error::Usage)?;
+    let survey = audit::survey(&args.path, &[])?;
     let test = audit::test_config(&survey.detected, args.test_command.as_deref())
-        .map_err(|e| Error::Usage(format!("{}: {e}", args.path.display())))?;
+        .map_err(|e| e.prefixed(args.path.display().to_string()))?;
     let reason = match (&args.test_command, &survey.detected.test) {
         (Some(_), _) => "given with --test-command".to_string(),
         (None, Some(t)) => format!("detected: {}", t.reason),

@@ -188,13 +188,6 @@ impl Error {
     }
 }
 
-// Transitional: modules still on anyhow convert at the boundary.
-impl From<anyhow::Error> for Error {
-    fn from(e: anyhow::Error) -> Self {
-        Error::Internal(format!("{e:#}"))
-    }
-}
-
 impl From<Diagnostics> for Error {
     fn from(d: Diagnostics) -> Self {
         Error::Diagnostics(d)

@@ -6,9 +6,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::changes::ChangedLines;
+use crate::error::{Error, Result};
 use crate::mutate::{self, ApplyProblem};
 use crate::results::{Selection, Shard};
-use crate::spec::{Spec, SpecPos, TestConfig};
+use crate::spec::{MutationSpec, Spec, SpecPos, TestConfig};
 
 /// A mutant ready to run: the diff is proven non-empty.
 #[derive(Debug, Clone)]
@@ -42,14 +43,14 @@ pub struct Mutant {
 
 impl Mutant {
     /// The mutated bytes of the file, from its original bytes.
-    pub fn mutated(&self, original: &[u8]) -> anyhow::Result<Vec<u8>> {
+    pub fn mutated(&self, original: &[u8]) -> Result<Vec<u8>> {
         self.edit.apply(original).ok_or_else(|| {
-            anyhow::anyhow!(
+            Error::Internal(format!(
                 "mutant {}: its edit does not fit the original of {} ({} bytes)",
                 self.id,
                 self.file,
                 original.len()
-            )
+            ))
         })
     }
 }
@@ -221,17 +222,8 @@ impl Plan {
 /// Build the plan from the user's tree as it is now (uncommitted edits
 /// included), keeping the mutations the filters select. Ids named by
 /// `--only`/`--skip` that the spec does not declare are an error.
-pub fn build(spec: &Spec, filters: &Filters) -> Result<Plan, String> {
-    for (flag, ids) in [("--only", &filters.only), ("--skip", &filters.skip)] {
-        for id in ids {
-            if !spec.mutations.iter().any(|m| &m.id == id) {
-                return Err(format!(
-                    "{flag} {id}: no mutation with that id in {} (see `unguard list`)",
-                    spec.spec_path.display()
-                ));
-            }
-        }
-    }
+pub fn build(spec: &Spec, filters: &Filters) -> Result<Plan> {
+    check_named_ids(spec, filters)?;
     let mut originals: BTreeMap<String, Arc<Vec<u8>>> = BTreeMap::new();
     let mut tests: Vec<TestConfig> = Vec::new();
     let mut entries = Vec::new();
@@ -245,54 +237,13 @@ pub fn build(spec: &Spec, filters: &Filters) -> Result<Plan, String> {
             Some(o) => o.clone(),
             None => {
                 let bytes = std::fs::read(spec.root.join(&m.file))
-                    .map_err(|e| format!("{}: cannot read {}: {e}", m.id, m.file))?;
+                    .map_err(|e| Error::io(format!("{}: cannot read {}", m.id, m.file), e))?;
                 let arc = Arc::new(bytes);
                 originals.insert(m.file.clone(), arc.clone());
                 arc
             }
         };
-        let applied = mutate::apply(&m.pattern, &m.replace, m.count, &original);
-        let entry = match applied {
-            Ok(a) => {
-                let diff = mutate::unified_diff(&m.file, &original, &a.mutated);
-                debug_assert!(!diff.is_empty());
-                let test = match tests.iter().position(|t| t == &m.test) {
-                    Some(i) => i,
-                    None => {
-                        tests.push(m.test.clone());
-                        tests.len() - 1
-                    }
-                };
-                Entry::Ready(Mutant {
-                    id: m.id.clone(),
-                    control: m.control.clone(),
-                    rule: m.rule.clone(),
-                    file: m.file.clone(),
-                    line: a.line,
-                    col: a.col,
-                    end_line: a.end_line,
-                    end_col: a.end_col,
-                    replacement: a.replacement,
-                    sites: a.sites,
-                    site_lines: a.site_lines,
-                    edit: Edit::between(&original, &a.mutated),
-                    diff,
-                    killed_by: m.killed_by.clone(),
-                    timeout: m.timeout,
-                    test,
-                    canary: m.canary,
-                    pos: m.pos.clone(),
-                })
-            }
-            Err(problem) => Entry::Rejected(Rejected {
-                id: m.id.clone(),
-                control: m.control.clone(),
-                rule: m.rule.clone(),
-                file: m.file.clone(),
-                problem,
-                pos: m.pos.clone(),
-            }),
-        };
+        let entry = plan_entry(m, &original, &mut tests);
         if filters.keeps(&entry) {
             entries.push(entry);
         }
@@ -309,6 +260,84 @@ pub fn build(spec: &Spec, filters: &Filters) -> Result<Plan, String> {
     }
     // Keep only what the selected entries use.
     originals.retain(|f, _| entries.iter().any(|e| e.file() == f));
+    let tests = keep_used_tests(tests, &mut entries);
+    Ok(Plan {
+        entries,
+        tests,
+        originals,
+        selection: Selection {
+            planned,
+            shard: filters.shard,
+            filters: filters.describe(),
+        },
+    })
+}
+
+/// Every id `--only` and `--skip` name must be declared in the spec.
+fn check_named_ids(spec: &Spec, filters: &Filters) -> Result<()> {
+    for (flag, ids) in [("--only", &filters.only), ("--skip", &filters.skip)] {
+        for id in ids {
+            if !spec.mutations.iter().any(|m| &m.id == id) {
+                return Err(Error::Usage(format!(
+                    "{flag} {id}: no mutation with that id in {} (see `unguard list`)",
+                    spec.spec_path.display()
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Apply `m` to the `original` bytes of its file: a mutant ready to run
+/// (its test config added to `tests` if new), or why it cannot be.
+fn plan_entry(m: &MutationSpec, original: &[u8], tests: &mut Vec<TestConfig>) -> Entry {
+    let a = match mutate::apply(&m.pattern, &m.replace, m.count, original) {
+        Ok(a) => a,
+        Err(problem) => {
+            return Entry::Rejected(Rejected {
+                id: m.id.clone(),
+                control: m.control.clone(),
+                rule: m.rule.clone(),
+                file: m.file.clone(),
+                problem,
+                pos: m.pos.clone(),
+            })
+        }
+    };
+    let diff = mutate::unified_diff(&m.file, original, &a.mutated);
+    debug_assert!(!diff.is_empty());
+    let test = match tests.iter().position(|t| t == &m.test) {
+        Some(i) => i,
+        None => {
+            tests.push(m.test.clone());
+            tests.len() - 1
+        }
+    };
+    Entry::Ready(Mutant {
+        id: m.id.clone(),
+        control: m.control.clone(),
+        rule: m.rule.clone(),
+        file: m.file.clone(),
+        line: a.line,
+        col: a.col,
+        end_line: a.end_line,
+        end_col: a.end_col,
+        replacement: a.replacement,
+        sites: a.sites,
+        site_lines: a.site_lines,
+        edit: Edit::between(original, &a.mutated),
+        diff,
+        killed_by: m.killed_by.clone(),
+        timeout: m.timeout,
+        test,
+        canary: m.canary,
+        pos: m.pos.clone(),
+    })
+}
+
+/// The test configs the ready `entries` run under, in their order; each
+/// entry's index renumbered to match.
+fn keep_used_tests(tests: Vec<TestConfig>, entries: &mut [Entry]) -> Vec<TestConfig> {
     let used: Vec<usize> = entries
         .iter()
         .filter_map(|e| match e {
@@ -324,21 +353,12 @@ pub fn build(spec: &Spec, filters: &Filters) -> Result<Plan, String> {
             kept_tests.push(t);
         }
     }
-    for e in &mut entries {
+    for e in entries {
         if let Entry::Ready(m) = e {
             m.test = remap[m.test];
         }
     }
-    Ok(Plan {
-        entries,
-        tests: kept_tests,
-        originals,
-        selection: Selection {
-            planned,
-            shard: filters.shard,
-            filters: filters.describe(),
-        },
-    })
+    kept_tests
 }
 
 impl Plan {

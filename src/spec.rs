@@ -265,20 +265,6 @@ pub struct Spec {
     pub thresholds: Thresholds,
 }
 
-/// Either the spec could not be read at all, or it has problems to fix.
-#[derive(Debug)]
-pub enum SpecError {
-    Diagnostics(Diagnostics),
-}
-
-impl std::fmt::Display for SpecError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            SpecError::Diagnostics(d) => write!(f, "{d}"),
-        }
-    }
-}
-
 // ------------------------------------------------------------------ loading
 
 struct SourceFile {
@@ -588,34 +574,23 @@ pub fn parse_duration(s: &str) -> Result<Duration, BadDuration> {
     Ok(total)
 }
 
-/// Load `spec_path` (and its includes) for the target `root`.
-pub fn load(root: &Path, spec_path: &Path) -> Result<Spec, SpecError> {
-    let mut diags = Diagnostics::default();
-    let root = match root.canonicalize() {
-        Ok(r) => r,
-        Err(e) => {
-            diags.push(
-                Diagnostic::new(display_path(root), 0, 0, format!("target directory: {e}"))
-                    .with_fix("pass an existing directory as PATH"),
-            );
-            return Err(SpecError::Diagnostics(diags));
-        }
-    };
-    let src = match read_source(spec_path) {
-        Ok(s) => s,
-        Err(d) => {
-            diags.push(d);
-            return Err(SpecError::Diagnostics(diags));
-        }
-    };
-    let raw: RawSpec = match parse_yaml(&src) {
-        Ok(r) => r,
-        Err(d) => {
-            diags.push(d);
-            return Err(SpecError::Diagnostics(diags));
-        }
-    };
+/// The mutations declared in one spec file (the main file or an include).
+type MutationSource = (SourceFile, Vec<Spanned<RawMutation>>);
 
+/// Load `spec_path` (and its includes) for the target `root`; on error, every
+/// problem found, each with its position and fix.
+pub fn load(root: &Path, spec_path: &Path) -> Result<Spec, Diagnostics> {
+    let one = |d: Diagnostic| Diagnostics(vec![d]);
+    let root = root.canonicalize().map_err(|e| {
+        one(
+            Diagnostic::new(display_path(root), 0, 0, format!("target directory: {e}"))
+                .with_fix("pass an existing directory as PATH"),
+        )
+    })?;
+    let src = read_source(spec_path).map_err(one)?;
+    let raw: RawSpec = parse_yaml(&src).map_err(one)?;
+
+    let mut diags = Diagnostics::default();
     if raw.version.value != 1 {
         diags.push(
             src.at(
@@ -625,7 +600,6 @@ pub fn load(root: &Path, spec_path: &Path) -> Result<Spec, SpecError> {
             .with_fix("this unguard reads `version: 1`"),
         );
     }
-
     let global = match &raw.test {
         Some(t) => resolve_test(&src, t, None, &mut diags),
         None => {
@@ -636,25 +610,64 @@ pub fn load(root: &Path, spec_path: &Path) -> Result<Spec, SpecError> {
             None
         }
     };
+    let link = resolve_links(&src, raw.workspace.as_ref(), &mut diags);
 
+    // Mutations from the main file and every include, in order.
+    let include_files = resolve_includes(&root, &src, &raw.include, &mut diags);
+    let mut sources: Vec<MutationSource> = vec![(src, raw.mutations)];
+    sources.extend(read_includes(include_files, &mut diags));
+    let mutations = match &global {
+        Some(global) => resolve_mutations(&root, &sources, global, &mut diags),
+        None => Vec::new(),
+    };
+
+    let (gate, timeout_is) = resolve_gate(&sources[0].0, raw.gate, &mutations, &mut diags);
+    let thresholds = resolve_thresholds(&sources[0].0, raw.thresholds, &mut diags);
+
+    if !diags.is_empty() {
+        return Err(diags);
+    }
+    Ok(Spec {
+        root,
+        spec_path: spec_path.to_path_buf(),
+        test: global.expect("global test config is present when there are no diagnostics"),
+        link,
+        mutations,
+        gate,
+        timeout_is,
+        thresholds,
+    })
+}
+
+/// `workspace.link`: top-level directory names to symlink into every copy.
+fn resolve_links(
+    src: &SourceFile,
+    workspace: Option<&RawWorkspace>,
+    diags: &mut Diagnostics,
+) -> Vec<String> {
     let mut link = Vec::new();
-    if let Some(ws) = &raw.workspace {
-        for l in &ws.link {
-            match check_rel_path(&l.value) {
-                Ok(p) if !p.contains('/') => link.push(p),
-                Ok(_) => diags.push(src.at(l, "`workspace.link` entries must be top-level directory names").with_fix(
-                    "name a directory at the top of the target (e.g. `.venv`); nested environment dirs are copied as they are",
-                )),
-                Err(why) => diags.push(src.at(l, why).with_fix("use a directory name relative to the target root")),
-            }
+    for l in workspace.map_or(&[][..], |ws| &ws.link) {
+        match check_rel_path(&l.value) {
+            Ok(p) if !p.contains('/') => link.push(p),
+            Ok(_) => diags.push(src.at(l, "`workspace.link` entries must be top-level directory names").with_fix(
+                "name a directory at the top of the target (e.g. `.venv`); nested environment dirs are copied as they are",
+            )),
+            Err(why) => diags.push(src.at(l, why.to_string()).with_fix("use a directory name relative to the target root")),
         }
     }
+    link
+}
 
-    // Collect mutations from the main file and every include, in order.
-    let mut sources: Vec<(SourceFile, Vec<Spanned<RawMutation>>)> = Vec::new();
-    let mut main_mutations = raw.mutations;
+/// The files the `include:` globs match, sorted and without duplicates; each
+/// must stay inside the target root.
+fn resolve_includes(
+    root: &Path,
+    src: &SourceFile,
+    include: &[Spanned<String>],
+    diags: &mut Diagnostics,
+) -> Vec<PathBuf> {
     let mut include_files: Vec<PathBuf> = Vec::new();
-    for inc in &raw.include {
+    for inc in include {
         if let Err(why) = check_rel_path(&inc.value) {
             diags.push(
                 src.at(inc, format!("include: {why}"))
@@ -686,7 +699,7 @@ pub fn load(root: &Path, spec_path: &Path) -> Result<Spec, SpecError> {
         }
         for m in matched {
             match m.canonicalize() {
-                Ok(c) if c.starts_with(&root) => include_files.push(c),
+                Ok(c) if c.starts_with(root) => include_files.push(c),
                 _ => diags.push(
                     src.at(
                         inc,
@@ -699,50 +712,50 @@ pub fn load(root: &Path, spec_path: &Path) -> Result<Spec, SpecError> {
     }
     include_files.sort();
     include_files.dedup();
-    let main_display = src.display.clone();
-    sources.push((src, std::mem::take(&mut main_mutations)));
-    for path in include_files {
+    include_files
+}
+
+/// Read and parse the included spec files; one that fails is a diagnostic.
+fn read_includes(paths: Vec<PathBuf>, diags: &mut Diagnostics) -> Vec<MutationSource> {
+    let mut sources = Vec::new();
+    for path in paths {
         match read_source(&path).and_then(|s| parse_yaml::<RawInclude>(&s).map(|r| (s, r))) {
             Ok((s, r)) => sources.push((s, r.mutations)),
             Err(d) => diags.push(d),
         }
     }
+    sources
+}
 
+/// Validate the mutations of every source, in order; a spec without any
+/// (and without other problems) is a diagnostic on the main file.
+fn resolve_mutations(
+    root: &Path,
+    sources: &[MutationSource],
+    global: &TestConfig,
+    diags: &mut Diagnostics,
+) -> Vec<MutationSpec> {
     let mut mutations = Vec::new();
     let mut seen_ids: HashMap<String, SpecPos> = HashMap::new();
-    if let Some(global) = &global {
-        for (src, raws) in &sources {
-            for m in raws {
-                if let Some(ms) = resolve_mutation(&root, src, m, global, &mut seen_ids, &mut diags)
-                {
-                    mutations.push(ms);
-                }
+    for (src, raws) in sources {
+        for m in raws {
+            if let Some(ms) = resolve_mutation(root, src, m, global, &mut seen_ids, diags) {
+                mutations.push(ms);
             }
         }
-        if mutations.is_empty() && diags.is_empty() {
-            diags.push(
-                Diagnostic::new(&main_display, 1, 1, "the spec declares no mutations")
-                    .with_fix("add a `mutations:` list (or an `include:` of files that have one)"),
-            );
-        }
     }
-
-    let (gate, timeout_is) = resolve_gate(&sources[0].0, raw.gate, &mutations, &mut diags);
-    let thresholds = resolve_thresholds(&sources[0].0, raw.thresholds, &mut diags);
-
-    if !diags.is_empty() {
-        return Err(SpecError::Diagnostics(diags));
+    if mutations.is_empty() && diags.is_empty() {
+        diags.push(
+            Diagnostic::new(
+                &sources[0].0.display,
+                1,
+                1,
+                "the spec declares no mutations",
+            )
+            .with_fix("add a `mutations:` list (or an `include:` of files that have one)"),
+        );
     }
-    Ok(Spec {
-        root,
-        spec_path: spec_path.to_path_buf(),
-        test: global.expect("global test config is present when there are no diagnostics"),
-        link,
-        mutations,
-        gate,
-        timeout_is,
-        thresholds,
-    })
+    mutations
 }
 
 /// Validate `gate:`; every allowed id must name a declared mutation and carry a reason.
@@ -988,11 +1001,24 @@ fn resolve_test(
     })
 }
 
+/// Why a path is not a relative path inside the target root (see [`check_rel_path`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BadRelPath {
+    #[error("empty path")]
+    Empty,
+    #[error("path `{0}` leaves the target root (`..`)")]
+    LeavesRoot(String),
+    #[error("path `{0}` is absolute")]
+    Absolute(String),
+    #[error("path `{0}` names the root itself")]
+    IsRoot(String),
+}
+
 /// A relative path that stays inside the root: no absolute paths, no `..`.
 /// Returns it normalised with `/` separators.
-pub fn check_rel_path(p: &str) -> Result<String, String> {
+pub fn check_rel_path(p: &str) -> Result<String, BadRelPath> {
     if p.trim().is_empty() {
-        return Err("empty path".into());
+        return Err(BadRelPath::Empty);
     }
     let path = Path::new(p);
     let mut parts = Vec::new();
@@ -1000,16 +1026,14 @@ pub fn check_rel_path(p: &str) -> Result<String, String> {
         match comp {
             Component::Normal(s) => parts.push(s.to_string_lossy().to_string()),
             Component::CurDir => {}
-            Component::ParentDir => {
-                return Err(format!("path `{p}` leaves the target root (`..`)"))
-            }
+            Component::ParentDir => return Err(BadRelPath::LeavesRoot(p.to_string())),
             Component::RootDir | Component::Prefix(_) => {
-                return Err(format!("path `{p}` is absolute"))
+                return Err(BadRelPath::Absolute(p.to_string()))
             }
         }
     }
     if parts.is_empty() {
-        return Err(format!("path `{p}` names the root itself"));
+        return Err(BadRelPath::IsRoot(p.to_string()));
     }
     Ok(parts.join("/"))
 }
@@ -1033,114 +1057,164 @@ fn resolve_mutation(
 ) -> Option<MutationSpec> {
     let raw = &m.value;
     let before = diags.0.len();
-    let id = raw.id.value.clone();
     let pos = SpecPos {
         path: src.display.clone(),
         line: raw.id.referenced.line(),
         col: raw.id.referenced.column(),
     };
-    if !valid_id(&id) {
-        diags.push(src.at(&raw.id, format!("invalid mutation id `{id}`")).with_fix(
-            "ids use letters, digits, `-`, `_` and `.` (they name files in the output dir), e.g. `host-allowlist-port-exact`",
-        ));
-    } else if let Some(prev) = seen.get(&id) {
-        diags.push(
-            src.at(
-                &raw.id,
-                format!(
-                    "duplicate mutation id `{id}` (first declared at {}:{}:{})",
-                    prev.path, prev.line, prev.col
-                ),
-            )
-            .with_fix("give every mutation a unique id"),
-        );
-    } else {
-        seen.insert(id.clone(), pos.clone());
-    }
+    check_id(src, &raw.id, &pos, seen, diags);
     if raw.control.trim().is_empty() {
         diags.push(
             src.at(m, "`control` is empty")
                 .with_fix("say which security control this mutation removes"),
         );
     }
+    let file = resolve_file(root, src, &raw.file, diags);
+    let pattern = resolve_pattern(src, m, diags);
+    let count = resolve_count(src, raw.count.as_ref(), diags);
+    let timeout = raw
+        .timeout
+        .as_ref()
+        .and_then(|s| parse_timeout(src, s, "`30s` or `2m`", diags));
+    let test = match &raw.test {
+        None => Some(global.clone()),
+        Some(t) => resolve_test(src, t, Some(global), diags),
+    };
+    let killed_by = resolve_killed_by(src, raw.expect.as_ref(), test.as_ref(), diags);
 
-    // file: inside the root, exists, a regular text file, no symlink escape.
-    let file = match check_rel_path(&raw.file.value) {
+    if diags.0.len() > before {
+        return None;
+    }
+    Some(MutationSpec {
+        id: raw.id.value.clone(),
+        control: raw.control.trim().to_string(),
+        rule: raw.rule.clone(),
+        file: file?,
+        pattern: pattern?,
+        replace: raw.replace.value.clone(),
+        count,
+        canary: raw.canary.unwrap_or(true),
+        killed_by,
+        timeout,
+        test: test?,
+        pos,
+    })
+}
+
+/// A mutation id must be valid and unique; the first declaration of each
+/// id is remembered in `seen`.
+fn check_id(
+    src: &SourceFile,
+    id: &Spanned<String>,
+    pos: &SpecPos,
+    seen: &mut HashMap<String, SpecPos>,
+    diags: &mut Diagnostics,
+) {
+    let value = &id.value;
+    if !valid_id(value) {
+        diags.push(src.at(id, format!("invalid mutation id `{value}`")).with_fix(
+            "ids use letters, digits, `-`, `_` and `.` (they name files in the output dir), e.g. `host-allowlist-port-exact`",
+        ));
+    } else if let Some(prev) = seen.get(value) {
+        diags.push(
+            src.at(
+                id,
+                format!(
+                    "duplicate mutation id `{value}` (first declared at {}:{}:{})",
+                    prev.path, prev.line, prev.col
+                ),
+            )
+            .with_fix("give every mutation a unique id"),
+        );
+    } else {
+        seen.insert(value.clone(), pos.clone());
+    }
+}
+
+/// `file:` inside the root, existing, a regular file, reached without a
+/// symlink; returns it relative to the root.
+fn resolve_file(
+    root: &Path,
+    src: &SourceFile,
+    file: &Spanned<String>,
+    diags: &mut Diagnostics,
+) -> Option<String> {
+    let rel = match check_rel_path(&file.value) {
+        Ok(rel) => rel,
         Err(why) => {
             diags.push(
-                src.at(&raw.file, why)
+                src.at(file, why.to_string())
                     .with_fix("give the path relative to the target root"),
             );
-            None
-        }
-        Ok(rel) => {
-            let full = root.join(&rel);
-            match full.canonicalize() {
-                Err(e) => {
-                    // A link that exists but leads nowhere is not a missing file.
-                    let why = match std::fs::symlink_metadata(&full) {
-                        Ok(_) => format!("file `{rel}` is a symlink that cannot be resolved ({e})"),
-                        Err(_) => {
-                            format!("file `{rel}` does not exist in {}", display_path(root))
-                        }
-                    };
-                    diags.push(
-                        src.at(&raw.file, why)
-                            .with_fix("correct the path (relative to the target root)"),
-                    );
-                    None
-                }
-                Ok(c) if !c.starts_with(root) => {
-                    diags.push(
-                        src.at(
-                            &raw.file,
-                            format!(
-                                "file `{rel}` resolves outside the target root (symlink to {})",
-                                c.display()
-                            ),
-                        )
-                        .with_fix(
-                            "mutate the real file inside the target, not a link that leaves it",
-                        ),
-                    );
-                    None
-                }
-                Ok(c) if !c.is_file() => {
-                    diags.push(
-                        src.at(&raw.file, format!("`{rel}` is not a regular file"))
-                            .with_fix("name a source file"),
-                    );
-                    None
-                }
-                Ok(c) if c != full => {
-                    // Refused, not followed: the copy recreates links as links,
-                    // and writing through one could land outside the copy.
-                    let real = c
-                        .strip_prefix(root)
-                        .map(|p| p.to_string_lossy().replace('\\', "/"))
-                        .unwrap_or_else(|_| c.display().to_string());
-                    let how = if std::fs::symlink_metadata(&full)
-                        .map(|m| m.file_type().is_symlink())
-                        .unwrap_or(false)
-                    {
-                        "is a symlink"
-                    } else {
-                        "goes through a symlinked directory"
-                    };
-                    diags.push(
-                        src.at(&raw.file, format!("`{rel}` {how} (to `{real}`)"))
-                            .with_fix(format!(
-                                "write `file: {real}`: unguard mutates real files only, not links"
-                            )),
-                    );
-                    None
-                }
-                Ok(_) => Some(rel),
-            }
+            return None;
         }
     };
+    match real_file_problem(root, &rel) {
+        None => Some(rel),
+        Some((why, fix)) => {
+            diags.push(src.at(file, why).with_fix(fix));
+            None
+        }
+    }
+}
 
-    let pattern = match (&raw.find, &raw.regex) {
+/// What is wrong with `root/rel` as a file to mutate (the message and its
+/// fix), or `None` when it is a regular file inside the root, not a link.
+fn real_file_problem(root: &Path, rel: &str) -> Option<(String, String)> {
+    let full = root.join(rel);
+    let problem = match full.canonicalize() {
+        Err(e) => {
+            // A link that exists but leads nowhere is not a missing file.
+            let why = match std::fs::symlink_metadata(&full) {
+                Ok(_) => format!("file `{rel}` is a symlink that cannot be resolved ({e})"),
+                Err(_) => format!("file `{rel}` does not exist in {}", display_path(root)),
+            };
+            (why, "correct the path (relative to the target root)".into())
+        }
+        Ok(c) if !c.starts_with(root) => (
+            format!(
+                "file `{rel}` resolves outside the target root (symlink to {})",
+                c.display()
+            ),
+            "mutate the real file inside the target, not a link that leaves it".into(),
+        ),
+        Ok(c) if !c.is_file() => (
+            format!("`{rel}` is not a regular file"),
+            "name a source file".into(),
+        ),
+        Ok(c) if c != full => {
+            // Refused, not followed: the copy recreates links as links,
+            // and writing through one could land outside the copy.
+            let real = c
+                .strip_prefix(root)
+                .map(|p| p.to_string_lossy().replace('\\', "/"))
+                .unwrap_or_else(|_| c.display().to_string());
+            let how = if std::fs::symlink_metadata(&full)
+                .map(|m| m.file_type().is_symlink())
+                .unwrap_or(false)
+            {
+                "is a symlink"
+            } else {
+                "goes through a symlinked directory"
+            };
+            (
+                format!("`{rel}` {how} (to `{real}`)"),
+                format!("write `file: {real}`: unguard mutates real files only, not links"),
+            )
+        }
+        Ok(_) => return None,
+    };
+    Some(problem)
+}
+
+/// `find` (literal text) or `regex`: exactly one, not empty.
+fn resolve_pattern(
+    src: &SourceFile,
+    m: &Spanned<RawMutation>,
+    diags: &mut Diagnostics,
+) -> Option<Pattern> {
+    let raw = &m.value;
+    match (&raw.find, &raw.regex) {
         (Some(_), Some(r)) => {
             diags.push(
                 src.at(r, "both `find` and `regex` are set")
@@ -1166,68 +1240,83 @@ fn resolve_mutation(
             text: f.value.clone(),
             exact_whitespace: raw.exact_whitespace,
         }),
-        (None, Some(r)) => match regex::bytes::Regex::new(&r.value) {
-            Ok(re) if re.is_match(b"") => {
-                diags.push(
-                    src.at(r, "regex matches the empty string")
-                        .with_fix("anchor the regex to the control's text"),
-                );
-                None
-            }
-            Ok(_) => Some(Pattern::Regex(r.value.clone())),
-            Err(e) => {
-                let msg = e
-                    .to_string()
-                    .lines()
-                    .last()
-                    .unwrap_or("invalid regex")
-                    .trim()
-                    .trim_start_matches("error: ")
-                    .to_string();
-                diags.push(src.at(r, format!("bad regex: {msg}")).with_fix("fix the pattern (Rust regex syntax; escape `(`, `.`, `[` as `\\(` `\\.` `\\[`)"));
-                None
-            }
-        },
+        (None, Some(r)) => resolve_regex(src, r, diags),
+    }
+}
+
+/// A `regex` that compiles and cannot match the empty string.
+fn resolve_regex(
+    src: &SourceFile,
+    r: &Spanned<String>,
+    diags: &mut Diagnostics,
+) -> Option<Pattern> {
+    match regex::bytes::Regex::new(&r.value) {
+        Ok(re) if re.is_match(b"") => {
+            diags.push(
+                src.at(r, "regex matches the empty string")
+                    .with_fix("anchor the regex to the control's text"),
+            );
+            None
+        }
+        Ok(_) => Some(Pattern::Regex(r.value.clone())),
+        Err(e) => {
+            let msg = e
+                .to_string()
+                .lines()
+                .last()
+                .unwrap_or("invalid regex")
+                .trim()
+                .trim_start_matches("error: ")
+                .to_string();
+            diags.push(src.at(r, format!("bad regex: {msg}")).with_fix(
+                "fix the pattern (Rust regex syntax; escape `(`, `.`, `[` as `\\(` `\\.` `\\[`)",
+            ));
+            None
+        }
+    }
+}
+
+/// `count`: a positive number or `all` (default 1).
+fn resolve_count(
+    src: &SourceFile,
+    count: Option<&Spanned<RawCount>>,
+    diags: &mut Diagnostics,
+) -> Count {
+    let Some(c) = count else {
+        return Count::Exactly(1);
     };
+    match &c.value {
+        RawCount::N(0) => {
+            diags.push(
+                src.at(c, "`count` must be at least 1")
+                    .with_fix("use a positive number or `all`"),
+            );
+            Count::Exactly(1)
+        }
+        RawCount::N(n) => Count::Exactly(*n as usize),
+        RawCount::Word(w) if w == "all" => Count::All,
+        RawCount::Word(w) => {
+            diags.push(
+                src.at(c, format!("bad count `{w}`"))
+                    .with_fix("use a positive number or `all`"),
+            );
+            Count::Exactly(1)
+        }
+    }
+}
 
-    let count = match &raw.count {
-        None => Count::Exactly(1),
-        Some(c) => match &c.value {
-            RawCount::N(0) => {
-                diags.push(
-                    src.at(c, "`count` must be at least 1")
-                        .with_fix("use a positive number or `all`"),
-                );
-                Count::Exactly(1)
-            }
-            RawCount::N(n) => Count::Exactly(*n as usize),
-            RawCount::Word(w) if w == "all" => Count::All,
-            RawCount::Word(w) => {
-                diags.push(
-                    src.at(c, format!("bad count `{w}`"))
-                        .with_fix("use a positive number or `all`"),
-                );
-                Count::Exactly(1)
-            }
-        },
+/// `expect.killed_by`: non-empty test names, under a test config that
+/// writes a JUnit report.
+fn resolve_killed_by(
+    src: &SourceFile,
+    expect: Option<&RawExpect>,
+    test: Option<&TestConfig>,
+    diags: &mut Diagnostics,
+) -> Vec<String> {
+    let Some(expect) = expect else {
+        return Vec::new();
     };
-
-    let timeout = raw
-        .timeout
-        .as_ref()
-        .and_then(|s| parse_timeout(src, s, "`30s` or `2m`", diags));
-
-    let test = match &raw.test {
-        None => Some(global.clone()),
-        Some(t) => resolve_test(src, t, Some(global), diags),
-    };
-
-    let killed_by: Vec<String> = raw
-        .expect
-        .as_ref()
-        .map(|e| e.killed_by.iter().map(|k| k.value.clone()).collect())
-        .unwrap_or_default();
-    if let (Some(test), Some(expect)) = (&test, &raw.expect) {
+    if let Some(test) = test {
         if let Some(first) = expect.killed_by.first() {
             if test.junit.is_none() {
                 diags.push(src.at(first, "`expect.killed_by` needs a JUnit report to know which tests failed").with_fix(
@@ -1245,24 +1334,7 @@ fn resolve_mutation(
             }
         }
     }
-
-    if diags.0.len() > before {
-        return None;
-    }
-    Some(MutationSpec {
-        id,
-        control: raw.control.trim().to_string(),
-        rule: raw.rule.clone(),
-        file: file?,
-        pattern: pattern?,
-        replace: raw.replace.value.clone(),
-        count,
-        canary: raw.canary.unwrap_or(true),
-        killed_by,
-        timeout,
-        test: test?,
-        pos,
-    })
+    expect.killed_by.iter().map(|k| k.value.clone()).collect()
 }
 
 #[cfg(test)]

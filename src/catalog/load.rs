@@ -311,27 +311,50 @@ impl Ctx<'_> {
     }
 }
 
-fn build_matcher(cx: &mut Ctx<'_>, langs: &[Language], raw: RawMatcher) -> Option<Matcher> {
+fn build_matcher(cx: &mut Ctx<'_>, langs: &[Language], mut raw: RawMatcher) -> Option<Matcher> {
     let lang = match raw.lang.as_deref() {
         None => None,
-        Some(l) => match Language::parse(l) {
-            Some(l) => {
-                if !langs.contains(&l) {
-                    cx.err(format!(
-                        "matcher language `{}` is not in `languages`",
-                        l.name()
-                    ));
-                }
-                Some(l)
-            }
-            None => {
-                cx.err(format!(
-                    "unknown matcher language `{l}` (python, typescript)"
-                ));
-                return None;
-            }
-        },
+        Some(l) => Some(matcher_lang(cx, langs, l)?),
     };
+    if !check_matcher_shape(cx, &raw) {
+        return None;
+    }
+    let inside = node_conds(cx, lang, raw.inside.take());
+    let not_inside = node_conds(cx, lang, raw.not_inside.take());
+    if let Some(ini) = raw.ini.take() {
+        return build_ini(cx, ini, raw.files);
+    }
+    if let Some(re) = raw.regex.take() {
+        return build_regex(cx, lang, &re, raw, inside, not_inside);
+    }
+    let Some(lang) = lang else {
+        cx.err("a structural matcher needs `lang`");
+        return None;
+    };
+    build_structural(cx, lang, raw, inside, not_inside)
+}
+
+/// A matcher's `lang`, which must be one of the operator's `languages`;
+/// `None` (after the error) when it is no language at all.
+fn matcher_lang(cx: &mut Ctx<'_>, langs: &[Language], name: &str) -> Option<Language> {
+    let Some(l) = Language::parse(name) else {
+        cx.err(format!(
+            "unknown matcher language `{name}` (python, typescript)"
+        ));
+        return None;
+    };
+    if !langs.contains(&l) {
+        cx.err(format!(
+            "matcher language `{}` is not in `languages`",
+            l.name()
+        ));
+    }
+    Some(l)
+}
+
+/// Check the matcher's `files` globs and that it is exactly one of
+/// structural, regex or ini; `false` when it is not.
+fn check_matcher_shape(cx: &mut Ctx<'_>, raw: &RawMatcher) -> bool {
     let structural = raw.pattern.is_some() || raw.kind.is_some();
     for g in &raw.files {
         if let Err(e) = glob::Pattern::new(g) {
@@ -347,110 +370,97 @@ fn build_matcher(cx: &mut Ctx<'_>, langs: &[Language], raw: RawMatcher) -> Optio
         .count();
     if kinds_used != 1 {
         cx.err("a matcher needs exactly one of `pattern`/`kind` (structural), `regex`, `ini`");
-        return None;
+        return false;
     }
-    let inside: Vec<NodeCond> = raw
-        .inside
-        .map(RawNodeConds::into_vec)
+    true
+}
+
+/// `inside` / `not_inside`: one condition or a list of them.
+fn node_conds(
+    cx: &mut Ctx<'_>,
+    lang: Option<Language>,
+    raw: Option<RawNodeConds>,
+) -> Vec<NodeCond> {
+    raw.map(RawNodeConds::into_vec)
         .unwrap_or_default()
         .into_iter()
         .map(|c| cx.node_cond(lang, c))
-        .collect();
-    let not_inside: Vec<NodeCond> = raw
-        .not_inside
-        .map(RawNodeConds::into_vec)
-        .unwrap_or_default()
-        .into_iter()
-        .map(|c| cx.node_cond(lang, c))
-        .collect();
+        .collect()
+}
 
-    if let Some(ini) = raw.ini {
-        let value = match (ini.value, ini.replace) {
-            (Some(v), Some(r)) => Some((cx.regex("ini.value", &v)?, r)),
-            (None, None) => None,
-            _ => {
-                cx.err("ini: `value` and `replace` go together");
-                return None;
-            }
-        };
-        return Some(Matcher::Ini(IniRule {
-            sections: ini.sections,
-            key: ini.key,
-            value,
-            files: raw.files,
-        }));
-    }
-
-    if let Some(re) = raw.regex {
-        let Some(replace) = raw.replace else {
-            cx.err("a `regex` matcher needs `replace`");
+/// An `ini` matcher: a key in sections, optionally with a value to replace.
+fn build_ini(cx: &mut Ctx<'_>, ini: RawIni, files: Vec<String>) -> Option<Matcher> {
+    let value = match (ini.value, ini.replace) {
+        (Some(v), Some(r)) => Some((cx.regex("ini.value", &v)?, r)),
+        (None, None) => None,
+        _ => {
+            cx.err("ini: `value` and `replace` go together");
             return None;
-        };
-        let re = match regex::bytes::Regex::new(&re) {
-            Ok(r) => r,
-            Err(e) => {
-                cx.err(format!("bad regex `{re}`: {e}"));
-                return None;
-            }
-        };
-        if lang.is_none() && !(inside.is_empty() && not_inside.is_empty()) {
-            cx.err("`inside`/`not_inside` on a regex need `lang`");
         }
-        let not_inside = if lang.is_some() && not_inside.is_empty() {
-            vec![NodeCond {
-                kinds: vec!["comment".into()],
-                stop: Vec::new(),
-                field: None,
-                cond: Cond::default(),
-                any: false,
-            }]
-        } else {
-            not_inside
-        };
-        return Some(Matcher::Regex(RegexRule {
-            re,
-            replace,
-            lang,
-            inside,
-            not_inside,
-            files: raw.files,
-        }));
-    }
+    };
+    Some(Matcher::Ini(IniRule {
+        sections: ini.sections,
+        key: ini.key,
+        value,
+        files,
+    }))
+}
 
-    // structural
-    let Some(lang) = lang else {
-        cx.err("a structural matcher needs `lang`");
+/// A `regex` matcher with its `replace`; with a `lang` and no `not_inside`,
+/// it skips comments.
+fn build_regex(
+    cx: &mut Ctx<'_>,
+    lang: Option<Language>,
+    re: &str,
+    raw: RawMatcher,
+    inside: Vec<NodeCond>,
+    not_inside: Vec<NodeCond>,
+) -> Option<Matcher> {
+    let Some(replace) = raw.replace else {
+        cx.err("a `regex` matcher needs `replace`");
         return None;
     };
-    let head = if let Some(p) = raw.pattern {
-        if raw.kind.is_some() {
-            cx.err("`pattern` and `kind` exclude each other");
+    let re = match regex::bytes::Regex::new(re) {
+        Ok(r) => r,
+        Err(e) => {
+            cx.err(format!("bad regex `{re}`: {e}"));
+            return None;
         }
-        let pats = p.into_vec();
-        let mut per = Vec::new();
-        for g in Grammar::of(lang) {
-            let mut compiled = Vec::new();
-            for src in &pats {
-                let res = match &raw.selector {
-                    Some(sel) => Pattern::contextual(src, sel, *g),
-                    None => Pattern::try_new(src, *g),
-                };
-                match res {
-                    Ok(p) => compiled.push(p),
-                    Err(e) => cx.err(format!("pattern `{src}` ({g:?}): {e}")),
-                }
-            }
-            per.push((*g, compiled));
-        }
-        Head::Patterns(per)
-    } else {
-        if raw.selector.is_some() {
-            cx.err("`selector` needs `pattern`");
-        }
-        let kinds = raw.kind.map(OneOrMany::into_vec).unwrap_or_default();
-        cx.kinds(Some(lang), &kinds);
-        Head::Kinds(kinds)
     };
+    if lang.is_none() && !(inside.is_empty() && not_inside.is_empty()) {
+        cx.err("`inside`/`not_inside` on a regex need `lang`");
+    }
+    let not_inside = if lang.is_some() && not_inside.is_empty() {
+        vec![NodeCond {
+            kinds: vec!["comment".into()],
+            stop: Vec::new(),
+            field: None,
+            cond: Cond::default(),
+            any: false,
+        }]
+    } else {
+        not_inside
+    };
+    Some(Matcher::Regex(RegexRule {
+        re,
+        replace,
+        lang,
+        inside,
+        not_inside,
+        files: raw.files,
+    }))
+}
+
+/// A structural (ast-grep) matcher: its head, edit, `where` conditions,
+/// `target` and `followed_by`.
+fn build_structural(
+    cx: &mut Ctx<'_>,
+    lang: Language,
+    raw: RawMatcher,
+    inside: Vec<NodeCond>,
+    not_inside: Vec<NodeCond>,
+) -> Option<Matcher> {
+    let head = build_head(cx, lang, raw.pattern, raw.selector.as_deref(), raw.kind);
     if raw.replace.is_some() {
         cx.err("`replace` belongs to `regex`; a structural matcher uses `rewrite`");
     }
@@ -489,6 +499,45 @@ fn build_matcher(cx: &mut Ctx<'_>, langs: &[Language], raw: RawMatcher) -> Optio
     })))
 }
 
+/// What a structural matcher starts from: its `pattern`s, compiled for
+/// every grammar of the language, or node `kind`s.
+fn build_head(
+    cx: &mut Ctx<'_>,
+    lang: Language,
+    pattern: Option<OneOrMany>,
+    selector: Option<&str>,
+    kind: Option<OneOrMany>,
+) -> Head {
+    let Some(p) = pattern else {
+        if selector.is_some() {
+            cx.err("`selector` needs `pattern`");
+        }
+        let kinds = kind.map(OneOrMany::into_vec).unwrap_or_default();
+        cx.kinds(Some(lang), &kinds);
+        return Head::Kinds(kinds);
+    };
+    if kind.is_some() {
+        cx.err("`pattern` and `kind` exclude each other");
+    }
+    let pats = p.into_vec();
+    let mut per = Vec::new();
+    for g in Grammar::of(lang) {
+        let mut compiled = Vec::new();
+        for src in &pats {
+            let res = match selector {
+                Some(sel) => Pattern::contextual(src, sel, *g),
+                None => Pattern::try_new(src, *g),
+            };
+            match res {
+                Ok(p) => compiled.push(p),
+                Err(e) => cx.err(format!("pattern `{src}` ({g:?}): {e}")),
+            }
+        }
+        per.push((*g, compiled));
+    }
+    Head::Patterns(per)
+}
+
 fn default_file(langs: &[Language]) -> Option<String> {
     match langs.first() {
         Some(Language::Python) => Some("server.py".into()),
@@ -497,19 +546,8 @@ fn default_file(langs: &[Language]) -> Option<String> {
     }
 }
 
-fn build_operator(cx: &mut Ctx<'_>, group: Group, raw: RawOperator) -> Option<Operator> {
-    if !kebab(&raw.id) {
-        cx.err("id must be kebab-case (a-z, 0-9, single dashes)");
-    }
-    if raw.control.trim().is_empty() || raw.control.contains('\n') {
-        cx.err("`control` must be one sentence on one line");
-    }
-    if !valid_rule(&raw.rule) {
-        cx.err(format!(
-            "rule `{}` is not `NNN/N` (seed document/rule)",
-            raw.rule
-        ));
-    }
+fn build_operator(cx: &mut Ctx<'_>, group: Group, mut raw: RawOperator) -> Option<Operator> {
+    check_operator_header(cx, &raw);
     let kind = match raw.kind.as_deref() {
         None | Some("audit") => OperatorKind::Audit,
         Some("template") => OperatorKind::Template,
@@ -530,11 +568,54 @@ fn build_operator(cx: &mut Ctx<'_>, group: Group, raw: RawOperator) -> Option<Op
             cx.err(format!("bad glob `{g}`: {e}"));
         }
     }
-    let matchers: Vec<Matcher> = raw
-        .matchers
+    let matchers: Vec<Matcher> = std::mem::take(&mut raw.matchers)
         .into_iter()
         .filter_map(|m| build_matcher(cx, &languages, m))
         .collect();
+    check_kind_parts(cx, kind, &matchers, &raw);
+    let dflt = default_file(&languages);
+    let positive = positive_snippets(cx, raw.positive, dflt.as_deref());
+    let negative = negative_snippets(cx, raw.negative, dflt.as_deref());
+    Some(Operator {
+        id: raw.id,
+        control: raw.control,
+        rule: raw.rule,
+        check: raw.check,
+        group,
+        languages,
+        files: raw.files,
+        exclude: raw.exclude,
+        expected: raw.expected,
+        presence_only: raw.presence_only,
+        kind,
+        sdk: raw.sdk.trim().to_string(),
+        note: raw.note.map(|n| n.trim().to_string()),
+        template: raw.template,
+        positive,
+        negative,
+        matchers,
+    })
+}
+
+/// The operator's id (kebab-case), `control` (one line) and `rule` (`NNN/N`).
+fn check_operator_header(cx: &mut Ctx<'_>, raw: &RawOperator) {
+    if !kebab(&raw.id) {
+        cx.err("id must be kebab-case (a-z, 0-9, single dashes)");
+    }
+    if raw.control.trim().is_empty() || raw.control.contains('\n') {
+        cx.err("`control` must be one sentence on one line");
+    }
+    if !valid_rule(&raw.rule) {
+        cx.err(format!(
+            "rule `{}` is not `NNN/N` (seed document/rule)",
+            raw.rule
+        ));
+    }
+}
+
+/// An audit operator has matchers, files and both kinds of snippets; a
+/// template has a `template` and none of those.
+fn check_kind_parts(cx: &mut Ctx<'_>, kind: OperatorKind, matchers: &[Matcher], raw: &RawOperator) {
     match kind {
         OperatorKind::Audit => {
             if matchers.is_empty() {
@@ -562,10 +643,14 @@ fn build_operator(cx: &mut Ctx<'_>, group: Group, raw: RawOperator) -> Option<Op
             }
         }
     }
-    let dflt = default_file(&languages);
+}
+
+/// `positive` snippets: each with a file (defaulting from the language) and
+/// exactly one of `mutated` or `mutants`.
+fn positive_snippets(cx: &mut Ctx<'_>, raw: Vec<RawSnippet>, dflt: Option<&str>) -> Vec<Snippet> {
     let mut positive = Vec::new();
-    for (i, s) in raw.positive.into_iter().enumerate() {
-        let Some(file) = s.file.or_else(|| dflt.clone()) else {
+    for (i, s) in raw.into_iter().enumerate() {
+        let Some(file) = s.file.or_else(|| dflt.map(str::to_string)) else {
             cx.err(format!(
                 "positive #{}: needs `file` (no language to default from)",
                 i + 1
@@ -589,13 +674,19 @@ fn build_operator(cx: &mut Ctx<'_>, group: Group, raw: RawOperator) -> Option<Op
             mutants,
         });
     }
+    positive
+}
+
+/// `negative` snippets: code (with a file, defaulting from the language)
+/// that must not match.
+fn negative_snippets(cx: &mut Ctx<'_>, raw: Vec<RawNegative>, dflt: Option<&str>) -> Vec<Snippet> {
     let mut negative = Vec::new();
-    for (i, n) in raw.negative.into_iter().enumerate() {
+    for (i, n) in raw.into_iter().enumerate() {
         let (file, code) = match n {
             RawNegative::Code(c) => (None, c),
             RawNegative::Full(f) => (f.file, f.code),
         };
-        let Some(file) = file.or_else(|| dflt.clone()) else {
+        let Some(file) = file.or_else(|| dflt.map(str::to_string)) else {
             cx.err(format!(
                 "negative #{}: needs `file` (no language to default from)",
                 i + 1
@@ -608,25 +699,7 @@ fn build_operator(cx: &mut Ctx<'_>, group: Group, raw: RawOperator) -> Option<Op
             mutants: Vec::new(),
         });
     }
-    Some(Operator {
-        id: raw.id,
-        control: raw.control,
-        rule: raw.rule,
-        check: raw.check,
-        group,
-        languages,
-        files: raw.files,
-        exclude: raw.exclude,
-        expected: raw.expected,
-        presence_only: raw.presence_only,
-        kind,
-        sdk: raw.sdk.trim().to_string(),
-        note: raw.note.map(|n| n.trim().to_string()),
-        template: raw.template,
-        positive,
-        negative,
-        matchers,
-    })
+    negative
 }
 
 /// Parse and validate catalog files; all problems at once.
