@@ -16,7 +16,7 @@ use crate::detect::{self, Detected};
 use crate::error::{Context, Error, Result};
 use crate::results::{GateConfig, Outcome, Results, Thresholds};
 use crate::spec::{
-    Command, Count, FailCodes, MutationSpec, Pattern, Spec, SpecPos, TestConfig, TimeoutSetting,
+    Command, Count, MutationSpec, Pattern, Preset, Spec, SpecPos, TestConfig, TimeoutSetting,
 };
 use crate::workspace;
 
@@ -176,7 +176,12 @@ pub fn test_config(detected: &Detected, command: Option<&str>) -> Result<TestCon
         (Some(c), _) => {
             let pytest = c.contains("pytest");
             let junit = c.contains("{junit}").then(|| "{junit}".to_string());
-            (c.to_string(), junit, if pytest { "pytest" } else { "generic" })
+            let preset = if pytest {
+                Preset::Pytest
+            } else {
+                Preset::Generic
+            };
+            (c.to_string(), junit, preset)
         }
         (None, Some(t)) => (t.command.clone(), t.junit.clone(), t.preset),
         (None, None) => {
@@ -191,12 +196,8 @@ pub fn test_config(detected: &Detected, command: Option<&str>) -> Result<TestCon
         junit,
         timeout: TimeoutSetting::Auto,
         env: BTreeMap::new(),
-        fail_codes: if preset == "pytest" {
-            FailCodes::Only(vec![1])
-        } else {
-            FailCodes::AnyNonZero
-        },
-        preset: preset.to_string(),
+        fail_codes: preset.fail_codes(),
+        preset,
         check: None,
     })
 }

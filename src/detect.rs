@@ -34,7 +34,7 @@ pub struct TestCommand {
     /// `{junit}` when the command writes a JUnit report there.
     pub junit: Option<String>,
     /// `pytest` or `generic` (which exit codes mean "tests failed").
-    pub preset: &'static str,
+    pub preset: crate::spec::Preset,
     /// Why this command (shown to the user).
     pub reason: String,
 }
@@ -150,7 +150,7 @@ fn test_command(root: &Path, files: &[String], d: &Detected) -> Option<TestComma
                 runner: Runner::Pytest,
                 command: format!("{py} -m pytest -q -p no:cacheprovider --junitxml={{junit}}"),
                 junit: Some("{junit}".into()),
-                preset: "pytest",
+                preset: crate::spec::Preset::Pytest,
                 reason: format!("pytest configuration or tests found; {where_py}"),
             });
         }
@@ -159,7 +159,7 @@ fn test_command(root: &Path, files: &[String], d: &Detected) -> Option<TestComma
                 runner: Runner::Unittest,
                 command: format!("{py} -m unittest discover -q"),
                 junit: None,
-                preset: "generic",
+                preset: crate::spec::Preset::Generic,
                 reason: format!("test files without pytest configuration; {where_py}"),
             });
         }
@@ -172,7 +172,7 @@ fn test_command(root: &Path, files: &[String], d: &Detected) -> Option<TestComma
                 runner: Runner::Npm,
                 command: "npm test --silent".into(),
                 junit: None,
-                preset: "generic",
+                preset: crate::spec::Preset::Generic,
                 reason: "package.json has a `test` script".into(),
             });
         }
@@ -182,7 +182,7 @@ fn test_command(root: &Path, files: &[String], d: &Detected) -> Option<TestComma
             runner: Runner::Cargo,
             command: "cargo test -q".into(),
             junit: None,
-            preset: "generic",
+            preset: crate::spec::Preset::Generic,
             reason: "Cargo.toml found".into(),
         });
     }

@@ -9,6 +9,8 @@
 //! [`engine`] drives the loop; [`commands`] maps subcommands onto it.
 //! [`platform`] holds every call into the OS beyond std.
 
+#![warn(clippy::too_many_lines)]
+
 pub mod anchor;
 pub mod audit;
 pub mod capture;

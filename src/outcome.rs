@@ -12,7 +12,7 @@ use crate::mutate::ApplyProblem;
 use crate::plan::{Mutant, Rejected};
 use crate::results::{Location, MutantResult, Outcome, Position};
 use crate::run::{Exit, RunResult};
-use crate::spec::{SpecPos, TestConfig};
+use crate::spec::{Preset, SpecPos, TestConfig};
 
 /// A verdict and what backs it.
 #[derive(Debug, Clone, PartialEq)]
@@ -42,8 +42,8 @@ impl Verdict {
     }
 }
 
-fn exit_code_meaning(preset: &str, code: i32) -> &'static str {
-    if preset == "pytest" {
+fn exit_code_meaning(preset: Preset, code: i32) -> &'static str {
+    if preset == Preset::Pytest {
         match code {
             2 => " (pytest: interrupted, e.g. a collection error)",
             3 => " (pytest: internal error)",
@@ -111,7 +111,7 @@ fn classify_exit(
             Outcome::WrongReason,
             format!(
                 "exit code {code}{} is not a test failure under the `{}` preset",
-                exit_code_meaning(&cfg.preset, *code),
+                exit_code_meaning(cfg.preset, *code),
                 cfg.preset
             ),
         ),
@@ -302,7 +302,7 @@ pub fn baseline(exit: &Exit, cfg: &TestConfig, junit: Reading) -> BaselineVerdic
     match exit {
         Exit::Interrupted => return BaselineVerdict::Interrupted,
         Exit::Code(0) => {}
-        Exit::Code(5) if cfg.preset == "pytest" => {
+        Exit::Code(5) if cfg.preset == Preset::Pytest => {
             return red(
                 "the baseline ran no tests (pytest exit 5: no tests collected); every mutant would survive.".into(),
                 true,
@@ -415,13 +415,14 @@ mod tests {
     use std::time::Duration;
 
     fn cfg(preset: &str, codes: FailCodes) -> TestConfig {
+        let preset = Preset::named(preset).unwrap();
         TestConfig {
             command: Command::Shell("x".into()),
             junit: Some("{junit}".into()),
             timeout: TimeoutSetting::Auto,
             env: Default::default(),
             fail_codes: codes,
-            preset: preset.into(),
+            preset,
             check: None,
         }
     }

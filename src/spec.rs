@@ -181,6 +181,51 @@ impl FailCodes {
     }
 }
 
+/// Where `fail_codes` came from: a runner's preset, or the spec's own list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Preset {
+    /// pytest: only exit 1 is "tests failed" (2–5 are usage, collection, no tests).
+    Pytest,
+    /// Any non-zero exit is "tests failed".
+    Generic,
+    /// `fail_codes` listed in the spec.
+    Custom,
+}
+
+impl Preset {
+    /// A preset by its name in the spec (`pytest` or `generic`).
+    pub fn named(name: &str) -> Option<Preset> {
+        match name {
+            "pytest" => Some(Preset::Pytest),
+            "generic" => Some(Preset::Generic),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Preset::Pytest => "pytest",
+            Preset::Generic => "generic",
+            Preset::Custom => "custom",
+        }
+    }
+
+    /// The exit codes this preset counts as test failures (`Custom` has
+    /// none of its own: the spec lists them).
+    pub fn fail_codes(self) -> FailCodes {
+        match self {
+            Preset::Pytest => FailCodes::Only(vec![1]),
+            Preset::Generic | Preset::Custom => FailCodes::AnyNonZero,
+        }
+    }
+}
+
+impl std::fmt::Display for Preset {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum TimeoutSetting {
     /// max(20 s, 5 × baseline duration).
@@ -197,8 +242,8 @@ pub struct TestConfig {
     pub timeout: TimeoutSetting,
     pub env: BTreeMap<String, String>,
     pub fail_codes: FailCodes,
-    /// Name of the preset that set `fail_codes` ("pytest", "generic", or "custom").
-    pub preset: String,
+    /// The preset that set `fail_codes`.
+    pub preset: Preset,
     /// Optional viability check run on each mutant before the suite.
     pub check: Option<Command>,
 }
@@ -968,23 +1013,22 @@ fn resolve_test(
                         .with_fix("e.g. `fail_codes: [1]`"),
                 );
             }
-            (FailCodes::Only(codes.clone()), "custom".to_string())
+            (FailCodes::Only(codes.clone()), Preset::Custom)
         }
-        (None, Some(p)) => match p.value.as_str() {
-            "pytest" => (FailCodes::Only(vec![1]), "pytest".into()),
-            "generic" => (FailCodes::AnyNonZero, "generic".into()),
-            other => {
+        (None, Some(p)) => match Preset::named(&p.value) {
+            Some(preset) => (preset.fail_codes(), preset),
+            None => {
                 diags.push(
-                    src.at(p, format!("unknown preset `{other}`"))
+                    src.at(p, format!("unknown preset `{}`", p.value))
                         .with_fix("use `pytest` or `generic`, or set `fail_codes`"),
                 );
-                (FailCodes::AnyNonZero, "generic".into())
+                (FailCodes::AnyNonZero, Preset::Generic)
             }
         },
         (None, None) => match base {
-            Some(b) if raw.command.is_none() => (b.fail_codes.clone(), b.preset.clone()),
-            _ if looks_like_pytest(&command) => (FailCodes::Only(vec![1]), "pytest".into()),
-            _ => (FailCodes::AnyNonZero, "generic".into()),
+            Some(b) if raw.command.is_none() => (b.fail_codes.clone(), b.preset),
+            _ if looks_like_pytest(&command) => (Preset::Pytest.fail_codes(), Preset::Pytest),
+            _ => (FailCodes::AnyNonZero, Preset::Generic),
         },
     };
     if diags.0.len() > before {
