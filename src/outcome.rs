@@ -12,7 +12,7 @@ use crate::mutate::ApplyProblem;
 use crate::plan::{Mutant, Rejected};
 use crate::results::{Location, MutantResult, Outcome, Position};
 use crate::run::{Exit, RunResult};
-use crate::spec::{Preset, SpecPos, TestConfig};
+use crate::spec::{FailCodes, Preset, SpecPos, TestConfig};
 
 /// A verdict and what backs it.
 #[derive(Debug, Clone, PartialEq)]
@@ -107,6 +107,13 @@ fn classify_exit(
             Outcome::Survived,
             "the suite stayed green with the control removed".into(),
         ),
+        Exit::Code(code) if crash_signal(cfg, *code).is_some() => v(
+            Outcome::WrongReason,
+            format!(
+                "exit code {code}: the test command died from signal {} (a shell reports a death by signal N as 128+N): a crash, not a failing test",
+                code - 128
+            ),
+        ),
         Exit::Code(code) if !cfg.fail_codes.is_test_failure(*code) => v(
             Outcome::WrongReason,
             format!(
@@ -117,6 +124,17 @@ fn classify_exit(
         ),
         Exit::Code(code) => classify_red(*code, junit, killed_by),
     }
+}
+
+/// The signal behind exit code `code` when it is a shell's report of a
+/// death by signal (128 + N, N a signal number): a suite run through
+/// `sh -c` (or a wrapper script) that crashes exits 137 or 139 where the
+/// same suite as an argv command dies of the signal itself, and both are the
+/// same crash. `None` when the spec lists the code in `fail_codes` itself.
+pub fn crash_signal(cfg: &TestConfig, code: i32) -> Option<i32> {
+    const SIGRTMAX: i32 = 64;
+    let listed = matches!(&cfg.fail_codes, FailCodes::Only(codes) if codes.contains(&code));
+    (code > 128 && code <= 128 + SIGRTMAX && !listed).then_some(code - 128)
 }
 
 /// A red run whose exit code is a test failure: killed only when the JUnit
@@ -411,7 +429,7 @@ pub fn rejected_result(r: &Rejected) -> MutantResult {
 mod tests {
     use super::*;
     use crate::junit::parse;
-    use crate::spec::{Command, FailCodes, TimeoutSetting};
+    use crate::spec::{Command, TimeoutSetting};
     use std::time::Duration;
 
     fn cfg(preset: &str, codes: FailCodes) -> TestConfig {
@@ -517,6 +535,53 @@ mod tests {
         c.junit = None;
         assert_eq!(
             classify(&run(Exit::Code(1)), &c, &Reading::NotConfigured, &[], 1.0).outcome,
+            Outcome::Killed
+        );
+    }
+
+    #[test]
+    fn a_crash_is_never_a_kill_whoever_reports_it() {
+        let generic = cfg("generic", FailCodes::AnyNonZero);
+        for (exit, sig) in [
+            (Exit::Code(137), 9),
+            (Exit::Code(139), 11),
+            (Exit::Signal(11), 11),
+        ] {
+            let v = classify(
+                &run(exit.clone()),
+                &generic,
+                &Reading::NotConfigured,
+                &[],
+                1.0,
+            );
+            assert_eq!(v.outcome, Outcome::WrongReason, "{exit:?}");
+            assert!(v.detail.contains(&format!("signal {sig}")), "{}", v.detail);
+        }
+        let pytest = cfg("pytest", FailCodes::Only(vec![1]));
+        let v = classify(
+            &run(Exit::Code(134)),
+            &pytest,
+            &Reading::NotConfigured,
+            &[],
+            1.0,
+        );
+        assert!(v.detail.contains("signal 6"), "{}", v.detail);
+        // Codes below 129 and above 128+64 are exits, not signals.
+        assert_eq!(crash_signal(&generic, 128), None);
+        assert_eq!(crash_signal(&generic, 200), None);
+        assert_eq!(crash_signal(&generic, 101), None);
+        // A code the spec lists itself is the spec's word.
+        let custom = cfg("generic", FailCodes::Only(vec![137]));
+        assert_eq!(crash_signal(&custom, 137), None);
+        assert_eq!(
+            classify(
+                &run(Exit::Code(137)),
+                &custom,
+                &Reading::NotConfigured,
+                &[],
+                1.0
+            )
+            .outcome,
             Outcome::Killed
         );
     }
