@@ -196,6 +196,11 @@ pub struct ExecArgs {
     /// reported as `flaky`, never as killed.
     #[arg(long, value_name = "N", default_value_t = 0, value_parser = clap::value_parser!(u16).range(0..=100))]
     pub recheck_survivors: u16,
+    /// Re-run each kill N more times (default 1); a kill that does not
+    /// reproduce (a timing test that failed under load) is reported as
+    /// `flaky`, never as killed. 0 turns the confirmation off.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(0..=100))]
+    pub recheck_kills: u16,
     /// How a hung suite counts: killed (detected; the default), survived (fails the gate)
     /// or error (exit 3). Overrides `gate.timeout_is`.
     #[arg(long, value_enum, value_name = "POLICY")]

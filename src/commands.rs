@@ -165,6 +165,7 @@ fn engine_options(
         gate,
         baseline_runs: usize::from(exec.baseline_runs),
         recheck_survivors: usize::from(exec.recheck_survivors),
+        recheck_kills: usize::from(exec.recheck_kills),
         thresholds: spec.thresholds,
         selection: plan.selection.clone(),
     }

@@ -270,12 +270,109 @@ pub fn rejected(problem: &ApplyProblem) -> Verdict {
     }
 }
 
-/// A mutant's verdict that came in before its file's canary finished
-/// stands when the canary went red (`reached`); when the canary stayed
-/// green the run proved nothing and the mutant is `unreached` instead. An
-/// internal error always stands (it is about unguard, not the suite).
-pub fn held_verdict_stands(outcome: Outcome, reached: bool) -> bool {
-    reached || outcome == Outcome::InternalError
+/// What a finished canary (its file emptied) showed, for the mutants of
+/// that file.
+#[derive(Debug, Clone, Default)]
+pub struct CanaryFinding {
+    /// Red or hung: the suite runs this copy of the file.
+    pub reached: bool,
+    /// The canary's JUnit report, when one was read.
+    pub report: Option<Report>,
+}
+
+impl CanaryFinding {
+    /// A (file, test) pair without a canary counts as reached.
+    pub fn no_canary() -> CanaryFinding {
+        CanaryFinding {
+            reached: true,
+            report: None,
+        }
+    }
+}
+
+/// Whether the canary of `file` makes a mutant with these expected killers
+/// `unreached`: the canary stayed green (the suite does not run this copy),
+/// or its report shows that none of the mutant's `killed_by` tests went
+/// red with the file emptied: they stayed green, or did not run at all
+/// (`-x`, `--maxfail`). Those tests do not exercise this copy (e.g. an
+/// editable install points them at the checkout while another test reads
+/// the copy), so a green mutant run would prove nothing.
+pub fn canary_unreached(
+    file: &str,
+    killed_by: &[TestPattern],
+    canary: &CanaryFinding,
+) -> Option<Verdict> {
+    if !canary.reached {
+        return Some(unreached(file));
+    }
+    let report = canary.report.as_ref()?;
+    if killed_by.is_empty() {
+        return None;
+    }
+    let expected = |c: &crate::junit::TestCase| killed_by.iter().any(|p| p.matches(c));
+    if report.red().into_iter().any(expected) {
+        return None;
+    }
+    let ran: Vec<String> = report
+        .cases
+        .iter()
+        .filter(|c| expected(c))
+        .map(|c| c.id())
+        .collect();
+    let killers = killed_by
+        .iter()
+        .map(|p| p.raw())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let how = if ran.is_empty() {
+        "did not run under it (stopped early by `-x` or `--maxfail`, or deselected?)".to_string()
+    } else {
+        format!("stayed green under it ({})", ran.join(", "))
+    };
+    Some(Verdict::bare(
+        Outcome::Unreached,
+        format!(
+            "the canary emptied {file} and the suite went red, but the expected killers ({killers}) {how}: they do not run this copy of the file (editable install pointing at the checkout?), so no verdict is possible"
+        ),
+    ))
+}
+
+/// A mutant's verdict once its file's canary is done: `None` when it
+/// stands, else the `unreached` verdict that replaces it (see
+/// [`canary_unreached`]). An internal error always stands (it is about
+/// unguard, not the suite).
+pub fn after_canary(
+    outcome: Outcome,
+    file: &str,
+    killed_by: &[TestPattern],
+    canary: &CanaryFinding,
+) -> Option<Verdict> {
+    if outcome == Outcome::InternalError {
+        return None;
+    }
+    canary_unreached(file, killed_by, canary)
+}
+
+/// A kill that did not reproduce: re-check `k` of `rechecks` (log `log`)
+/// was not red for the right reason, so the kill is no proof. The first
+/// run's facts stay; the red tests are the first run's.
+pub fn unconfirmed_kill(
+    first: Verdict,
+    k: usize,
+    rechecks: usize,
+    again: Verdict,
+    log: &str,
+) -> Verdict {
+    Verdict {
+        outcome: Outcome::Flaky,
+        detail: format!(
+            "killed ({}), then re-check {k} of {rechecks} went {} ({}): the kill does not reproduce, so it is no proof (log: {log})",
+            first.detail,
+            again.outcome.as_str(),
+            again.detail
+        ),
+        ..first
+    }
 }
 
 /// What a canary run (the file emptied) shows.
@@ -616,10 +713,61 @@ mod tests {
 
     #[test]
     fn held_verdicts_stand_only_behind_a_red_canary() {
-        assert!(held_verdict_stands(Outcome::Killed, true));
-        assert!(!held_verdict_stands(Outcome::Killed, false));
-        assert!(!held_verdict_stands(Outcome::Survived, false));
-        assert!(held_verdict_stands(Outcome::InternalError, false));
+        let red = CanaryFinding::no_canary();
+        let green = CanaryFinding {
+            reached: false,
+            report: None,
+        };
+        assert!(after_canary(Outcome::Killed, "a.py", &[], &red).is_none());
+        let v = after_canary(Outcome::Killed, "a.py", &[], &green).unwrap();
+        assert_eq!(v.outcome, Outcome::Unreached);
+        assert!(after_canary(Outcome::Survived, "a.py", &[], &green).is_some());
+        assert!(after_canary(Outcome::InternalError, "a.py", &[], &green).is_none());
+    }
+
+    #[test]
+    fn expected_killers_must_go_red_under_the_canary() {
+        const CANARY: &str = r#"<testsuite>
+            <testcase classname="t.license" name="reads_source"><failure/></testcase>
+            <testcase classname="t.behaviour" name="refuses_host"/>
+        </testsuite>"#;
+        let finding = CanaryFinding {
+            reached: true,
+            report: Some(parse(CANARY).unwrap()),
+        };
+        let killer = [TestPattern::new("t.behaviour::refuses_host")];
+        let v = canary_unreached("a.py", &killer, &finding).unwrap();
+        assert_eq!(v.outcome, Outcome::Unreached);
+        assert!(
+            v.detail
+                .contains("stayed green under it (t.behaviour::refuses_host)"),
+            "{}",
+            v.detail
+        );
+        let absent = [TestPattern::new("t.other::gone")];
+        let v = canary_unreached("a.py", &absent, &finding).unwrap();
+        assert!(v.detail.contains("did not run under it"), "{}", v.detail);
+        let red = [TestPattern::new("t.license::reads_source")];
+        assert!(canary_unreached("a.py", &red, &finding).is_none());
+        // Without expected killers, or without a report, a red canary is enough.
+        assert!(canary_unreached("a.py", &[], &finding).is_none());
+        assert!(canary_unreached("a.py", &killer, &CanaryFinding::no_canary()).is_none());
+    }
+
+    #[test]
+    fn an_unconfirmed_kill_is_flaky() {
+        let c = cfg("generic", FailCodes::AnyNonZero);
+        let first = classify(&run(Exit::Code(1)), &c, &read(ONE_RED), &[], 1.0);
+        let again = classify(&run(Exit::Code(0)), &c, &read(NONE_RED), &[], 1.0);
+        let v = unconfirmed_kill(first, 1, 1, again, "m.recheck-1.log");
+        assert_eq!(v.outcome, Outcome::Flaky);
+        assert_eq!(v.red_tests, vec!["t.m::a"], "the first run's red tests");
+        assert!(
+            v.detail
+                .starts_with("killed (1 of 2 tests failed), then re-check 1 of 1 went survived"),
+            "{}",
+            v.detail
+        );
     }
 
     #[test]

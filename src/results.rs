@@ -204,6 +204,11 @@ pub struct CanaryResult {
     pub command: String,
     /// True when emptying the file turned the suite red (or made it hang).
     pub reached: bool,
+    /// JUnit ids of the tests that went red with the file emptied (when the
+    /// suite writes a report): a mutant whose `killed_by` tests are not
+    /// among them is `unreached`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub red_tests: Vec<String>,
     pub exit: String,
     pub duration_s: f64,
     pub log_file: String,

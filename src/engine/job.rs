@@ -11,7 +11,7 @@ use tokio::sync::watch;
 use super::suite::{env_for, run_suite, SuiteCall, SuiteRun};
 use super::Ctx;
 use crate::error::{Error, Result};
-use crate::outcome::{self, CanaryVerdict, Verdict};
+use crate::outcome::{self, CanaryFinding, CanaryVerdict, Verdict};
 use crate::plan::{Entry, Mutant};
 use crate::results::{CanaryResult, MutantResult, Outcome};
 use crate::run::{self, Exit, Invocation};
@@ -85,8 +85,8 @@ impl Ctx {
     }
 }
 
-/// Empty `file` and run test config `test`: red or hung means reached.
-/// `None` when interrupted.
+/// Empty `file` and run test config `test`: red or hung means reached, and
+/// its JUnit report says which tests went red. `None` when interrupted.
 pub(super) async fn run_canary(
     w: usize,
     scratch: &mut Scratch,
@@ -94,7 +94,7 @@ pub(super) async fn run_canary(
     file: &str,
     test: usize,
     cancel: &watch::Receiver<bool>,
-) -> Result<Option<CanaryResult>> {
+) -> Result<Option<(CanaryResult, CanaryFinding)>> {
     let cfg = &ctx.plan.tests[test];
     let log_name = outdir::canary_log_name(file, test, ctx.plan.tests.len());
     let log = ctx.opts.out.join(&log_name);
@@ -110,7 +110,7 @@ pub(super) async fn run_canary(
             log: &log,
             timeout: ctx.timeout(None, test),
             header: format!("canary: {file} emptied"),
-            read_junit: false,
+            read_junit: true,
         },
         cancel,
     )
@@ -133,14 +133,21 @@ pub(super) async fn run_canary(
         },
         run.res.exit.describe()
     ));
-    Ok(Some(CanaryResult {
+    let report = run.junit.report().cloned();
+    let red_tests = report
+        .as_ref()
+        .map(|r| r.red().iter().map(|c| c.id()).collect())
+        .unwrap_or_default();
+    let result = CanaryResult {
         file: file.to_string(),
         command: cfg.command.display(),
         reached,
+        red_tests,
         exit: run.res.exit.describe(),
         duration_s: run.res.duration.as_secs_f64(),
         log_file: log_name,
-    }))
+    };
+    Ok(Some((result, CanaryFinding { reached, report })))
 }
 
 /// Apply mutant `index`, run it, put the original back. `None` when interrupted.
@@ -220,13 +227,12 @@ impl MutantRun<'_> {
             return Ok(None);
         }
         let v = self.classify(&first, timeout);
-        let v = if v.outcome == Outcome::Survived {
-            match self.recheck(scratch, v, timeout).await {
+        let v = match v.outcome {
+            Outcome::Survived | Outcome::Killed => match self.recheck(scratch, v, timeout).await {
                 Some(v) => v,
                 None => return Ok(None),
-            }
-        } else {
-            v
+            },
+            _ => v,
         };
         let mut r = self.result(v);
         r.duration_s = first.res.duration.as_secs_f64();
@@ -289,15 +295,21 @@ impl MutantRun<'_> {
         outcome::classify(&run.res, cfg, &run.junit, pats, timeout.as_secs_f64())
     }
 
-    /// Re-run a survivor up to `--recheck-survivors` times: the first re-run
-    /// that is not green makes it flaky. `None` when interrupted.
+    /// Re-run a survivor up to `--recheck-survivors` times, a kill up to
+    /// `--recheck-kills` times: the first re-run with another outcome makes
+    /// it flaky (a red re-check of a survivor, a kill that does not
+    /// reproduce). `None` when interrupted.
     async fn recheck(
         &self,
         scratch: &mut Scratch,
-        survived: Verdict,
+        first: Verdict,
         timeout: Duration,
     ) -> Option<Verdict> {
-        let rechecks = self.ctx.opts.recheck_survivors;
+        let opts = &self.ctx.opts;
+        let rechecks = match first.outcome {
+            Outcome::Killed => opts.recheck_kills,
+            _ => opts.recheck_survivors,
+        };
         for k in 1..=rechecks {
             let name = outdir::recheck_log_name(&self.m.id, k);
             let again = self.suite(scratch, &name, timeout).await;
@@ -305,10 +317,13 @@ impl MutantRun<'_> {
                 return None;
             }
             let v2 = self.classify(&again, timeout);
-            if v2.outcome != Outcome::Survived {
-                return Some(outcome::flaky(survived, k, rechecks, v2, &name));
+            if v2.outcome != first.outcome {
+                return Some(match first.outcome {
+                    Outcome::Killed => outcome::unconfirmed_kill(first, k, rechecks, v2, &name),
+                    _ => outcome::flaky(first, k, rechecks, v2, &name),
+                });
             }
         }
-        Some(survived)
+        Some(first)
     }
 }

@@ -39,7 +39,7 @@ use crate::results::{
 use crate::spec::Spec;
 use crate::workspace::{Manifest, Scratch};
 use job::JobResult;
-use scheduler::{CanaryBoard, Copy, Reach};
+use scheduler::{CanaryBoard, Copy};
 use signals::Interrupts;
 
 #[derive(Debug, Clone)]
@@ -56,9 +56,18 @@ pub struct EngineOptions {
     pub baseline_runs: usize,
     /// Re-runs of each survivor (`--recheck-survivors`); a red one makes it `flaky`.
     pub recheck_survivors: usize,
+    /// Re-runs of each kill (`--recheck-kills`); one that is not a kill makes it `flaky`.
+    pub recheck_kills: usize,
     pub gate: GateConfig,
     pub thresholds: Thresholds,
     pub selection: Selection,
+}
+
+impl EngineOptions {
+    /// The most re-check logs a mutant can leave.
+    fn rechecks(&self) -> usize {
+        self.recheck_survivors.max(self.recheck_kills)
+    }
 }
 
 /// What every job of the mutant phase shares.
@@ -83,10 +92,22 @@ impl Ctx {
         }
     }
 
-    /// Where the canary of mutant `i`'s file stands.
-    fn reach_of(&self, i: usize) -> Reach {
-        self.pair_of(i)
-            .map_or(Reach::Reached, |p| self.canaries.reach(&p))
+    /// The compiled `killed_by` patterns of mutant `i`.
+    fn killed_by(&self, i: usize) -> &[TestPattern] {
+        match &self.plan.entries[i] {
+            Entry::Ready(m) => self.patterns.get(&m.id).map_or(&[], Vec::as_slice),
+            Entry::Rejected(_) => &[],
+        }
+    }
+
+    /// The `unreached` verdict mutant `i` gets from its file's canary, when
+    /// the canary is done and made it so.
+    fn unreached_by_canary(&self, i: usize) -> Option<outcome::Verdict> {
+        let Entry::Ready(m) = &self.plan.entries[i] else {
+            return None;
+        };
+        let finding = self.canaries.finding(&(m.file.clone(), m.test))?;
+        outcome::canary_unreached(&m.file, self.killed_by(i), &finding)
     }
 
     fn result_of(&self, i: usize, v: outcome::Verdict) -> MutantResult {
@@ -96,15 +117,6 @@ impl Ctx {
             }
             Entry::Rejected(r) => outcome::rejected_result(r),
         }
-    }
-
-    /// The `unreached` verdict of mutant `i` (its file's canary stayed green).
-    fn unreached_result(&self, i: usize) -> MutantResult {
-        let file = match &self.plan.entries[i] {
-            Entry::Ready(m) => m.file.as_str(),
-            Entry::Rejected(r) => r.file.as_str(),
-        };
-        self.result_of(i, outcome::unreached(file))
     }
 
     /// The `internal-error` verdict of mutant `i` (unguard panicked on it).
@@ -201,7 +213,7 @@ async fn execute_async(
     // Verdicts still waiting for a canary that never finished (interrupted):
     // unproven, so they are left out like mutants that never ran.
     for r in ctx.canaries.abandon() {
-        crate::outdir::discard_mutant_files(&ctx.opts.out, &r, ctx.opts.recheck_survivors);
+        crate::outdir::discard_mutant_files(&ctx.opts.out, &r, ctx.opts.rechecks());
     }
     ctx.progress.finish();
     interrupts.stop();

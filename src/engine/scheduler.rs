@@ -12,7 +12,7 @@ use tokio::sync::watch;
 use super::job::{self, JobResult};
 use super::Ctx;
 use crate::error::Result;
-use crate::outcome;
+use crate::outcome::{self, CanaryFinding};
 use crate::outdir;
 use crate::plan::{Entry, Plan};
 use crate::results::MutantResult;
@@ -26,21 +26,10 @@ pub(super) enum Job {
 /// A canary's (file, test config) pair.
 type Pair = (String, usize);
 
-/// Where a file's canary stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Reach {
-    /// Not finished yet.
-    Pending,
-    /// Red or hung with the file emptied (or the pair has no canary).
-    Reached,
-    /// Green with the file emptied.
-    Unreached,
-}
-
 enum CanaryState {
     /// Not finished: verdicts of its mutants wait here, unprinted.
     Pending(Vec<(usize, MutantResult)>),
-    Done(bool),
+    Done(Arc<CanaryFinding>),
 }
 
 /// Every canary's state, and the verdicts that wait for one.
@@ -51,8 +40,8 @@ pub(super) struct CanaryBoard(Mutex<HashMap<Pair, CanaryState>>);
 pub(super) enum Offer {
     /// Its canary is still running: held.
     Held,
-    /// Its canary is done (or there is none): final with this reach.
-    Ready(Box<MutantResult>, bool),
+    /// Its canary is done (or there is none): final against this finding.
+    Ready(Box<MutantResult>, Arc<CanaryFinding>),
 }
 
 impl CanaryBoard {
@@ -60,11 +49,13 @@ impl CanaryBoard {
         self.0.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    pub fn reach(&self, pair: &Pair) -> Reach {
+    /// What the pair's canary showed; `None` while it runs. A pair without
+    /// a canary counts as reached.
+    pub fn finding(&self, pair: &Pair) -> Option<Arc<CanaryFinding>> {
         match self.lock().get(pair) {
-            None | Some(CanaryState::Done(true)) => Reach::Reached,
-            Some(CanaryState::Done(false)) => Reach::Unreached,
-            Some(CanaryState::Pending(_)) => Reach::Pending,
+            None => Some(Arc::new(CanaryFinding::no_canary())),
+            Some(CanaryState::Done(f)) => Some(f.clone()),
+            Some(CanaryState::Pending(_)) => None,
         }
     }
 
@@ -75,14 +66,14 @@ impl CanaryBoard {
                 held.push((i, r));
                 Offer::Held
             }
-            Some(CanaryState::Done(reached)) => Offer::Ready(Box::new(r), *reached),
-            None => Offer::Ready(Box::new(r), true),
+            Some(CanaryState::Done(f)) => Offer::Ready(Box::new(r), f.clone()),
+            None => Offer::Ready(Box::new(r), Arc::new(CanaryFinding::no_canary())),
         }
     }
 
     /// A canary finished: record it and return the verdicts that waited.
-    pub fn finish(&self, pair: Pair, reached: bool) -> Vec<(usize, MutantResult)> {
-        match self.lock().insert(pair, CanaryState::Done(reached)) {
+    pub fn finish(&self, pair: Pair, finding: Arc<CanaryFinding>) -> Vec<(usize, MutantResult)> {
+        match self.lock().insert(pair, CanaryState::Done(finding)) {
             Some(CanaryState::Pending(held)) => held,
             _ => Vec::new(),
         }
@@ -243,8 +234,8 @@ async fn worker(
                 let r = job::run_canary(w, &mut scratch, ctx, &file, test, &cancel).await;
                 out.scratch = Some(scratch);
                 r.map(|c| {
-                    c.map(|c| {
-                        let mut done = released(ctx, (file, test), c.reached);
+                    c.map(|(c, finding)| {
+                        let mut done = released(ctx, (file, test), Arc::new(finding));
                         done.push(JobResult::Canary(c));
                         done
                     })
@@ -271,7 +262,7 @@ async fn worker(
 /// Run mutant `i` in its own task, so a panic (a bug in unguard) costs this
 /// mutant only: it is reported as an internal error, and the worker goes on
 /// with a fresh copy (the old one's state is unknown; dropping it removed
-/// it). A mutant whose canary already stayed green is not run at all.
+/// it). A mutant that its canary already made `unreached` is not run at all.
 async fn isolated_mutant(
     w: usize,
     scratch: Scratch,
@@ -279,8 +270,8 @@ async fn isolated_mutant(
     i: usize,
     cancel: &watch::Receiver<bool>,
 ) -> (Option<Scratch>, Result<Option<MutantResult>>) {
-    if ctx.reach_of(i) == Reach::Unreached {
-        return (Some(scratch), Ok(Some(ctx.unreached_result(i))));
+    if let Some(v) = ctx.unreached_by_canary(i) {
+        return (Some(scratch), Ok(Some(ctx.result_of(i, v))));
     }
     let (c, cc) = (ctx.clone(), cancel.clone());
     let task = tokio::spawn(async move {
@@ -317,27 +308,29 @@ fn mutant_done(ctx: &Ctx, i: usize, r: MutantResult) -> Option<JobResult> {
     };
     match ctx.canaries.offer(&pair, i, r) {
         Offer::Held => None,
-        Offer::Ready(r, reached) => Some(settle(ctx, i, *r, reached)),
+        Offer::Ready(r, finding) => Some(settle(ctx, i, *r, &finding)),
     }
 }
 
 /// A canary finished: the verdicts that waited for it become final.
-fn released(ctx: &Ctx, pair: Pair, reached: bool) -> Vec<JobResult> {
+fn released(ctx: &Ctx, pair: Pair, finding: Arc<CanaryFinding>) -> Vec<JobResult> {
     ctx.canaries
-        .finish(pair, reached)
+        .finish(pair, finding.clone())
         .into_iter()
-        .map(|(i, r)| settle(ctx, i, r, reached))
+        .map(|(i, r)| settle(ctx, i, r, &finding))
         .collect()
 }
 
-/// The final verdict of mutant `i` given its canary's reach: its own, or
-/// `unreached` (its files removed) when the canary stayed green; printed.
-fn settle(ctx: &Ctx, i: usize, r: MutantResult, reached: bool) -> JobResult {
-    let r = if outcome::held_verdict_stands(r.outcome, reached) {
-        r
-    } else {
-        outdir::discard_mutant_files(&ctx.opts.out, &r, ctx.opts.recheck_survivors);
-        ctx.unreached_result(i)
+/// The final verdict of mutant `i` given what its canary showed: its own,
+/// or `unreached` (its files removed) when the canary stayed green or its
+/// expected killers did not go red under it; printed.
+fn settle(ctx: &Ctx, i: usize, r: MutantResult, canary: &CanaryFinding) -> JobResult {
+    let r = match outcome::after_canary(r.outcome, &r.file, ctx.killed_by(i), canary) {
+        None => r,
+        Some(v) => {
+            outdir::discard_mutant_files(&ctx.opts.out, &r, ctx.opts.rechecks());
+            ctx.result_of(i, v)
+        }
     };
     ctx.report_line(&r);
     JobResult::Mutant(i, Box::new(r))
