@@ -186,9 +186,14 @@ def hand_loop(root, muts, command, tmp, default_timeout):
     return time.perf_counter() - t0, suite_times, codes
 
 
-def unguard_run(ug, root, jobs, tmp, extra=(), env=None):
+def unguard_run(ug, root, jobs, tmp, extra=(), env=None, confirm=False):
+    """One `unguard run`. Without `confirm`, kills are not re-run
+    (`--recheck-kills 0`), so the run does what the hand loop does and the
+    ratios compare like with like; `section_confirm` measures the default."""
     out = fresh_dir(tmp, "out-") / "out"
     argv = [str(ug), "run", str(root), "-j", str(jobs), "--out", str(out), *extra]
+    if not confirm:
+        argv += ["--recheck-kills", "0"]
     # Progress lines are printed as each step ends: the mutant phase runs from
     # the last line before the first mutant's to the last mutant's line.
     t0 = time.perf_counter()
@@ -337,6 +342,34 @@ def section_demo(rep, ug, tmp, reps):
     contender_table(rep, hand, runs, sums, hand["suite"])
     ratio_targets(rep, "demo", hand, sums, hand["suite"], "Σ suite from the hand loop", False)
     return sums, hand
+
+
+def section_confirm(rep, ug, tmp, reps):
+    """The cost of kill confirmation (`--recheck-kills 1`, the default): the
+    demo at -j1 with and without it."""
+    root = REPO / "examples/demo-server"
+    runs = {"default (--recheck-kills 1)": [], "--recheck-kills 0": []}
+    for r in range(reps):
+        log(f"confirm: demo -j1 with and without kill confirmation (rep {r + 1}/{reps})")
+        runs["default (--recheck-kills 1)"].append(unguard_run(ug, root, 1, tmp, confirm=True))
+        runs["--recheck-kills 0"].append(unguard_run(ug, root, 1, tmp))
+    on, off = (summarize({k: v})[k] for k, v in runs.items())
+    kills = sum(1 for o in runs["--recheck-kills 0"][0]["outcomes"].values() if o == "killed")
+    same = all(r["outcomes"] == runs["--recheck-kills 0"][0]["outcomes"]
+               for rs in runs.values() for r in rs)
+    rep.h("Kill confirmation: what `--recheck-kills 1` (the default) costs")
+    rep.p(f"The demo at -j1, medians of {reps} runs. Each of its {kills} kills is run once more "
+          f"with the mutation in place; a kill that does not reproduce would be `flaky`. "
+          f"Verdicts {'identical' if same else 'DIFFER'} with and without it.")
+    rep.p()
+    rep.table(["contender", "wall (median)", "mutant phase (wall)"],
+              [[f"unguard run -j1, {k}", fmt_s(v["wall"]), fmt_s(v["loop"])]
+               for k, v in (("default (--recheck-kills 1)", on), ("--recheck-kills 0", off))])
+    extra = on["wall"] - off["wall"]
+    rep.p(f"Confirmation adds {fmt_s(extra)} ({on['wall'] / off['wall']:.2f}× the wall, "
+          f"{extra / kills if kills else 0:.2f} s per kill): one more suite run per kill, the "
+          f"price of never calling a timing flake a kill. `--recheck-kills 0` turns it off.")
+    rep.p()
 
 
 def gen_big(tmp, files=10_000, size=20_000, mutations=20):
@@ -723,7 +756,7 @@ def main():
     ap.add_argument("--reps", type=int, default=3, help="repetitions (demo, copy)")
     ap.add_argument("--big-reps", type=int, default=5,
                     help="repetitions of the unguard runs on the 10k repo")
-    ap.add_argument("--only", default="demo,big,scale,copy,rss")
+    ap.add_argument("--only", default="demo,confirm,big,scale,copy,rss")
     ap.add_argument("--scale-mutants", type=int, default=100,
                     help="scale: mutations in the second run of the 10k repo")
     ap.add_argument("--hand-mutants", type=int, default=5,
@@ -750,6 +783,8 @@ def main():
     try:
         if "demo" in only:
             section_demo(rep, ug, tmp, args.reps)
+        if "confirm" in only:
+            section_confirm(rep, ug, tmp, args.reps)
         root = None
         if "big" in only:
             root, _ = section_big(rep, ug, tmp, args.big_reps, args.hand_mutants)
@@ -771,7 +806,7 @@ def main():
 
     head = ["# unguard benchmark results", "",
             f"Written by `python3 bench/bench.py --reps {args.reps} --big-reps {args.big_reps}"
-            f"{' --only ' + args.only if args.only != 'demo,big,scale,copy,rss' else ''}"
+            f"{' --only ' + args.only if args.only != 'demo,confirm,big,scale,copy,rss' else ''}"
             f"{' --before-bin …' if args.before_bin else ''}"
             f"{' --before-harness …' if args.before_harness else ''}` "
             f"in {time.perf_counter() - started:.0f} s. Medians of {args.reps} repetitions "
