@@ -219,6 +219,21 @@ impl TestPattern {
     pub fn matches(&self, case: &TestCase) -> bool {
         self.re.is_match(&case.id())
     }
+
+    /// Whether `case` is an error of a module or class that holds this
+    /// pattern's tests (an import or collection error: unittest reports
+    /// `tests.test_x` / `import`, pytest `""` / `tests.test_x`): then the
+    /// tests could not run because what they import broke.
+    pub fn contained_in_error(&self, case: &TestCase) -> bool {
+        if case.status != Status::Error {
+            return false;
+        }
+        let dotted = normalise(&self.raw).replace("::", ".");
+        [case.classname.as_str(), case.name.as_str()]
+            .into_iter()
+            .filter(|c| !c.is_empty() && !c.contains("::"))
+            .any(|c| dotted == c || dotted.starts_with(&format!("{c}.")))
+    }
 }
 
 #[cfg(test)]

@@ -324,6 +324,12 @@ pub fn canary_unreached(
         .map(|p| p.raw())
         .collect::<Vec<_>>()
         .join(", ");
+    // Not run because their module failed to import or collect with the
+    // file emptied: that is reach.
+    let broken = |p: &TestPattern| report.cases.iter().any(|c| p.contained_in_error(c));
+    if ran.is_empty() && killed_by.iter().any(broken) {
+        return None;
+    }
     let how = if ran.is_empty() {
         "did not run under it (stopped early by `-x` or `--maxfail`, or deselected?)".to_string()
     } else {
@@ -747,6 +753,23 @@ mod tests {
         let absent = [TestPattern::new("t.other::gone")];
         let v = canary_unreached("a.py", &absent, &finding).unwrap();
         assert!(v.detail.contains("did not run under it"), "{}", v.detail);
+        // Not run because their module broke on import (unittest, pytest): reached.
+        for broken in [
+            r#"<testsuite><testcase classname="t.other" name="import"><error/></testcase></testsuite>"#,
+            r#"<testsuite><testcase classname="" name="t.other"><error/></testcase></testsuite>"#,
+        ] {
+            let f = CanaryFinding {
+                reached: true,
+                report: Some(parse(broken).unwrap()),
+            };
+            assert!(canary_unreached("a.py", &absent, &f).is_none(), "{broken}");
+        }
+        // A failing sibling test is no import error.
+        let sibling = CanaryFinding {
+            reached: true,
+            report: Some(parse(r#"<testsuite><testcase classname="t.other" name="lic"><failure/></testcase></testsuite>"#).unwrap()),
+        };
+        assert!(canary_unreached("a.py", &absent, &sibling).is_some());
         let red = [TestPattern::new("t.license::reads_source")];
         assert!(canary_unreached("a.py", &red, &finding).is_none());
         // Without expected killers, or without a report, a red canary is enough.
