@@ -1284,14 +1284,16 @@ fn resolve_pattern(
             text: f.value.clone(),
             exact_whitespace: raw.exact_whitespace,
         }),
-        (None, Some(r)) => resolve_regex(src, r, diags),
+        (None, Some(r)) => resolve_regex(src, r, &raw.replace, diags),
     }
 }
 
-/// A `regex` that compiles and cannot match the empty string.
+/// A `regex` that compiles and cannot match the empty string, with a
+/// `replace` whose capture references all name groups of it.
 fn resolve_regex(
     src: &SourceFile,
     r: &Spanned<String>,
+    replace: &Spanned<String>,
     diags: &mut Diagnostics,
 ) -> Option<Pattern> {
     match regex::bytes::Regex::new(&r.value) {
@@ -1302,7 +1304,14 @@ fn resolve_regex(
             );
             None
         }
-        Ok(_) => Some(Pattern::Regex(r.value.clone())),
+        Ok(re) => {
+            let names: Vec<Option<&str>> = re.capture_names().collect();
+            let bad = crate::mutate::bad_capture_refs(&replace.value, &names);
+            for b in &bad {
+                diags.push(src.at(replace, &b.message).with_fix(&b.fix));
+            }
+            bad.is_empty().then(|| Pattern::Regex(r.value.clone()))
+        }
         Err(e) => {
             let msg = e
                 .to_string()
