@@ -151,7 +151,7 @@ const T_PY: &str = "import pytest\nfrom hosts import is_loopback\n\n\n@pytest.ma
 
 #[test]
 fn a_pytest_parameter_id_containing_colons_names_its_test() {
-    let spec = "version: 1\ntest:\n  command: \"python3 -m pytest -q -p no:cacheprovider --junitxml={junit}\"\n  junit: \"{junit}\"\n  timeout: 60s\nmutations:\n  - id: v6\n    control: \"::1 is loopback\"\n    file: hosts.py\n    find: ', \"::1\"'\n    replace: ', \"::2\"'\n    expect:\n      killed_by: [\"tests/t.py::test_x[::1]\"]\n";
+    let spec = "version: 1\ntest:\n  command: \"python3 -m pytest -q -p no:cacheprovider tests/t.py --junitxml={junit}\"\n  junit: \"{junit}\"\n  timeout: 60s\nmutations:\n  - id: v6\n    control: \"::1 is loopback\"\n    file: hosts.py\n    find: ', \"::1\"'\n    replace: ', \"::2\"'\n    expect:\n      killed_by: [\"tests/t.py::test_x[::1]\"]\n";
     let fx = Fixture::git(&[
         ("hosts.py", HOSTS_PY),
         ("tests/__init__.py", ""),
