@@ -1193,6 +1193,16 @@ fn resolve_file(
             return None;
         }
     };
+    if rel.split('/').any(|part| part == ".git") {
+        diags.push(
+            src.at(
+                file,
+                format!("file `{rel}` is inside `.git`: git's own files are never part of the copied tree"),
+            )
+            .with_fix("name a source file of the target (tracked, or untracked and not ignored by git)"),
+        );
+        return None;
+    }
     match real_file_problem(root, &rel) {
         None => Some(rel),
         Some((why, fix)) => {

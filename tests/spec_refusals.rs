@@ -209,12 +209,16 @@ fn check_refuses_a_git_ignored_file_as_run_does() {
 
 #[test]
 fn a_file_under_dot_git_is_a_spec_error_at_its_file_key() {
-    for file in [".git/config", "./.git/HEAD", "sub/.git/config"] {
+    for (file, find) in [
+        (".git/config", "[core]"),
+        ("./.git/HEAD", "ref: "),
+        ("sub/.git/config", "[core]"),
+    ] {
         let spec = format!(
-            "version: 1\ntest: {{command: \"true\"}}\nmutations:\n  - id: g\n    control: c\n    file: {file}\n    find: 'a'\n    replace: 'b'\n"
+            "version: 1\ntest: {{command: \"true\"}}\nmutations:\n  - id: g\n    control: c\n    file: {file}\n    find: '{find}'\n    replace: 'b'\n"
         );
         let fx = git_fx(&spec);
-        fx.write("sub/.git/config", "a\n");
+        fx.write("sub/.git/config", "[core]\n");
         let err = refused(&fx, 6, 11);
         assert!(err.contains("inside `.git`"), "{file}: {err}");
         let (code, _, run_err) = fx.run(&["run", "--out", "out"]);
