@@ -252,3 +252,29 @@ fn twenty_thousand_mutations_parse_and_list() {
         "c0\tsrc/m.py:2\tcheck 0\nc19999\tsrc/m.py:40000\tcheck 19999\n"
     );
 }
+
+#[test]
+fn a_parser_limit_is_named_with_its_file_and_a_fix() {
+    // The parser's anti-"billion laughs" rule (at most 10 aliases per
+    // anchor) still stands: it is reported in words, with the way out.
+    let mut spec = String::from("version: 1\ntest: {command: \"true\"}\nmutations:\n");
+    let mut body = String::new();
+    for i in 0..120 {
+        body.push_str(&format!("def check_{i}(x):\n    return x > {i}\n"));
+        let control = if i == 0 { "&c \"same control\"" } else { "*c" };
+        spec.push_str(&format!(
+            "  - id: c{i}\n    control: {control}\n    file: src/m.py\n    find: \"return x > {i}\\n\"\n    replace: \"return True\\n\"\n"
+        ));
+    }
+    let fx = Fixture::new();
+    fx.write_all(&[("src/m.py", &body), ("unguard.yaml", &spec)]);
+    let (code, out, err) = fx.run(&["check"]);
+    assert_eq!(code, 1, "{}", ctx(code, &out, &err));
+    assert!(
+        err.starts_with("error: unguard.yaml:")
+            && err
+                .contains("the spec goes beyond a limit of the YAML parser: too many YAML aliases"),
+        "{err}"
+    );
+    assert!(err.contains("= fix: write repeated values out"), "{err}");
+}
