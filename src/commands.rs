@@ -57,7 +57,8 @@ fn out(text: std::fmt::Arguments<'_>) {
 }
 
 pub fn check(t: &TargetArgs) -> Result<ExitCode> {
-    let (_, plan) = load_plan(t, &FilterArgs::default())?;
+    let (spec, plan) = load_plan(t, &FilterArgs::default())?;
+    engine::check_copyable(&spec, &plan)?;
     for m in plan.ready() {
         let changed = |sign: char, header: &str| {
             m.diff

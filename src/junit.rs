@@ -177,14 +177,17 @@ pub fn read(path: &Path) -> Result<Report, ReportError> {
 
 /// Normalise a `killed_by` pattern: a pytest node id
 /// (`tests/test_x.py::TestC::test_y`) becomes the JUnit form
-/// (`tests.test_x.TestC::test_y`).
+/// (`tests.test_x.TestC::test_y`). As in pytest's own JUnit writer, the
+/// parameter part (from the first `[`: `test_x[::1]`) is kept whole, so a
+/// `::` inside it splits nothing.
 fn normalise(pattern: &str) -> String {
-    let parts: Vec<&str> = pattern.split("::").collect();
+    let (path, params) = pattern.split_at(pattern.find('[').unwrap_or(pattern.len()));
+    let parts: Vec<&str> = path.split("::").collect();
     if parts.len() >= 2 && parts[0].ends_with(".py") {
         let module = parts[0].trim_end_matches(".py").replace('/', ".");
         let mut class = vec![module];
         class.extend(parts[1..parts.len() - 1].iter().map(|s| s.to_string()));
-        format!("{}::{}", class.join("."), parts[parts.len() - 1])
+        format!("{}::{}{params}", class.join("."), parts[parts.len() - 1])
     } else {
         pattern.to_string()
     }
@@ -288,5 +291,34 @@ mod tests {
         assert!(TestPattern::new("*wrong_port*").matches(c0));
         assert!(!TestPattern::new("*wrong_port").matches(c1));
         assert!(!TestPattern::new("tests.test_transport::test_right_host").matches(c0));
+    }
+
+    #[test]
+    fn parameter_ids_are_kept_whole() {
+        assert_eq!(normalise("tests/t.py::test_x[::1]"), "tests.t::test_x[::1]");
+        assert_eq!(
+            normalise("tests/t.py::TestC::test_x[a::b-[::]]"),
+            "tests.t.TestC::test_x[a::b-[::]]"
+        );
+        assert_eq!(normalise("tests/t.py::test_x[*]"), "tests.t::test_x[*]");
+        assert_eq!(normalise("tests.t::test_x[::1]"), "tests.t::test_x[::1]");
+        assert_eq!(normalise("t.py::test_x"), "t::test_x");
+        let case = |classname: &str, name: &str| TestCase {
+            classname: classname.into(),
+            name: name.into(),
+            status: Status::Failed,
+        };
+        let c = case("tests.t", "test_x[::1]");
+        for p in [
+            "tests/t.py::test_x[::1]",
+            "tests.t::test_x[::1]",
+            "tests/t.py::test_x[*]",
+            "*[::1]",
+        ] {
+            assert!(TestPattern::new(p).matches(&c), "{p}");
+        }
+        assert!(!TestPattern::new("tests/t.py::test_x[::2]").matches(&c));
+        let c = case("tests.t.TestC", "test_x[a::b]");
+        assert!(TestPattern::new("tests/t.py::TestC::test_x[a::b]").matches(&c));
     }
 }

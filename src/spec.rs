@@ -428,7 +428,7 @@ fn parse_yaml<T: for<'de> Deserialize<'de>>(src: &SourceFile) -> Result<T, Diagn
                 .with_fix("start it with `version: 1` and a `mutations:` list (see README)"),
         );
     }
-    serde_saphyr::from_str::<T>(src.text()).map_err(|e| {
+    serde_saphyr::from_str_with_options::<T>(src.text(), yaml_options(src.text())).map_err(|e| {
         // Without a location from the parser, point at the first content.
         let (line, col) = e
             .location()
@@ -484,6 +484,40 @@ fn parse_yaml<T: for<'de> Deserialize<'de>>(src: &SourceFile) -> Result<T, Diagn
     })
 }
 
+/// The parser's options: its defaults, with the budgets that grow with the
+/// size of a legitimate spec (nodes, events, scalar bytes) scaled to the
+/// text. The defaults (250,000 nodes) stop a generated spec of about 20,000
+/// mutations; these counts come from the text itself (aliases replay under
+/// their own, unchanged limits), so a budget linear in its length cannot be
+/// amplified.
+fn yaml_options(text: &str) -> serde_saphyr::Options {
+    let d = serde_saphyr::Budget::default();
+    let n = text.len();
+    serde_saphyr::options! {
+        budget: serde_saphyr::budget! {
+            max_nodes: d.max_nodes.max(n.saturating_mul(2)),
+            max_events: d.max_events.max(n.saturating_mul(4)),
+            max_total_scalar_bytes: d.max_total_scalar_bytes.max(n.saturating_mul(2)),
+        },
+    }
+}
+
+/// A parser budget breach (`budget breached: Aliases { aliases: 50001 }`)
+/// in words, or `None` for any other message.
+fn budget_breach_words(message: &str) -> Option<String> {
+    let detail = message.strip_prefix("budget breached: ")?;
+    let what = match detail.split([' ', '{']).next().unwrap_or_default() {
+        "Aliases" | "AliasAnchorRatio" | "Anchors" | "MergeKeys" => {
+            "too many YAML aliases (`*name`), anchors (`&name`) or merge keys (`<<`)"
+        }
+        "Depth" => "YAML nested too deeply",
+        _ => "too much YAML for one file",
+    };
+    Some(format!(
+        "the spec goes beyond a limit of the YAML parser: {what} ({detail})"
+    ))
+}
+
 /// The last bracket `[`/`{` before `before_line` that is still open at the end
 /// of its line (outside quotes), as 1-based (line, column).
 fn unclosed_flow_bracket(text: &str, before_line: u64) -> Option<(u64, u64)> {
@@ -518,6 +552,9 @@ fn unclosed_flow_bracket(text: &str, before_line: u64) -> Option<(u64, u64)> {
 /// Rewrite parser messages that leak Rust or library internals.
 fn humanize_yaml_message(message: &str) -> String {
     let m = message.replace(", set DuplicateKeyPolicy in Options if acceptable", "");
+    if let Some(words) = budget_breach_words(&m) {
+        return words;
+    }
     if m.contains("cannot deserialize null into string") {
         return "missing value: a string is expected here".into();
     }
@@ -568,6 +605,8 @@ fn yaml_fix_hint(message: &str) -> String {
         "write the entries as a list: one `- ` line per entry".into()
     } else if message.contains("more than one YAML document") {
         "keep one document: remove the `---` line and merge what follows into the first part".into()
+    } else if message.contains("a limit of the YAML parser") {
+        "write repeated values out instead of aliasing them (at most 10 aliases per anchor), nest less, or split the spec into files listed under `include:`".into()
     } else if message.contains("bad command") {
         "e.g. `command: \"python3 -m pytest -q\"` or `command: [python3, -m, pytest]`".into()
     } else if message.contains("placement of ':'") || message.contains("mapping values") {
@@ -1193,6 +1232,16 @@ fn resolve_file(
             return None;
         }
     };
+    if rel.split('/').any(|part| part == ".git") {
+        diags.push(
+            src.at(
+                file,
+                format!("file `{rel}` is inside `.git`: git's own files are never part of the copied tree"),
+            )
+            .with_fix("name a source file of the target (tracked, or untracked and not ignored by git)"),
+        );
+        return None;
+    }
     match real_file_problem(root, &rel) {
         None => Some(rel),
         Some((why, fix)) => {
@@ -1284,14 +1333,16 @@ fn resolve_pattern(
             text: f.value.clone(),
             exact_whitespace: raw.exact_whitespace,
         }),
-        (None, Some(r)) => resolve_regex(src, r, diags),
+        (None, Some(r)) => resolve_regex(src, r, &raw.replace, diags),
     }
 }
 
-/// A `regex` that compiles and cannot match the empty string.
+/// A `regex` that compiles and cannot match the empty string, with a
+/// `replace` whose capture references all name groups of it.
 fn resolve_regex(
     src: &SourceFile,
     r: &Spanned<String>,
+    replace: &Spanned<String>,
     diags: &mut Diagnostics,
 ) -> Option<Pattern> {
     match regex::bytes::Regex::new(&r.value) {
@@ -1302,7 +1353,14 @@ fn resolve_regex(
             );
             None
         }
-        Ok(_) => Some(Pattern::Regex(r.value.clone())),
+        Ok(re) => {
+            let names: Vec<Option<&str>> = re.capture_names().collect();
+            let bad = crate::mutate::bad_capture_refs(&replace.value, &names);
+            for b in &bad {
+                diags.push(src.at(replace, &b.message).with_fix(&b.fix));
+            }
+            bad.is_empty().then(|| Pattern::Regex(r.value.clone()))
+        }
         Err(e) => {
             let msg = e
                 .to_string()

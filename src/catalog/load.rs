@@ -11,6 +11,7 @@ use std::collections::{BTreeMap, HashSet};
 use ast_grep_core::tree_sitter::LanguageExt;
 use ast_grep_core::{Language as _, Pattern};
 use serde::Deserialize;
+use serde_saphyr::Spanned;
 
 use super::grammar::Grammar;
 use super::matcher::{AstRule, Cond, EditKind, Head, IniRule, Matcher, NodeCond, RegexRule};
@@ -129,7 +130,7 @@ struct RawIni {
     #[serde(default)]
     value: Option<String>,
     #[serde(default)]
-    replace: Option<String>,
+    replace: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -164,7 +165,7 @@ struct RawMatcher {
     #[serde(default)]
     regex: Option<String>,
     #[serde(default)]
-    replace: Option<String>,
+    replace: Option<Spanned<String>>,
     // ini
     #[serde(default)]
     ini: Option<RawIni>,
@@ -236,6 +237,27 @@ impl Ctx<'_> {
             self.id,
             msg.as_ref()
         ));
+    }
+    /// An error at a value's position: `file:line:col: operator `id`: msg`.
+    fn err_at<T>(&mut self, at: &Spanned<T>, msg: impl AsRef<str>) {
+        self.errors.push(format!(
+            "{}:{}:{}: operator `{}`: {}",
+            self.file,
+            at.referenced.line(),
+            at.referenced.column(),
+            self.id,
+            msg.as_ref()
+        ));
+    }
+    /// Every capture reference in `replace` must name a group of the regex
+    /// whose groups are `names` (one would expand to nothing); `false` when
+    /// one does not.
+    fn capture_refs(&mut self, replace: &Spanned<String>, names: &[Option<&str>]) -> bool {
+        let bad = crate::mutate::bad_capture_refs(&replace.value, names);
+        for b in &bad {
+            self.err_at(replace, format!("{}; fix: {}", b.message, b.fix));
+        }
+        bad.is_empty()
     }
     fn regex(&mut self, what: &str, r: &str) -> Option<regex::Regex> {
         match regex::Regex::new(r) {
@@ -391,7 +413,14 @@ fn node_conds(
 /// An `ini` matcher: a key in sections, optionally with a value to replace.
 fn build_ini(cx: &mut Ctx<'_>, ini: RawIni, files: Vec<String>) -> Option<Matcher> {
     let value = match (ini.value, ini.replace) {
-        (Some(v), Some(r)) => Some((cx.regex("ini.value", &v)?, r)),
+        (Some(v), Some(r)) => {
+            let re = cx.regex("ini.value", &v)?;
+            let names: Vec<Option<&str>> = re.capture_names().collect();
+            if !cx.capture_refs(&r, &names) {
+                return None;
+            }
+            Some((re, r.value))
+        }
         (None, None) => None,
         _ => {
             cx.err("ini: `value` and `replace` go together");
@@ -427,8 +456,13 @@ fn build_regex(
             return None;
         }
     };
+    let names: Vec<Option<&str>> = re.capture_names().collect();
+    let refs_ok = cx.capture_refs(&replace, &names);
     if lang.is_none() && !(inside.is_empty() && not_inside.is_empty()) {
         cx.err("`inside`/`not_inside` on a regex need `lang`");
+    }
+    if !refs_ok {
+        return None;
     }
     let not_inside = if lang.is_some() && not_inside.is_empty() {
         vec![NodeCond {
@@ -443,7 +477,7 @@ fn build_regex(
     };
     Some(Matcher::Regex(RegexRule {
         re,
-        replace,
+        replace: replace.value,
         lang,
         inside,
         not_inside,

@@ -157,6 +157,13 @@ pub fn run_plan(spec: &Spec, plan: Plan, mut opts: EngineOptions) -> Result<(Pat
     Ok((out, results))
 }
 
+/// Check that every mutated file of `plan` is part of the copy `run` would
+/// make (not ignored by git), with the diagnostic `run` refuses it with;
+/// lists the tree only: no output dir, no copy, no test.
+pub fn check_copyable(spec: &Spec, plan: &Plan) -> Result<()> {
+    prepare::check_targets_copied(plan, &prepare::manifest(spec)?)
+}
+
 /// Run the loop. The manifest must describe the target tree; the output dir must exist.
 pub fn execute(
     spec: &Spec,

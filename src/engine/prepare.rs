@@ -23,6 +23,13 @@ pub(super) fn out_dir_and_manifest(
     Ok((out, manifest))
 }
 
+/// List the target tree as a copy would hold it, without an output dir to
+/// leave out (for `unguard check`).
+pub(super) fn manifest(spec: &Spec) -> Result<Manifest> {
+    workspace::manifest(&spec.root, &[], &spec.link)
+        .with_context(|| format!("listing the files of {}", spec.root.display()))
+}
+
 /// Every targeted file must be part of the copy (not ignored by git).
 pub(super) fn check_targets_copied(plan: &Plan, manifest: &Manifest) -> Result<()> {
     let mut missing = Diagnostics::default();
