@@ -254,9 +254,9 @@ fn twenty_thousand_mutations_parse_and_list() {
 }
 
 #[test]
-fn a_parser_limit_is_named_with_its_file_and_a_fix() {
-    // The parser's anti-"billion laughs" rule (at most 10 aliases per
-    // anchor) still stands: it is reported in words, with the way out.
+fn many_aliases_of_one_anchor_are_a_legitimate_spec() {
+    // Many mutations sharing one anchored value are a legitimate spec (the
+    // parser's aliases-per-anchor heuristic is off; alias replay keeps its caps).
     let mut spec = String::from("version: 1\ntest: {command: \"true\"}\nmutations:\n");
     let mut body = String::new();
     for i in 0..120 {
@@ -269,12 +269,6 @@ fn a_parser_limit_is_named_with_its_file_and_a_fix() {
     let fx = Fixture::new();
     fx.write_all(&[("src/m.py", &body), ("unguard.yaml", &spec)]);
     let (code, out, err) = fx.run(&["check"]);
-    assert_eq!(code, 1, "{}", ctx(code, &out, &err));
-    assert!(
-        err.starts_with("error: unguard.yaml:")
-            && err
-                .contains("the spec goes beyond a limit of the YAML parser: too many YAML aliases"),
-        "{err}"
-    );
-    assert!(err.contains("= fix: write repeated values out"), "{err}");
+    assert_eq!(code, 0, "{}", ctx(code, &out, &err));
+    assert!(out.contains("120 mutations apply cleanly"), "{out}");
 }
