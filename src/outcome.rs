@@ -818,6 +818,17 @@ mod tests {
             assert_eq!(v.outcome, Outcome::Killed, "{log}");
             assert!(v.detail.contains("tests failed"), "{}", v.detail);
         }
+        // A wrapper ran pytest twice: the first session failed a test, the
+        // last one (whose report is left) passed.
+        let two = "== 1 failed, 1 passed in 0.1s ==\n== 2 passed in 0.1s ==\n";
+        let v = classify(
+            &run(Exit::Code(1)),
+            &generic,
+            &seen(two, Some(TWO_GREEN)),
+            &[],
+            1.0,
+        );
+        assert_eq!(v.outcome, Outcome::Killed, "{}", v.detail);
         // pytest's header and nothing else (it died before its summary):
         // the exit code decides, as without any reading.
         let header = "=================== test session starts ===================\n";

@@ -318,14 +318,14 @@ impl Observed {
         report.max(summary)
     }
 
-    /// Red tests: the report's when there is one (it names them), else the
-    /// summary lines'. `None` when neither is there.
+    /// Red (failed or errored) tests: the larger of the report's and the
+    /// summary lines' counts, as in [`Observed::total`] (a
+    /// wrapper whose first pytest failed and whose last passed still
+    /// failed a test). `None` when neither is there.
     pub fn red(&self) -> Option<usize> {
-        match (&self.report, self.counts) {
-            (Some(r), _) => Some(r.red().len()),
-            (None, Some(c)) => Some(c.red()),
-            (None, None) => None,
-        }
+        let report = self.report.as_ref().map(|r| r.red().len());
+        let summary = self.counts.map(|c| c.red());
+        report.max(summary)
     }
 
     /// Where the counts come from, for a verdict's detail.
@@ -505,5 +505,14 @@ mod tests {
         let o = Observed::new(both, None).unwrap();
         assert!(!o.pytest_alone());
         assert_eq!(o.runner_names(), "jest and pytest");
+        // Two pytest sessions: the report is the last one's, the summary
+        // lines are both.
+        let two = read("== 1 failed, 1 passed in 0.1s ==\n== 2 passed in 0.1s ==\n");
+        let last = crate::junit::parse(
+            r#"<testsuite><testcase classname="t" name="a"/><testcase classname="t" name="b"/></testsuite>"#,
+        )
+        .unwrap();
+        let o = Observed::new(two, Some(last)).unwrap();
+        assert_eq!((o.total(), o.red()), (Some(4), Some(1)));
     }
 }
