@@ -76,14 +76,19 @@ pub enum ReportError {
 }
 
 /// What a run's JUnit source gave: nothing configured, a report, or the
-/// reason it has none.
+/// reason it has none; without `test.junit`, what the run showed about
+/// itself.
 #[derive(Debug, Clone)]
 pub enum Reading {
-    /// The test config has no `test.junit`: tests are not counted.
+    /// The test config has no `test.junit`, and the log shows no runner
+    /// unguard reads: tests are not counted.
     NotConfigured,
     Read(Report),
     /// Configured, but no readable report appeared.
     Unreadable(ReportError),
+    /// No `test.junit`, but the log shows which runner ran (and pytest
+    /// wrote the report unguard asked for): see [`crate::suite_log`].
+    Observed(crate::suite_log::Observed),
 }
 
 impl Reading {
@@ -91,6 +96,16 @@ impl Reading {
     pub fn report(&self) -> Option<&Report> {
         match self {
             Reading::Read(r) => Some(r),
+            Reading::Observed(o) => o.report.as_ref(),
+            _ => None,
+        }
+    }
+
+    /// How many tests ran, when something counted them.
+    pub fn tests_total(&self) -> Option<usize> {
+        match self {
+            Reading::Read(r) => Some(r.total()),
+            Reading::Observed(o) => o.total(),
             _ => None,
         }
     }

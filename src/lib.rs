@@ -39,4 +39,5 @@ pub mod report;
 pub mod results;
 pub mod run;
 pub mod spec;
+pub mod suite_log;
 pub mod workspace;

@@ -13,6 +13,7 @@ use crate::plan::{Mutant, Rejected};
 use crate::results::{Location, MutantResult, Outcome, Position};
 use crate::run::{Exit, RunResult};
 use crate::spec::{FailCodes, Preset, SpecPos, TestConfig};
+use crate::suite_log::Observed;
 
 /// A verdict and what backs it.
 #[derive(Debug, Clone, PartialEq)]
@@ -66,13 +67,13 @@ pub fn classify(
     timeout_s: f64,
 ) -> Verdict {
     let mut v = classify_exit(run, cfg, junit, killed_by, timeout_s);
-    if let Reading::Read(r) = junit {
+    if let Some(r) = junit.report() {
         v.red_tests = r.red().iter().map(|c| c.id()).collect();
-        v.tests_total = Some(r.total());
         if v.outcome != Outcome::Killed {
             v.tests_ran = junit.test_ids();
         }
     }
+    v.tests_total = junit.tests_total();
     v
 }
 
@@ -114,13 +115,9 @@ fn classify_exit(
                 code - 128
             ),
         ),
-        Exit::Code(code) if !cfg.fail_codes.is_test_failure(*code) => v(
+        Exit::Code(code) if !is_test_failure(cfg, junit, *code) => v(
             Outcome::WrongReason,
-            format!(
-                "exit code {code}{} is not a test failure under the `{}` preset",
-                exit_code_meaning(cfg.preset, *code),
-                cfg.preset
-            ),
+            not_a_test_failure(cfg, junit, *code),
         ),
         Exit::Code(code) => classify_red(*code, junit, killed_by),
     }
@@ -137,6 +134,39 @@ pub fn crash_signal(cfg: &TestConfig, code: i32) -> Option<i32> {
     (code > 128 && code <= 128 + SIGRTMAX && !listed).then_some(code - 128)
 }
 
+/// The preset whose exit codes apply to a run: the spec's, except that
+/// pytest's apply under `generic` once the run showed that pytest (and no
+/// other runner) ran: its 2–5 are not test failures whoever started it.
+fn effective_preset(cfg: &TestConfig, junit: &Reading) -> Preset {
+    match junit {
+        Reading::Observed(o) if cfg.preset == Preset::Generic && o.pytest_alone() => Preset::Pytest,
+        _ => cfg.preset,
+    }
+}
+
+/// Whether exit `code` means "tests failed" for this run.
+fn is_test_failure(cfg: &TestConfig, junit: &Reading, code: i32) -> bool {
+    let preset = effective_preset(cfg, junit);
+    if preset == cfg.preset {
+        cfg.fail_codes.is_test_failure(code)
+    } else {
+        preset.fail_codes().is_test_failure(code)
+    }
+}
+
+fn not_a_test_failure(cfg: &TestConfig, junit: &Reading, code: i32) -> String {
+    let preset = effective_preset(cfg, junit);
+    let meaning = exit_code_meaning(preset, code);
+    if preset == cfg.preset {
+        format!("exit code {code}{meaning} is not a test failure under the `{preset}` preset")
+    } else {
+        format!(
+            "exit code {code}{meaning} is not a test failure: the log shows pytest ran, so pytest's exit codes apply under the `{}` preset",
+            cfg.preset
+        )
+    }
+}
+
 /// A red run whose exit code is a test failure: killed only when the JUnit
 /// report (if any) shows red tests, and the expected ones among them.
 fn classify_red(code: i32, junit: &Reading, killed_by: &[TestPattern]) -> Verdict {
@@ -150,6 +180,10 @@ fn classify_red(code: i32, junit: &Reading, killed_by: &[TestPattern]) -> Verdic
         }
         Reading::Read(r) => Some(r),
         Reading::NotConfigured => None,
+        Reading::Observed(o) => match observed_red(code, o, killed_by) {
+            Some(verdict) => return verdict,
+            None => o.report.as_ref(),
+        },
     };
     let red_tests: Vec<String> = report
         .map(|r| r.red().iter().map(|c| c.id()).collect())
@@ -209,6 +243,38 @@ fn classify_red(code: i32, junit: &Reading, killed_by: &[TestPattern]) -> Verdic
     } else {
         v(Outcome::Killed, format!("killed by {}", hits.join(", ")))
     }
+}
+
+/// A red run without `test.junit` whose log shows the runner: killed only
+/// when its report or summary line shows a failed (or errored) test; all
+/// green with a red exit is a coverage threshold, a test file that failed to
+/// load, a plugin. `None` leaves `killed_by` to [`classify_red`], against
+/// the report pytest wrote (if any).
+fn observed_red(code: i32, o: &Observed, killed_by: &[TestPattern]) -> Option<Verdict> {
+    let (Some(total), Some(red)) = (o.total(), o.red()) else {
+        return Some(Verdict::bare(
+            Outcome::Killed,
+            format!(
+                "the suite failed (exit code {code}; {} ran but left no summary line or report, tests not counted)",
+                o.runner_names()
+            ),
+        ));
+    };
+    if red == 0 {
+        return Some(Verdict::bare(
+            Outcome::WrongReason,
+            format!(
+                "exit code {code} but {} shows 0 failed of {total} tests: something other than a failing test turned it red (a coverage threshold, a test file that failed to load, a plugin)",
+                o.source()
+            ),
+        ));
+    }
+    killed_by.is_empty().then(|| {
+        Verdict::bare(
+            Outcome::Killed,
+            format!("{red} of {total} tests failed ({})", o.source()),
+        )
+    })
 }
 
 /// The mutation was written, but the file on disk did not change.
@@ -418,12 +484,14 @@ pub enum BaselineVerdict {
 
 /// Judge a baseline run: green only when the exit is 0 and the JUnit report
 /// (when configured) is readable, counts at least one test and none red.
+/// Without `test.junit`, a run whose log (or the report pytest wrote for
+/// unguard) counts zero tests is red too.
 pub fn baseline(exit: &Exit, cfg: &TestConfig, junit: Reading) -> BaselineVerdict {
     let red = |reason: String, tail: bool| BaselineVerdict::Red { reason, tail };
     match exit {
         Exit::Interrupted => return BaselineVerdict::Interrupted,
         Exit::Code(0) => {}
-        Exit::Code(5) if cfg.preset == Preset::Pytest => {
+        Exit::Code(5) if effective_preset(cfg, &junit) == Preset::Pytest => {
             return red(
                 "the baseline ran no tests (pytest exit 5: no tests collected); every mutant would survive.".into(),
                 true,
@@ -441,6 +509,16 @@ pub fn baseline(exit: &Exit, cfg: &TestConfig, junit: Reading) -> BaselineVerdic
     }
     match junit {
         Reading::NotConfigured => BaselineVerdict::Green(None),
+        Reading::Observed(o) if o.total() == Some(0) => red(
+            format!(
+                "the baseline ran 0 tests ({} counts none): every mutant would survive.",
+                o.source()
+            ),
+            true,
+        ),
+        // Green stays green: only a run of zero tests is refused here (a
+        // wrapper may well ignore a red pytest on purpose).
+        Reading::Observed(o) => BaselineVerdict::Green(o.report),
         Reading::Unreadable(e) => red(
             format!(
                 "the baseline wrote no readable JUnit report ({e}); pass {{junit}} to the test command, e.g. `pytest --junitxml={{junit}}`."
@@ -836,6 +914,179 @@ mod tests {
         let none = Reading::Unreadable(crate::junit::ReportError::NotJunit);
         let (why, _) = red(baseline(&Exit::Code(0), &c, none));
         assert!(why.contains("no readable JUnit report"), "{why}");
+    }
+
+    /// A config without `test.junit`, and what a run of it showed.
+    fn no_junit(preset: &str, codes: FailCodes) -> TestConfig {
+        TestConfig {
+            junit: None,
+            ..cfg(preset, codes)
+        }
+    }
+    fn seen(log: &str, report: Option<&str>) -> Reading {
+        let log = crate::suite_log::read(log);
+        let report = report.map(|x| parse(x).unwrap());
+        Reading::Observed(Observed::new(log, report).expect("a runner is seen"))
+    }
+    macro_rules! captured {
+        ($name:literal) => {
+            include_str!(concat!("../tests/fixtures/suite_logs/", $name, ".txt"))
+        };
+    }
+    const TWO_GREEN: &str = r#"<testsuite><testcase classname="t.m" name="a"/><testcase classname="t.m" name="b"/></testsuite>"#;
+
+    #[test]
+    fn a_coverage_gate_without_junit_is_wrong_reason() {
+        let generic = no_junit("generic", FailCodes::AnyNonZero);
+        let pytest = no_junit("pytest", FailCodes::Only(vec![1]));
+        for (c, junit, total) in [
+            (
+                &pytest,
+                seen(captured!("pytest_cov_fail"), Some(TWO_GREEN)),
+                2,
+            ),
+            (&pytest, seen(captured!("pytest_q_cov_fail"), None), 2),
+            // pytest -qq behind a quiet wrapper: the report alone tells.
+            (&generic, seen("", Some(TWO_GREEN)), 2),
+            (&generic, seen(captured!("jest_cov_fail"), None), 5),
+            (&generic, seen(captured!("vitest_color_cov_fail"), None), 5),
+            // A test file that failed to load is no failed test either.
+            (&generic, seen(captured!("jest_suite_failed"), None), 5),
+            (&generic, seen(captured!("vitest_suite_failed"), None), 5),
+        ] {
+            let v = classify(&run(Exit::Code(1)), c, &junit, &[], 1.0);
+            assert_eq!(v.outcome, Outcome::WrongReason, "{junit:?}");
+            assert!(
+                v.detail.contains(&format!("0 failed of {total} tests")),
+                "{}",
+                v.detail
+            );
+            assert_eq!(v.tests_total, Some(total));
+            assert!(v.red_tests.is_empty());
+        }
+    }
+
+    #[test]
+    fn without_junit_a_failed_test_is_still_a_kill() {
+        let generic = no_junit("generic", FailCodes::AnyNonZero);
+        let v = classify(
+            &run(Exit::Code(1)),
+            &generic,
+            &seen(captured!("pytest_cov_killed"), Some(ONE_RED)),
+            &[],
+            1.0,
+        );
+        assert_eq!(v.outcome, Outcome::Killed);
+        assert_eq!(v.red_tests, vec!["t.m::a"]);
+        assert_eq!(v.tests_total, Some(2));
+        assert!(v.detail.contains("1 of 2 tests failed"), "{}", v.detail);
+        for log in [
+            captured!("pytest_cov_killed"),
+            captured!("jest_killed"),
+            captured!("vitest_killed"),
+        ] {
+            let v = classify(&run(Exit::Code(1)), &generic, &seen(log, None), &[], 1.0);
+            assert_eq!(v.outcome, Outcome::Killed, "{log}");
+            assert!(v.detail.contains("tests failed"), "{}", v.detail);
+        }
+        // A wrapper ran pytest twice: the first session failed a test, the
+        // last one (whose report is left) passed.
+        let two = "== 1 failed, 1 passed in 0.1s ==\n== 2 passed in 0.1s ==\n";
+        let v = classify(
+            &run(Exit::Code(1)),
+            &generic,
+            &seen(two, Some(TWO_GREEN)),
+            &[],
+            1.0,
+        );
+        assert_eq!(v.outcome, Outcome::Killed, "{}", v.detail);
+        // pytest's header and nothing else (it died before its summary):
+        // the exit code decides, as without any reading.
+        let header = "=================== test session starts ===================\n";
+        let v = classify(&run(Exit::Code(1)), &generic, &seen(header, None), &[], 1.0);
+        assert_eq!(v.outcome, Outcome::Killed);
+        assert!(v.detail.contains("tests not counted"), "{}", v.detail);
+    }
+
+    #[test]
+    fn pytest_exit_codes_apply_under_generic_once_pytest_ran() {
+        let generic = no_junit("generic", FailCodes::AnyNonZero);
+        let collection = seen(captured!("pytest_collection_error"), None);
+        for (code, meaning) in [
+            (2, "pytest: interrupted"),
+            (3, "pytest: internal error"),
+            (4, "pytest: usage error"),
+            (5, "pytest: no tests collected"),
+        ] {
+            let v = classify(&run(Exit::Code(code)), &generic, &collection, &[], 1.0);
+            assert_eq!(v.outcome, Outcome::WrongReason, "exit {code}");
+            assert!(v.detail.contains(meaning), "{}", v.detail);
+            assert!(
+                v.detail.contains("the log shows pytest ran"),
+                "{}",
+                v.detail
+            );
+        }
+        // A usage error prints no summary: its usage line shows pytest.
+        let usage = seen(captured!("pytest_usage_error"), None);
+        let v = classify(&run(Exit::Code(4)), &generic, &usage, &[], 1.0);
+        assert_eq!(v.outcome, Outcome::WrongReason);
+        // Other runners keep the generic preset; a custom list is the spec's word.
+        let jest = seen(captured!("jest_killed"), None);
+        let v = classify(&run(Exit::Code(2)), &generic, &jest, &[], 1.0);
+        assert_eq!(v.outcome, Outcome::Killed);
+        let custom = no_junit("generic", FailCodes::Only(vec![1, 2]));
+        let custom = TestConfig {
+            preset: Preset::Custom,
+            ..custom
+        };
+        let red = seen(captured!("pytest_mixed"), None);
+        let v = classify(&run(Exit::Code(2)), &custom, &red, &[], 1.0);
+        assert_eq!(v.outcome, Outcome::Killed);
+    }
+
+    #[test]
+    fn a_baseline_without_junit_is_counted_and_must_run_tests() {
+        let generic = no_junit("generic", FailCodes::AnyNonZero);
+        let red = |v: BaselineVerdict| match v {
+            BaselineVerdict::Red { reason, tail } => (reason, tail),
+            other => panic!("expected red, got {other:?}"),
+        };
+        assert!(matches!(
+            baseline(&Exit::Code(0), &generic, seen("", Some(TWO_GREEN))),
+            BaselineVerdict::Green(Some(r)) if r.total() == 2
+        ));
+        assert!(matches!(
+            baseline(
+                &Exit::Code(0),
+                &generic,
+                seen(captured!("jest_passed"), None)
+            ),
+            BaselineVerdict::Green(None)
+        ));
+        // A wrapper that lets red tests pass stays green: only zero tests is refused.
+        assert!(matches!(
+            baseline(&Exit::Code(0), &generic, seen("", Some(ONE_RED))),
+            BaselineVerdict::Green(Some(_))
+        ));
+        let (why, tail) = red(baseline(
+            &Exit::Code(0),
+            &generic,
+            seen(captured!("pytest_no_tests"), None),
+        ));
+        assert!(why.contains("ran 0 tests") && tail, "{why}");
+        let (why, _) = red(baseline(
+            &Exit::Code(0),
+            &generic,
+            seen("", Some("<testsuite/>")),
+        ));
+        assert!(why.contains("ran 0 tests"), "{why}");
+        let (why, _) = red(baseline(
+            &Exit::Code(5),
+            &generic,
+            seen(captured!("pytest_no_tests"), None),
+        ));
+        assert!(why.contains("pytest exit 5"), "{why}");
     }
 
     #[test]

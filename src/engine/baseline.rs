@@ -12,7 +12,7 @@ use super::suite::{run_suite, SuiteCall};
 use super::EngineOptions;
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::error::{Error, Result};
-use crate::junit::{self, Reading, TestPattern};
+use crate::junit::{self, TestPattern};
 use crate::outcome::{self, BaselineVerdict};
 use crate::outdir;
 use crate::plan::Plan;
@@ -159,7 +159,9 @@ impl Baseline<'_> {
             self.cancel,
         )
         .await;
-        let configured = !matches!(run.junit, Reading::NotConfigured);
+        // Tests counted by the configured report, or (without `test.junit`)
+        // by the report pytest wrote for unguard or the runner's summary line.
+        let total = run.junit.tests_total();
         let report = match outcome::baseline(&run.res.exit, cfg, run.junit) {
             BaselineVerdict::Interrupted => return Err(Error::Interrupted),
             BaselineVerdict::Red { reason, tail } => {
@@ -172,14 +174,13 @@ impl Baseline<'_> {
             }
             BaselineVerdict::Green(report) => report,
         };
-        if !configured {
+        if total.is_none() {
             self.progress.line("warning: no `test.junit` configured: tests are not counted, and a suite that runs zero tests would look green");
         }
         let timeout = match cfg.timeout {
             TimeoutSetting::Fixed(d) => d,
             TimeoutSetting::Auto => AUTO_TIMEOUT_MIN.max(run.res.duration * AUTO_TIMEOUT_FACTOR),
         };
-        let total = report.as_ref().map(|r| r.total());
         self.progress.line(&format!(
             "baseline: green in {:.1}s{}; mutant timeout {:.1}s",
             run.res.duration.as_secs_f64(),

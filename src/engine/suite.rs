@@ -1,6 +1,8 @@
 //! One run of a test command in a scratch copy, as every phase does it:
 //! unguard's environment, a fresh JUnit path, a stale report removed first,
-//! the report read after.
+//! the report read after. Without `test.junit`, pytest is asked for a report
+//! of its own through `PYTEST_ADDOPTS`, and the log says which runner ran and
+//! what it counted ([`crate::suite_log`]).
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -10,7 +12,12 @@ use tokio::sync::watch;
 use crate::junit::{self, Reading};
 use crate::run::{self, Invocation, RunResult};
 use crate::spec::TestConfig;
+use crate::suite_log::{self, Observed};
 use crate::workspace::Scratch;
+
+/// The variable pytest reads extra command-line options from, before the
+/// command's own (so a `--junitxml` on the command line wins over it).
+const PYTEST_ADDOPTS: &str = "PYTEST_ADDOPTS";
 
 /// The environment of every run in `scratch` by `worker`; `label` is the
 /// mutant id, `baseline` or `canary`.
@@ -49,6 +56,64 @@ fn junit_report_path(cfg: &TestConfig, fresh: &Path, tree: &Path) -> Option<Path
     let expanded = template.replace("{junit}", &fresh.display().to_string());
     let p = PathBuf::from(expanded);
     Some(if p.is_absolute() { p } else { tree.join(p) })
+}
+
+/// `PYTEST_ADDOPTS` for a run: `base` (the `test.env` or inherited value)
+/// with `--junitxml` pointing at `report`, quoted as pytest splits it.
+fn addopts_with_junitxml(base: Option<&str>, report: &Path) -> String {
+    let opt = format!(
+        "--junitxml={}",
+        run::shell_quote(&report.display().to_string())
+    );
+    match base.map(str::trim) {
+        Some(b) if !b.is_empty() => format!("{b} {opt}"),
+        _ => opt,
+    }
+}
+
+/// Ask pytest, should the command run it, for a JUnit report at `report`:
+/// `PYTEST_ADDOPTS` in `env` gets `--junitxml`, appended to what `test.env`
+/// or unguard's own environment set. Not when the command, that value or a
+/// config file at the root of `tree` turns pytest's junitxml plugin off
+/// (`-p no:junitxml`): the option would then be a usage error.
+fn ask_pytest_for_junit(
+    cfg: &TestConfig,
+    env: &mut Vec<(String, String)>,
+    tree: &Path,
+    report: &Path,
+) {
+    let base = match env.iter().position(|(k, _)| k == PYTEST_ADDOPTS) {
+        Some(i) => Some(env.remove(i).1),
+        None => std::env::var(PYTEST_ADDOPTS).ok(),
+    };
+    const OFF: &str = "no:junitxml";
+    let off = cfg.command.display().contains(OFF)
+        || base.as_deref().is_some_and(|b| b.contains(OFF))
+        || ["pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg"]
+            .iter()
+            .any(|f| std::fs::read_to_string(tree.join(f)).is_ok_and(|t| t.contains(OFF)));
+    let value = if off {
+        base
+    } else {
+        Some(addopts_with_junitxml(base.as_deref(), report))
+    };
+    if let Some(v) = value {
+        env.push((PYTEST_ADDOPTS.into(), v));
+    }
+}
+
+/// What a run without `test.junit` showed: the runner and counts in its
+/// log, and the report pytest wrote (unguard's `injected` one, or the
+/// command's own when the log names it). Nothing seen: not configured.
+fn observe(log: &Path, injected: Option<&Path>, tree: &Path) -> Reading {
+    let bytes = std::fs::read(log).unwrap_or_default();
+    let text = String::from_utf8_lossy(&bytes);
+    let seen = suite_log::read(suite_log::suite_output(&text));
+    let report = injected.and_then(|p| junit::read(p).ok()).or_else(|| {
+        let named = seen.pytest_report.as_ref()?;
+        junit::read(&tree.join(named)).ok()
+    });
+    Observed::new(seen, report).map_or(Reading::NotConfigured, Reading::Observed)
 }
 
 /// One suite run to make.
@@ -90,13 +155,22 @@ pub(super) async fn run_suite(
     if let Some(p) = &report_path {
         let _ = std::fs::remove_file(p);
     }
+    let mut env = env_for(call.cfg, call.worker, call.label, scratch);
+    // Every run of a config without `test.junit` gets the same request (the
+    // canary too, so it runs the suite exactly as the mutants do).
+    let injected = call.cfg.junit.is_none().then(|| {
+        let p = scratch.next_junit_path(&format!("{}.pytest", call.label));
+        let _ = std::fs::remove_file(&p);
+        ask_pytest_for_junit(call.cfg, &mut env, &scratch.tree, &p);
+        p
+    });
     let mut substitutions = vec![("{junit}", junit_path.display().to_string())];
     substitutions.extend(call.substitutions);
     let res = run::run(
         Invocation {
             command: &call.cfg.command,
             cwd: &scratch.tree,
-            env: env_for(call.cfg, call.worker, call.label, scratch),
+            env,
             substitutions,
             log: call.log,
             timeout: call.timeout,
@@ -106,11 +180,36 @@ pub(super) async fn run_suite(
     )
     .await;
     let junit = match report_path {
-        None => Reading::NotConfigured,
         Some(p) => match junit::read(&p) {
             Ok(r) => Reading::Read(r),
             Err(e) => Reading::Unreadable(e),
         },
+        None if call.read_junit && call.cfg.junit.is_none() => {
+            observe(call.log, injected.as_deref(), &scratch.tree)
+        }
+        None => Reading::NotConfigured,
     };
     SuiteRun { res, junit }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn junitxml_is_appended_to_the_users_addopts_and_quoted() {
+        let p = Path::new("/tmp/ug x/junit/3-m.pytest.xml");
+        assert_eq!(
+            addopts_with_junitxml(None, p),
+            "--junitxml='/tmp/ug x/junit/3-m.pytest.xml'"
+        );
+        assert_eq!(
+            addopts_with_junitxml(Some("-x -p no:randomly "), Path::new("/t/r.xml")),
+            "-x -p no:randomly --junitxml=/t/r.xml"
+        );
+        assert_eq!(
+            addopts_with_junitxml(Some("  "), Path::new("/t/r.xml")),
+            "--junitxml=/t/r.xml"
+        );
+    }
 }

@@ -1,0 +1,518 @@
+//! What a finished suite run's log says about itself: which test runner ran
+//! (pytest, jest, vitest) and what its summary line counts, read from the
+//! captured output alone, whatever command (or wrapper script) started it.
+//!
+//! A red run is only a kill when a test failed, and a run without
+//! `test.junit` gives unguard no report to ask. The runner's own summary line
+//! (`== 1 failed, 4 passed in 0.12s ==`, `Tests:       5 passed, 5 total`,
+//! ` Tests  5 passed (5)`) says whether one did, so a coverage threshold that
+//! turns an all-green suite red is seen for what it is. The functions here are
+//! pure; the engine adds the JUnit report it had pytest write (through
+//! `PYTEST_ADDOPTS`), and [`crate::outcome`] decides what it all means.
+
+use std::borrow::Cow;
+use std::path::PathBuf;
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use crate::junit::Report;
+
+/// A test runner unguard recognises in a log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Runner {
+    Pytest,
+    Jest,
+    Vitest,
+}
+
+impl Runner {
+    pub fn name(self) -> &'static str {
+        match self {
+            Runner::Pytest => "pytest",
+            Runner::Jest => "jest",
+            Runner::Vitest => "vitest",
+        }
+    }
+}
+
+/// Test counts from summary lines (added up when a log has several, e.g. a
+/// wrapper that runs pytest twice).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counts {
+    pub passed: usize,
+    pub failed: usize,
+    /// Tests that errored (pytest: an error in a test's setup or teardown,
+    /// or a module that failed to collect).
+    pub errors: usize,
+    /// Every test the summary counts as run, skipped ones included
+    /// (pytest's deselected tests and warnings are not tests that ran).
+    pub total: usize,
+}
+
+impl Counts {
+    /// Failed and errored tests: the red ones.
+    pub fn red(&self) -> usize {
+        self.failed + self.errors
+    }
+
+    fn add(&mut self, other: Counts) {
+        self.passed += other.passed;
+        self.failed += other.failed;
+        self.errors += other.errors;
+        self.total += other.total;
+    }
+}
+
+/// What a log shows.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LogReading {
+    /// Every runner the log shows, in order of first appearance.
+    pub runners: Vec<Runner>,
+    /// The summary lines' counts, added up; `None` without a summary line.
+    pub counts: Option<Counts>,
+    /// The JUnit report pytest says it wrote (`generated xml file: PATH`),
+    /// when the command passes `--junitxml` itself.
+    pub pytest_report: Option<PathBuf>,
+}
+
+impl LogReading {
+    fn saw(&mut self, runner: Runner) {
+        if !self.runners.contains(&runner) {
+            self.runners.push(runner);
+        }
+    }
+
+    fn count(&mut self, runner: Runner, counts: Counts) {
+        self.saw(runner);
+        self.counts.get_or_insert_with(Counts::default).add(counts);
+    }
+}
+
+/// The suite's own output in a log unguard wrote: without unguard's header
+/// (`# unguard: …`, `# cwd: …`, `# timeout: …`, `$ command`, a blank line),
+/// so that the command line is never read as output.
+pub fn suite_output(log: &str) -> &str {
+    if !log.starts_with("# unguard:") {
+        return log;
+    }
+    let Some(command) = log.find("\n$ ") else {
+        return log;
+    };
+    match log[command..].find("\n\n") {
+        Some(end) => &log[command + end + 2..],
+        None => "",
+    }
+}
+
+/// Read the output of a finished suite run (see [`suite_output`]).
+pub fn read(output: &str) -> LogReading {
+    let mut seen = LogReading::default();
+    for raw in output.lines() {
+        // A terminal redraws a line after `\r`: what stays is the last part.
+        let raw = raw.rsplit('\r').next().unwrap_or(raw);
+        let line = strip_ansi(raw);
+        let line = line.trim();
+        if let Some(c) = pytest_summary(line) {
+            seen.count(Runner::Pytest, c);
+        } else if let Some(c) = jest_summary(line) {
+            seen.count(Runner::Jest, c);
+        } else if let Some(c) = vitest_summary(line) {
+            seen.count(Runner::Vitest, c);
+        } else if let Some(path) = pytest_report(line) {
+            seen.saw(Runner::Pytest);
+            seen.pytest_report = Some(path);
+        } else if let Some(runner) = marker(line) {
+            seen.saw(runner);
+        }
+    }
+    seen
+}
+
+/// `line` without ANSI escape sequences (colours, cursor movement).
+fn strip_ansi(line: &str) -> Cow<'_, str> {
+    static ANSI: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"\x1b\[[0-9;?]*[A-Za-z]").expect("valid regex"));
+    ANSI.replace_all(line, "")
+}
+
+/// pytest's summary line: `==== 1 failed, 4 passed, 1 warning in 0.12s ====`
+/// (without the `=` under `-q`), or `no tests ran in 0.01s`.
+fn pytest_summary(line: &str) -> Option<Counts> {
+    static SUMMARY: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"^(?:=+ )?(.+?) in [0-9]+(?:\.[0-9]+)?s(?: \([0-9:.]+\))?(?: =+)?$")
+            .expect("valid regex")
+    });
+    static PART: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"^([0-9]+) ([a-z]+(?: [a-z]+)?)$").expect("valid regex"));
+    let parts = SUMMARY.captures(line)?.get(1)?.as_str();
+    if parts == "no tests ran" {
+        return Some(Counts::default());
+    }
+    let parts: Vec<&str> = parts.split(", ").collect();
+    if !parts.iter().any(|p| is_core_part(p)) {
+        return None;
+    }
+    let mut c = Counts::default();
+    for part in parts {
+        let caps = PART.captures(part)?;
+        let n: usize = caps[1].parse().ok()?;
+        match &caps[2] {
+            "passed" | "xpassed" => c.passed += n,
+            "failed" => c.failed += n,
+            "error" | "errors" => c.errors += n,
+            "skipped" | "xfailed" => {}
+            // Deselected tests and warnings did not run; plugins' categories
+            // (`rerun`, `subtests passed`) are not tests of their own.
+            _ => continue,
+        }
+        c.total += n;
+    }
+    Some(c)
+}
+
+/// A part of pytest's summary line that every pytest prints (not a plugin's).
+fn is_core_part(part: &str) -> bool {
+    matches!(
+        part.split_once(' ').map(|(_, word)| word),
+        Some(
+            "passed"
+                | "failed"
+                | "error"
+                | "errors"
+                | "skipped"
+                | "xfailed"
+                | "xpassed"
+                | "deselected"
+                | "warning"
+                | "warnings"
+        )
+    )
+}
+
+/// jest's `Tests:       1 failed, 4 passed, 5 total` (`3 of 10 total` when
+/// filtered; `Tests:       0 total` when none ran).
+fn jest_summary(line: &str) -> Option<Counts> {
+    static TESTS: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"^Tests:\s+(?:(.*?),\s+)?(?:([0-9]+) of )?([0-9]+) total$")
+            .expect("valid regex")
+    });
+    let caps = TESTS.captures(line)?;
+    let ran = caps.get(2).or(caps.get(3))?;
+    let mut c = Counts {
+        total: ran.as_str().parse().ok()?,
+        ..Counts::default()
+    };
+    for part in caps.get(1).map_or("", |m| m.as_str()).split(", ") {
+        match part.split_once(' ') {
+            Some((n, "failed")) => c.failed += n.parse::<usize>().ok()?,
+            Some((n, "passed")) => c.passed += n.parse::<usize>().ok()?,
+            _ => {}
+        }
+    }
+    Some(c)
+}
+
+/// vitest's `Tests  1 failed | 4 passed (5)`, or `Tests  no tests`.
+fn vitest_summary(line: &str) -> Option<Counts> {
+    static TESTS: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"^Tests\s+(?:no tests|(.+?)\s+\(([0-9]+)\))$").expect("valid regex")
+    });
+    let caps = TESTS.captures(line)?;
+    let (Some(parts), Some(total)) = (caps.get(1), caps.get(2)) else {
+        return Some(Counts::default());
+    };
+    let mut c = Counts {
+        total: total.as_str().parse().ok()?,
+        ..Counts::default()
+    };
+    for part in parts.as_str().split(" | ") {
+        match part.trim().split_once(' ') {
+            Some((n, "failed")) => c.failed += n.parse::<usize>().ok()?,
+            Some((n, "passed")) => c.passed += n.parse::<usize>().ok()?,
+            Some((n, _)) => {
+                n.parse::<usize>().ok()?;
+            }
+            None => return None,
+        }
+    }
+    Some(c)
+}
+
+/// pytest's `---- generated xml file: /abs/path.xml ----`.
+fn pytest_report(line: &str) -> Option<PathBuf> {
+    let rest = line.strip_prefix('-')?.trim_start_matches('-').trim_start();
+    let path = rest.strip_prefix("generated xml file: ")?;
+    let path = path.trim_end_matches('-').trim_end();
+    (!path.is_empty()).then(|| PathBuf::from(path))
+}
+
+/// A line only one runner prints, besides its summary: pytest's header,
+/// usage error, internal error and collection interrupt; jest's and
+/// vitest's per-file summary.
+fn marker(line: &str) -> Option<Runner> {
+    static PYTEST: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(concat!(
+            r"^(?:=+ test session starts =+",
+            r"|(?:ERROR: )?usage: .*\bpy\.?test\b.* \[options\] \[file_or_dir\].*",
+            r"|INTERNALERROR> .*",
+            r"|!+ Interrupted: [0-9]+ errors? during collection !+)$"
+        ))
+        .expect("valid regex")
+    });
+    static JEST: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"^Test Suites:\s+(?:.*,\s+)?(?:[0-9]+ of )?[0-9]+ total$").expect("valid regex")
+    });
+    static VITEST: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"^Test Files\s+(?:no tests|.+\s+\([0-9]+\))$").expect("valid regex")
+    });
+    if PYTEST.is_match(line) {
+        Some(Runner::Pytest)
+    } else if JEST.is_match(line) {
+        Some(Runner::Jest)
+    } else if VITEST.is_match(line) {
+        Some(Runner::Vitest)
+    } else {
+        None
+    }
+}
+
+/// What a run without `test.junit` showed about itself: the runners its log
+/// names, their summary counts, and the JUnit report pytest wrote (the one
+/// unguard asked for through `PYTEST_ADDOPTS`, or the command's own when the
+/// log names it).
+#[derive(Debug, Clone)]
+pub struct Observed {
+    pub runners: Vec<Runner>,
+    pub counts: Option<Counts>,
+    pub report: Option<Report>,
+}
+
+impl Observed {
+    /// What `log` and `report` show together; `None` when no runner is seen
+    /// (a report pytest wrote for unguard means pytest ran, even when its
+    /// output says nothing, as under `-qq` or behind a quiet wrapper).
+    pub fn new(log: LogReading, report: Option<Report>) -> Option<Observed> {
+        let mut runners = log.runners;
+        if report.is_some() && !runners.contains(&Runner::Pytest) {
+            runners.insert(0, Runner::Pytest);
+        }
+        (!runners.is_empty()).then_some(Observed {
+            runners,
+            counts: log.counts,
+            report,
+        })
+    }
+
+    /// pytest ran, and no other runner did: pytest's exit codes are the run's.
+    pub fn pytest_alone(&self) -> bool {
+        self.runners == [Runner::Pytest]
+    }
+
+    /// Tests that ran: the larger of the report's and the summary lines'
+    /// counts (a wrapper running pytest twice leaves the last session's
+    /// report, and both summary lines). `None` when neither is there.
+    pub fn total(&self) -> Option<usize> {
+        let report = self.report.as_ref().map(Report::total);
+        let summary = self.counts.map(|c| c.total);
+        report.max(summary)
+    }
+
+    /// Red (failed or errored) tests: the larger of the report's and the
+    /// summary lines' counts, as in [`Observed::total`] (a
+    /// wrapper whose first pytest failed and whose last passed still
+    /// failed a test). `None` when neither is there.
+    pub fn red(&self) -> Option<usize> {
+        let report = self.report.as_ref().map(|r| r.red().len());
+        let summary = self.counts.map(|c| c.red());
+        report.max(summary)
+    }
+
+    /// Where the counts come from, for a verdict's detail.
+    pub fn source(&self) -> String {
+        if self.report.is_some() {
+            return "pytest's JUnit report".into();
+        }
+        let names: Vec<&str> = self.runners.iter().map(|r| r.name()).collect();
+        format!("{}'s summary line", names.join(" and "))
+    }
+
+    /// The runners, for a verdict's detail (`pytest`, `pytest and jest`).
+    pub fn runner_names(&self) -> String {
+        let names: Vec<&str> = self.runners.iter().map(|r| r.name()).collect();
+        names.join(" and ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A captured log from `tests/fixtures/suite_logs/` (real runner output).
+    macro_rules! captured {
+        ($name:literal) => {
+            include_str!(concat!("../tests/fixtures/suite_logs/", $name, ".txt"))
+        };
+    }
+
+    fn counts(passed: usize, failed: usize, errors: usize, total: usize) -> Option<Counts> {
+        Some(Counts {
+            passed,
+            failed,
+            errors,
+            total,
+        })
+    }
+
+    #[test]
+    fn a_pytest_cov_gate_shows_pytest_with_no_failed_test() {
+        for log in [captured!("pytest_cov_fail"), captured!("pytest_q_cov_fail")] {
+            let r = read(log);
+            assert_eq!(r.runners, vec![Runner::Pytest], "{log}");
+            assert_eq!(r.counts, counts(2, 0, 0, 2), "{log}");
+        }
+        let r = read(captured!("pytest_cov_killed"));
+        assert_eq!(r.counts, counts(1, 1, 0, 2));
+    }
+
+    #[test]
+    fn pytest_summaries_count_every_kind_of_test() {
+        // 1 failed, 2 passed, 1 skipped, 1 deselected, 1 xfailed, 1 xpassed, 1 warning, 1 error
+        let r = read(captured!("pytest_mixed"));
+        assert_eq!(r.runners, vec![Runner::Pytest]);
+        assert_eq!(r.counts, counts(3, 1, 1, 7));
+        // The same under -q, without the `=` rule.
+        let r = read(captured!("pytest_q_mixed"));
+        assert_eq!(r.counts, counts(2, 1, 1, 6));
+        let r = read(captured!("pytest_no_tests"));
+        assert_eq!(r.counts, counts(0, 0, 0, 0));
+        assert_eq!(
+            pytest_summary("==== 3 passed, 2 subtests passed in 65.43s (0:01:05) ===="),
+            counts(3, 0, 0, 3)
+        );
+        assert_eq!(pytest_summary("1 rerun in 0.1s"), None);
+    }
+
+    #[test]
+    fn pytest_is_seen_without_a_summary_line() {
+        let r = read(captured!("pytest_collection_error"));
+        assert_eq!(r.runners, vec![Runner::Pytest]);
+        assert_eq!(r.counts, counts(0, 0, 1, 1));
+        // -qq prints no summary line, but the collection interrupt.
+        let r = read(captured!("pytest_qq_collection_error"));
+        assert_eq!((r.runners, r.counts), (vec![Runner::Pytest], None));
+        let r = read(captured!("pytest_usage_error"));
+        assert_eq!((r.runners, r.counts), (vec![Runner::Pytest], None));
+        let r = read("INTERNALERROR> Traceback (most recent call last):\n");
+        assert_eq!(r.runners, vec![Runner::Pytest]);
+    }
+
+    #[test]
+    fn the_report_pytest_names_is_found() {
+        let r = read(captured!("pytest_user_junitxml"));
+        assert_eq!(r.pytest_report, Some(PathBuf::from("/tmp/cap/user.xml")));
+        assert_eq!(r.counts, counts(2, 0, 0, 2));
+    }
+
+    #[test]
+    fn jest_coverage_threshold_and_kill() {
+        for log in [captured!("jest_cov_fail"), captured!("jest_color_cov_fail")] {
+            let r = read(log);
+            assert_eq!(r.runners, vec![Runner::Jest], "{log}");
+            assert_eq!(r.counts, counts(5, 0, 0, 5), "{log}");
+        }
+        assert_eq!(read(captured!("jest_killed")).counts, counts(4, 1, 0, 5));
+        // A test file that failed to load is not a failed test.
+        assert_eq!(
+            read(captured!("jest_suite_failed")).counts,
+            counts(5, 0, 0, 5)
+        );
+        assert_eq!(
+            jest_summary("Tests:       1 skipped, 2 passed, 3 of 10 total"),
+            counts(2, 0, 0, 3)
+        );
+        assert_eq!(jest_summary("Tests:       0 total"), counts(0, 0, 0, 0));
+        // The message of older jest versions changes nothing.
+        let old = "Jest: \"global\" coverage threshold for lines (80%) not met: 50%\nTest Suites: 1 passed, 1 total\nTests:       5 passed, 5 total\n";
+        assert_eq!(read(old).counts, counts(5, 0, 0, 5));
+    }
+
+    #[test]
+    fn vitest_coverage_threshold_and_kill() {
+        for log in [
+            captured!("vitest_cov_fail"),
+            captured!("vitest_color_cov_fail"),
+        ] {
+            let r = read(log);
+            assert_eq!(r.runners, vec![Runner::Vitest], "{log}");
+            assert_eq!(r.counts, counts(5, 0, 0, 5), "{log}");
+        }
+        assert_eq!(read(captured!("vitest_killed")).counts, counts(4, 1, 0, 5));
+        assert_eq!(
+            read(captured!("vitest_suite_failed")).counts,
+            counts(5, 0, 0, 5)
+        );
+        // An unhandled error is not attributed to a test.
+        assert_eq!(
+            read(captured!("vitest_unhandled_error")).counts,
+            counts(7, 0, 0, 7)
+        );
+        assert_eq!(vitest_summary("Tests  no tests"), counts(0, 0, 0, 0));
+    }
+
+    #[test]
+    fn unrelated_output_shows_no_runner() {
+        let r = read("building...\n3 files in 0.2s\nTests: fine\nok\n");
+        assert_eq!(r, LogReading::default());
+    }
+
+    #[test]
+    fn summaries_add_up_across_sessions() {
+        let log = "== 3 passed in 0.1s ==\n== 1 failed, 1 passed in 0.2s ==\n";
+        assert_eq!(read(log).counts, counts(4, 1, 0, 5));
+    }
+
+    #[test]
+    fn unguards_header_is_not_output() {
+        let log = "# unguard: mutant m (a.py:1)\n# cwd: /tmp/x\n# timeout: 5.0s\n$ echo '5 passed in 1s'\n\nreal output\n\n# unguard: exit code 1 after 0.10s\n";
+        assert_eq!(
+            suite_output(log),
+            "real output\n\n# unguard: exit code 1 after 0.10s\n"
+        );
+        assert_eq!(read(suite_output(log)), LogReading::default());
+        assert_eq!(suite_output("plain"), "plain");
+    }
+
+    #[test]
+    fn observed_prefers_the_report_and_takes_the_larger_total() {
+        let log = read(captured!("pytest_cov_fail"));
+        let report = crate::junit::parse(
+            r#"<testsuite><testcase classname="t" name="a"/><testcase classname="t" name="b"><failure/></testcase></testsuite>"#,
+        )
+        .unwrap();
+        let o = Observed::new(log.clone(), Some(report.clone())).unwrap();
+        assert_eq!((o.total(), o.red()), (Some(2), Some(1)));
+        assert!(o.pytest_alone());
+        assert_eq!(o.source(), "pytest's JUnit report");
+        let o = Observed::new(log, None).unwrap();
+        assert_eq!((o.total(), o.red()), (Some(2), Some(0)));
+        assert_eq!(o.source(), "pytest's summary line");
+        // A report alone (pytest -qq) is enough to know pytest ran.
+        let o = Observed::new(LogReading::default(), Some(report)).unwrap();
+        assert_eq!(o.runners, vec![Runner::Pytest]);
+        assert!(Observed::new(LogReading::default(), None).is_none());
+        let both = read("Tests:       5 passed, 5 total\n== 2 passed in 0.1s ==\n");
+        let o = Observed::new(both, None).unwrap();
+        assert!(!o.pytest_alone());
+        assert_eq!(o.runner_names(), "jest and pytest");
+        // Two pytest sessions: the report is the last one's, the summary
+        // lines are both.
+        let two = read("== 1 failed, 1 passed in 0.1s ==\n== 2 passed in 0.1s ==\n");
+        let last = crate::junit::parse(
+            r#"<testsuite><testcase classname="t" name="a"/><testcase classname="t" name="b"/></testsuite>"#,
+        )
+        .unwrap();
+        let o = Observed::new(two, Some(last)).unwrap();
+        assert_eq!((o.total(), o.red()), (Some(4), Some(1)));
+    }
+}
