@@ -208,3 +208,45 @@ fn expected_killers_that_stay_green_under_the_canary_make_the_mutant_unreached()
         ctx(code, &out, &err)
     );
 }
+
+#[test]
+fn a_pytest_kill_is_confirmed_by_rerunning_only_its_red_tests() {
+    let counter = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(counter.path(), "0").unwrap();
+    let fx = Fixture::git(&[
+        ("app.py", "def allowed(host):\n    return host == \"127.0.0.1\"\n"),
+        (
+            "test_app.py",
+            &format!(
+                r#"import app
+
+def test_foreign_host_refused():
+    assert not app.allowed("evil.example")
+
+def test_timing():
+    path = {counter:?}
+    n = int(open(path).read()) + 1
+    open(path, "w").write(str(n))
+    assert n != 3, "took too long under load"
+"#,
+                counter = counter.path().display().to_string()
+            ),
+        ),
+        (
+            "unguard.yaml",
+            "version: 1\ntest:\n  command: python3 -m pytest -q -p no:cacheprovider --junitxml={junit}\n  junit: \"{junit}\"\n  timeout: 60s\nmutations:\n  - id: host-check\n    control: \"foreign hosts are refused\"\n    file: app.py\n    find: 'return host == \"127.0.0.1\"'\n    replace: 'return True'\n    canary: false\n  - id: equivalent\n    control: \"nothing\"\n    file: app.py\n    find: 'def allowed(host):'\n    replace: 'def allowed(host, _unused=None):'\n    canary: false\n",
+        ),
+    ]);
+    // Runs of test_timing: 1 baseline, 2 host-check (its kill is confirmed
+    // by test_foreign_host_refused alone: test_timing does not run again),
+    // 3 equivalent (red: the timing test flaked), 4 its confirmation (green).
+    let (code, out, err) = fx.run(&["run", "--out", "out", "-j", "1"]);
+    let v = fx.verdicts("out");
+    assert_eq!(v["host-check"], "killed", "{}", ctx(code, &out, &err));
+    assert_eq!(v["equivalent"], "flaky", "{}", ctx(code, &out, &err));
+    let confirm = fx.read("out/host-check.recheck-1.log");
+    assert!(confirm.contains("1 failed, 1 deselected"), "{confirm}");
+    let recheck = fx.read("out/equivalent.recheck-1.log");
+    assert!(recheck.contains("1 passed, 1 deselected"), "{recheck}");
+    assert_eq!(std::fs::read_to_string(counter.path()).unwrap(), "4");
+}

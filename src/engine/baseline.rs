@@ -155,6 +155,7 @@ impl Baseline<'_> {
                 timeout: cap,
                 header: format!("baseline of `{}`", cfg.command.display()),
                 read_junit: true,
+                select: &[],
             },
             self.cancel,
         )

@@ -111,6 +111,7 @@ pub(super) async fn run_canary(
             timeout: ctx.timeout(None, test),
             header: format!("canary: {file} emptied"),
             read_junit: true,
+            select: &[],
         },
         cancel,
     )
@@ -222,7 +223,7 @@ impl MutantRun<'_> {
             }
         }
         let log_name = outdir::log_name(&m.id);
-        let first = self.suite(scratch, &log_name, timeout).await;
+        let first = self.suite(scratch, &log_name, timeout, &[]).await;
         if first.res.exit == Exit::Interrupted {
             return Ok(None);
         }
@@ -264,7 +265,15 @@ impl MutantRun<'_> {
         (res.exit != Exit::Code(0)).then_some(res.exit)
     }
 
-    async fn suite(&self, scratch: &mut Scratch, log_name: &str, timeout: Duration) -> SuiteRun {
+    /// Run the suite with the mutation in place (only the `select`ed tests
+    /// where the runner can select them).
+    async fn suite(
+        &self,
+        scratch: &mut Scratch,
+        log_name: &str,
+        timeout: Duration,
+        select: &[String],
+    ) -> SuiteRun {
         let m = self.m;
         run_suite(
             scratch,
@@ -277,6 +286,7 @@ impl MutantRun<'_> {
                 timeout,
                 header: format!("mutant {} ({}:{})", m.id, m.file, m.line),
                 read_junit: true,
+                select,
             },
             self.cancel,
         )
@@ -310,9 +320,15 @@ impl MutantRun<'_> {
             Outcome::Killed => opts.recheck_kills,
             _ => opts.recheck_survivors,
         };
+        // A kill is confirmed by its red tests alone where pytest can select
+        // them; a survivor's re-check runs the whole suite.
+        let select: &[String] = match first.outcome {
+            Outcome::Killed => &first.red_tests,
+            _ => &[],
+        };
         for k in 1..=rechecks {
             let name = outdir::recheck_log_name(&self.m.id, k);
-            let again = self.suite(scratch, &name, timeout).await;
+            let again = self.suite(scratch, &name, timeout, select).await;
             if again.res.exit == Exit::Interrupted {
                 return None;
             }

@@ -7,6 +7,7 @@
 //! - [`scheduler`]: the job queue, the workers and the canary board;
 //! - [`job`]: one canary or one mutant in a scratch copy;
 //! - [`suite`]: one run of a test command, as every phase makes it;
+//! - [`select`]: the pytest plugin that re-runs only a kill's red tests;
 //! - [`signals`]: Ctrl-C and SIGTERM.
 //!
 //! Every verdict is decided in [`crate::outcome`]; file names in the output
@@ -16,6 +17,7 @@ mod baseline;
 mod job;
 mod prepare;
 mod scheduler;
+mod select;
 mod signals;
 mod suite;
 

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 
+use super::select;
 use crate::junit::{self, Reading};
 use crate::run::{self, Invocation, RunResult};
 use crate::spec::TestConfig;
@@ -130,6 +131,9 @@ pub(super) struct SuiteCall<'a> {
     pub header: String,
     /// Whether this run's JUnit report is read (the canary only needs the exit).
     pub read_junit: bool,
+    /// Run only these tests (JUnit ids) where the runner can select them
+    /// (pytest, through [`select`]); empty: the whole suite.
+    pub select: &'a [String],
 }
 
 /// A finished suite run and its JUnit reading.
@@ -164,6 +168,15 @@ pub(super) async fn run_suite(
         ask_pytest_for_junit(call.cfg, &mut env, &scratch.tree, &p);
         p
     });
+    if !call.select.is_empty() {
+        // Without the plugin the whole suite runs: still a valid re-check.
+        let dir = scratch.junit_dir.with_file_name("select");
+        if let Ok(extra) =
+            select::install(&dir).and_then(|dir| select::env(&dir, call.select, call.label, &env))
+        {
+            env.extend(extra);
+        }
+    }
     let mut substitutions = vec![("{junit}", junit_path.display().to_string())];
     substitutions.extend(call.substitutions);
     let res = run::run(
