@@ -13,7 +13,7 @@ use crate::plan::{Mutant, Rejected};
 use crate::results::{Location, MutantResult, Outcome, Position};
 use crate::run::{Exit, RunResult};
 use crate::spec::{FailCodes, Preset, SpecPos, TestConfig};
-use crate::suite_log::Observed;
+use crate::suite_log::{Observed, Runner};
 
 /// A verdict and what backs it.
 #[derive(Debug, Clone, PartialEq)]
@@ -66,7 +66,23 @@ pub fn classify(
     killed_by: &[TestPattern],
     timeout_s: f64,
 ) -> Verdict {
-    let mut v = classify_exit(run, cfg, junit, killed_by, timeout_s);
+    classify_seen(run, cfg, junit, &[], killed_by, timeout_s)
+}
+
+/// [`classify`], knowing which runners the log shows (`seen`): with
+/// `test.junit` configured, a run under the generic preset whose log shows
+/// pytest alone keeps pytest's exit codes (2–5 are not test failures), as a
+/// run without `test.junit` does.
+pub fn classify_seen(
+    run: &RunResult,
+    cfg: &TestConfig,
+    junit: &Reading,
+    seen: &[Runner],
+    killed_by: &[TestPattern],
+    timeout_s: f64,
+) -> Verdict {
+    let mut v = pytest_exit_under_generic(run, cfg, junit, seen)
+        .unwrap_or_else(|| classify_exit(run, cfg, junit, killed_by, timeout_s));
     if let Some(r) = junit.report() {
         v.red_tests = r.red().iter().map(|c| c.id()).collect();
         if v.outcome != Outcome::Killed {
@@ -75,6 +91,38 @@ pub fn classify(
     }
     v.tests_total = junit.tests_total();
     v
+}
+
+/// The `wrong-reason` verdict of a configured-report run under the generic
+/// preset whose log shows that pytest alone ran and whose exit code is not
+/// pytest's "tests failed" (a collection error behind `sh run_tests.sh`).
+fn pytest_exit_under_generic(
+    run: &RunResult,
+    cfg: &TestConfig,
+    junit: &Reading,
+    seen: &[Runner],
+) -> Option<Verdict> {
+    let (Reading::Read(report), Exit::Code(code)) = (junit, &run.exit) else {
+        return None;
+    };
+    let pytest = Preset::Pytest.fail_codes();
+    if cfg.preset != Preset::Generic
+        || seen != [Runner::Pytest]
+        || *code == 0
+        || crash_signal(cfg, *code).is_some()
+        || pytest.is_test_failure(*code)
+    {
+        return None;
+    }
+    let observed = Reading::Observed(Observed {
+        runners: vec![Runner::Pytest],
+        counts: None,
+        report: Some(report.clone()),
+    });
+    Some(Verdict::bare(
+        Outcome::WrongReason,
+        not_a_test_failure(cfg, &observed, *code),
+    ))
 }
 
 fn classify_exit(
@@ -404,7 +452,7 @@ pub fn canary_unreached(
     Some(Verdict::bare(
         Outcome::Unreached,
         format!(
-            "the canary emptied {file} and the suite went red, but the expected killers ({killers}) {how}: they do not run this copy of the file (editable install pointing at the checkout?), so no verdict is possible"
+            "the canary emptied {file} and the suite went red, but the expected killers ({killers}) {how}: they do not exercise this copy of the file (a `killed_by` naming the wrong tests, or an editable install pointing them at the checkout), so no verdict is possible"
         ),
     ))
 }

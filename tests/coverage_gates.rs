@@ -238,3 +238,32 @@ fn a_jest_or_vitest_coverage_threshold_is_wrong_reason() {
         assert_eq!(code, 0, "{runner}: {what}");
     }
 }
+
+#[test]
+fn pytest_exit_codes_apply_under_generic_with_a_configured_report_too() {
+    // The wrapper passes the report path through: `test.junit` is set, and
+    // pytest's collection error still writes a report with an errored case.
+    let fx = fixture(
+        "sh run_tests.sh --junitxml={junit}",
+        "generic",
+        BREAKS_IMPORT,
+    );
+    fx.write(
+        "run_tests.sh",
+        "set -u\necho running the unit tests\npython3 -m pytest -q -p no:cacheprovider \"$@\"\n",
+    );
+    fx.write(
+        "unguard.yaml",
+        &fx.read("unguard.yaml").replace(
+            "  preset: generic\n",
+            "  preset: generic\n  junit: \"{junit}\"\n",
+        ),
+    );
+    fx.git_cmd(&["add", "-A"]);
+    fx.commit("a configured report");
+    let (code, m, what) = run(&fx);
+    assert_eq!(m["outcome"], "wrong-reason", "{m:#}\n{what}");
+    assert_eq!(m["exit"], "exit code 2", "{m:#}");
+    assert!(detail(&m).contains("the log shows pytest ran"), "{m:#}");
+    assert_eq!(code, 2, "{what}");
+}

@@ -302,7 +302,14 @@ impl MutantRun<'_> {
             .map(Vec::as_slice)
             .unwrap_or(&[]);
         let cfg = &self.ctx.plan.tests[m.test];
-        outcome::classify(&run.res, cfg, &run.junit, pats, timeout.as_secs_f64())
+        outcome::classify_seen(
+            &run.res,
+            cfg,
+            &run.junit,
+            &run.seen,
+            pats,
+            timeout.as_secs_f64(),
+        )
     }
 
     /// Re-run a survivor up to `--recheck-survivors` times, a kill up to

@@ -117,6 +117,13 @@ fn observe(log: &Path, injected: Option<&Path>, tree: &Path) -> Reading {
     Observed::new(seen, report).map_or(Reading::NotConfigured, Reading::Observed)
 }
 
+/// The runners a finished run's log shows.
+fn runners_in(log: &Path) -> Vec<suite_log::Runner> {
+    let bytes = std::fs::read(log).unwrap_or_default();
+    let text = String::from_utf8_lossy(&bytes);
+    suite_log::read(suite_log::suite_output(&text)).runners
+}
+
 /// One suite run to make.
 pub(super) struct SuiteCall<'a> {
     pub cfg: &'a TestConfig,
@@ -136,10 +143,12 @@ pub(super) struct SuiteCall<'a> {
     pub select: &'a [String],
 }
 
-/// A finished suite run and its JUnit reading.
+/// A finished suite run, its JUnit reading, and the runners its log shows
+/// (read for a configured report too: the exit code's meaning depends on it).
 pub(super) struct SuiteRun {
     pub res: RunResult,
     pub junit: Reading,
+    pub seen: Vec<suite_log::Runner>,
 }
 
 /// Run the suite in `scratch` as `call` says.
@@ -192,17 +201,21 @@ pub(super) async fn run_suite(
         cancel.clone(),
     )
     .await;
+    let mut seen = Vec::new();
     let junit = match report_path {
-        Some(p) => match junit::read(&p) {
-            Ok(r) => Reading::Read(r),
-            Err(e) => Reading::Unreadable(e),
-        },
+        Some(p) => {
+            seen = runners_in(call.log);
+            match junit::read(&p) {
+                Ok(r) => Reading::Read(r),
+                Err(e) => Reading::Unreadable(e),
+            }
+        }
         None if call.read_junit && call.cfg.junit.is_none() => {
             observe(call.log, injected.as_deref(), &scratch.tree)
         }
         None => Reading::NotConfigured,
     };
-    SuiteRun { res, junit }
+    SuiteRun { res, junit, seen }
 }
 
 #[cfg(test)]
