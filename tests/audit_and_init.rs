@@ -195,8 +195,10 @@ fn portfolio_prints_one_matrix_of_repos_and_controls() {
         "servers.yaml",
         "--out",
         out_dir.to_str().unwrap(),
+        // Generous: it is the baselines' timeout too, and a loaded machine
+        // starts Python slowly.
         "--timeout",
-        "5s",
+        "15s",
         "-j",
         "2",
     ]);

@@ -192,7 +192,7 @@ sys.exit(0 if m.VALUE == 1 else 1)
     assert_eq!(code, 2, "{}", ctx(code, &out, &err));
     check("a failing run");
 
-    let (code, out, err) = fx.run(&["run", "--out", "out", "--only", "hang", "--timeout", "2s"]);
+    let (code, out, err) = fx.run(&["run", "--out", "out", "--only", "hang", "--timeout", "5s"]);
     assert_eq!(code, 0, "{}", ctx(code, &out, &err));
     assert_eq!(fx.verdicts("out")["hang"], "timeout");
     check("a run that timed out");
