@@ -221,7 +221,8 @@ async fn worker(
         results: Vec::new(),
         error: None,
     };
-    while !*cancel.borrow() {
+    // A worker without a copy takes no job (it would be lost).
+    while !*cancel.borrow() && out.scratch.is_some() {
         let Some(job) = queue.lock().unwrap_or_else(|p| p.into_inner()).pop_front() else {
             break;
         };
