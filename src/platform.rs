@@ -102,6 +102,20 @@ mod linux {
 
     use super::ChildProc;
 
+    /// Whether signal number `sig` was ignored (`SIG_IGN`) when unguard
+    /// started, e.g. SIGHUP under `nohup`: the `SigIgn` mask of
+    /// `/proc/self/status`, whose bit N-1 stands for signal N.
+    pub fn signal_ignored(sig: u32) -> bool {
+        let Ok(status) = std::fs::read_to_string("/proc/self/status") else {
+            return false;
+        };
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("SigIgn:"))
+            .and_then(|mask| u64::from_str_radix(mask.trim(), 16).ok())
+            .is_some_and(|mask| (1..=64).contains(&sig) && mask & (1 << (sig - 1)) != 0)
+    }
+
     /// Become a child subreaper (`PR_SET_CHILD_SUBREAPER`, Linux ≥ 3.4): an
     /// orphaned descendant is reparented to unguard instead of init.
     pub fn become_subreaper() -> bool {
@@ -205,6 +219,11 @@ mod portable {
         false
     }
 
+    /// Not known here: handled as not ignored.
+    pub fn signal_ignored(_sig: u32) -> bool {
+        false
+    }
+
     /// No `/proc` to scan: no orphan is ever found.
     pub fn children_of_self() -> Vec<ChildProc> {
         Vec::new()
@@ -233,6 +252,16 @@ mod portable {
 
 #[cfg(test)]
 mod tests {
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn ignored_signals_are_read_from_proc() {
+        // Rust programs start with SIGPIPE ignored; SIGHUP is not.
+        assert!(super::signal_ignored(13));
+        assert!(!super::signal_ignored(1));
+        assert!(!super::signal_ignored(0));
+        assert!(!super::signal_ignored(65));
+    }
+
     use super::*;
     use std::io::{Read, Write};
     use std::os::unix::process::{CommandExt, ExitStatusExt};

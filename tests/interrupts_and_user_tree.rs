@@ -24,6 +24,16 @@ fn spec(command: &str, mutations: &[(&str, &str, &str)]) -> String {
 /// Start `unguard run` (more args appended), wait until `ready()` holds,
 /// send SIGINT, and return what unguard did.
 fn interrupt_when(fx: &Fixture, args: &[&str], ready: impl Fn() -> bool) -> (i32, String, String) {
+    signal_when(fx, args, "-INT", ready)
+}
+
+/// Start `unguard run`, wait until `ready`, send it `sig` (`-INT`, `-HUP`).
+fn signal_when(
+    fx: &Fixture,
+    args: &[&str],
+    sig: &str,
+    ready: impl Fn() -> bool,
+) -> (i32, String, String) {
     let mut all = vec!["run", "--out", "out"];
     all.extend_from_slice(args);
     let mut c = fx.unguard(&all);
@@ -39,7 +49,7 @@ fn interrupt_when(fx: &Fixture, args: &[&str], ready: impl Fn() -> bool) -> (i32
         std::thread::sleep(Duration::from_millis(5));
     }
     let st = std::process::Command::new("kill")
-        .args(["-INT", &pid])
+        .args([sig, &pid])
         .status()
         .unwrap();
     assert!(st.success());
@@ -89,9 +99,10 @@ fn ctrl_c_while_copying_the_tree() {
     assert_eq!(tree_state(fx.path(), &["out"]), before);
 }
 
-#[test]
-fn ctrl_c_during_the_canary() {
-    let mk = marker("canary-int");
+/// Send `sig` while the canary's suite hangs: the run stops like at Ctrl-C
+/// (exit 130, no process and no scratch dir left, the tree untouched).
+fn signal_during_the_canary(sig: &str) {
+    let mk = marker(&format!("canary{sig}"));
     // Emptying m.py (the canary) makes the suite hang in a child process.
     let run_py = format!(
         r#"import subprocess, sys
@@ -110,17 +121,67 @@ sys.exit(0 if m.VALUE == 1 else 1)
         ),
     ]);
     let before = tree_state(fx.path(), &["out"]);
-    let (code, out, err) =
-        interrupt_when(&fx, &["-j", "1"], || !processes_matching(&mk).is_empty());
+    let (code, out, err) = signal_when(&fx, &["-j", "1"], sig, || {
+        !processes_matching(&mk).is_empty()
+    });
     assert_eq!(code, 130, "{}", ctx(code, &out, &err));
     assert!(fx.path().join("out/canary-m.py.log").exists());
     assert!(
         !fx.path().join("out/v.log").exists(),
         "a mutant ran after the interrupt"
     );
-    assert_no_processes(&mk, "after Ctrl-C in the canary");
+    assert_no_processes(&mk, &format!("after {sig} in the canary"));
     assert!(fx.leftover_tmp().is_empty(), "{:?}", fx.leftover_tmp());
     assert_eq!(tree_state(fx.path(), &["out"]), before);
+}
+
+#[test]
+fn ctrl_c_during_the_canary() {
+    signal_during_the_canary("-INT");
+}
+
+#[test]
+fn a_closed_terminal_sighup_ends_the_run_like_ctrl_c() {
+    signal_during_the_canary("-HUP");
+}
+
+#[test]
+fn under_nohup_sighup_stays_ignored() {
+    let fx = Fixture::git(&[
+        ("m.py", "VALUE = 1\n"),
+        (
+            "run.py",
+            "import sys, time\nimport m\ntime.sleep(1)\nsys.exit(0 if m.VALUE == 1 else 1)\n",
+        ),
+        (
+            "unguard.yaml",
+            &spec("python3 run.py", &[("v", "VALUE = 1", "VALUE = 2")]),
+        ),
+    ]);
+    // `trap "" HUP` ignores SIGHUP, as nohup does, and exec keeps it ignored.
+    let exe = env!("CARGO_BIN_EXE_unguard");
+    let mut c = std::process::Command::new("sh");
+    c.args([
+        "-c",
+        &format!("trap '' HUP; exec {exe} run --out out -j 1 --no-canary"),
+    ])
+    .current_dir(fx.path())
+    .stdin(Stdio::null());
+    let sp = spawn(c);
+    let pid = sp.child.id().to_string();
+    let start = Instant::now();
+    while !fx.path().join("out/baseline.log").exists() && start.elapsed() < Duration::from_secs(60)
+    {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let st = std::process::Command::new("kill")
+        .args(["-HUP", &pid])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let (code, out, err, _) = sp.wait(Duration::from_secs(60));
+    assert_eq!(code, 0, "the run went on: {}", ctx(code, &out, &err));
+    assert_eq!(fx.verdicts("out")["v"], "killed");
 }
 
 /// A tree with an executable, a read-only file, a symlink to a file, a

@@ -1,10 +1,12 @@
-//! Ctrl-C and SIGTERM during a run: the first stops the run gracefully
-//! (running suites are terminated, finished verdicts kept), the second
-//! kills everything and exits 130 at once.
+//! Ctrl-C, SIGTERM and SIGHUP (the terminal closed) during a run: the
+//! first stops the run gracefully (running suites are terminated, finished
+//! verdicts kept, scratch dirs removed), the second kills everything and
+//! exits 130 at once. A SIGHUP that was ignored when unguard started
+//! (`nohup`) stays ignored.
 
 use std::sync::atomic::Ordering;
 
-use tokio::signal::unix::{signal, SignalKind};
+use tokio::signal::unix::{signal, Signal, SignalKind};
 use tokio::sync::watch;
 
 use crate::error::{Context, ExitCode, Result};
@@ -18,11 +20,18 @@ pub(super) struct Interrupts {
 }
 
 impl Interrupts {
-    /// Install SIGINT and SIGTERM handlers now (so no signal can slip
-    /// through to the default action), and make unguard a child subreaper.
+    /// Install SIGINT, SIGTERM and SIGHUP handlers now (so no signal can
+    /// slip through to the default action), and make unguard a child
+    /// subreaper.
     pub fn install() -> Result<Interrupts> {
         let mut int = signal(SignalKind::interrupt()).context("installing the SIGINT handler")?;
         let mut term = signal(SignalKind::terminate()).context("installing the SIGTERM handler")?;
+        const SIGHUP: u32 = 1;
+        let mut hup = if crate::platform::signal_ignored(SIGHUP) {
+            None
+        } else {
+            Some(signal(SignalKind::hangup()).context("installing the SIGHUP handler")?)
+        };
         if !reaper::become_subreaper() {
             eprintln!("unguard: warning: cannot become a child subreaper; orphans that clear their environment may escape");
         }
@@ -31,12 +40,14 @@ impl Interrupts {
             tokio::select! {
                 _ = int.recv() => {}
                 _ = term.recv() => {}
+                _ = recv(&mut hup) => {}
             }
             INTERRUPTED.store(true, Ordering::SeqCst);
             let _ = cancel_tx.send(true);
             tokio::select! {
                 _ = int.recv() => {}
                 _ = term.recv() => {}
+                _ = recv(&mut hup) => {}
             }
             exit_now();
         });
@@ -51,6 +62,16 @@ impl Interrupts {
     /// The run is over: signals take their default action again.
     pub fn stop(self) {
         self.task.abort();
+    }
+}
+
+/// The next delivery of `sig`; never when it is not handled.
+async fn recv(sig: &mut Option<Signal>) {
+    match sig {
+        Some(s) => {
+            s.recv().await;
+        }
+        None => std::future::pending().await,
     }
 }
 
