@@ -52,7 +52,7 @@ fn filters(spec: &Spec, f: &FilterArgs) -> Result<Filters> {
 }
 
 /// Write to stdout; a closed stdout (`| head`) is not an error of a listing.
-fn out(text: std::fmt::Arguments<'_>) {
+fn say(text: std::fmt::Arguments<'_>) {
     let _ = std::io::stdout().lock().write_fmt(text);
 }
 
@@ -66,7 +66,7 @@ pub fn check(t: &TargetArgs) -> Result<ExitCode> {
                 .filter(|l| l.starts_with(sign) && !l.starts_with(header))
                 .count()
         };
-        out(format_args!(
+        say(format_args!(
             "ok  {}  {}:{}  ({} site{}, +{} -{} lines)\n",
             m.id,
             m.file,
@@ -85,7 +85,7 @@ pub fn check(t: &TargetArgs) -> Result<ExitCode> {
             summary: format!("{bad} of {total} mutations cannot be applied"),
         });
     }
-    out(format_args!("{total} mutations apply cleanly\n"));
+    say(format_args!("{total} mutations apply cleanly\n"));
     Ok(ExitCode::Ok)
 }
 
@@ -93,11 +93,11 @@ pub fn list(args: &ListArgs) -> Result<ExitCode> {
     let (_, plan) = load_plan(&args.target, &args.filters)?;
     for e in &plan.entries {
         match e {
-            Entry::Ready(m) => out(format_args!(
+            Entry::Ready(m) => say(format_args!(
                 "{}\t{}:{}\t{}\n",
                 m.id, m.file, m.line, m.control
             )),
-            Entry::Rejected(r) => out(format_args!(
+            Entry::Rejected(r) => say(format_args!(
                 "{}\t{}:?\t{}\t[{}]\n",
                 r.id,
                 r.file,
@@ -230,7 +230,7 @@ pub fn merge(args: &MergeArgs) -> Result<ExitCode> {
 pub fn schema() -> Result<ExitCode> {
     let schema = schemars::schema_for!(Results);
     let text = serde_json::to_string_pretty(&schema).context("the JSON Schema")?;
-    println!("{text}");
+    say(format_args!("{text}\n"));
     Ok(ExitCode::Ok)
 }
 
@@ -296,8 +296,7 @@ fn audit_one(path: &Path, exec: &ExecArgs, args: &AuditArgs) -> Audited {
     );
     let rows = audit::by_control(&survey, Some(&*results));
     let grouped = audit::grouped_markdown(&survey, &rows);
-    println!();
-    println!("{grouped}");
+    say(format_args!("\n{grouped}\n"));
     let written = std::fs::write(out.join("audit.md"), &grouped)
         .map_err(|e| Error::at("writing", &out.join("audit.md"), e));
     Audited {
@@ -328,8 +327,10 @@ pub fn audit(args: &AuditArgs) -> Result<ExitCode> {
         codes.push(code);
         columns.push((repo.name.clone(), audited.rows));
     }
-    println!("\n## unguard audit portfolio\n");
-    println!("{}", audit::portfolio_matrix(&columns));
+    say(format_args!(
+        "\n## unguard audit portfolio\n\n{}\n",
+        audit::portfolio_matrix(&columns)
+    ));
     Ok(portfolio::worst(codes))
 }
 
@@ -351,7 +352,7 @@ pub fn init(args: &InitArgs) -> Result<ExitCode> {
     };
     let yaml = crate::init::render(&survey, &test, &reason);
     if args.stdout {
-        out(format_args!("{yaml}"));
+        say(format_args!("{yaml}"));
         return Ok(ExitCode::Ok);
     }
     std::fs::write(&target, &yaml).map_err(|e| Error::at("writing", &target, e))?;
@@ -371,11 +372,11 @@ pub fn init(args: &InitArgs) -> Result<ExitCode> {
 
 pub fn catalog(args: &CatalogArgs) -> Result<ExitCode> {
     if args.markdown {
-        out(format_args!("{}", crate::catalog::readme_section()));
+        say(format_args!("{}", crate::catalog::readme_section()));
         return Ok(ExitCode::Ok);
     }
     for op in crate::catalog::catalog() {
-        out(format_args!(
+        say(format_args!(
             "{}\t{}\t{}\t{}\n",
             op.id,
             audit::rule_text(op),

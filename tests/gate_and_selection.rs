@@ -573,6 +573,25 @@ fn the_report_is_appended_to_the_github_step_summary() {
 }
 
 #[test]
+fn a_closed_stdout_keeps_the_gates_exit_code() {
+    // `unguard run . | true`: the reader is gone before unguard prints the
+    // table; the run still ends with the gate's exit code, its reports written.
+    let fx = fixture("");
+    let mut child = fx
+        .unguard(&["run", "--out", "out"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(fx.path().join("out/outcomes.json").is_file());
+}
+
+#[test]
 fn report_rerenders_a_finished_run_without_running_tests() {
     let fx = fixture("");
     let (code, _, _) = fx.run(&["run", "--out", "out"]);
