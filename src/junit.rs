@@ -47,6 +47,14 @@ impl Report {
     pub fn red(&self) -> Vec<&TestCase> {
         self.cases.iter().filter(|c| c.is_red()).collect()
     }
+    /// The ids (`classname::name`) of the red tests.
+    pub fn red_ids(&self) -> Vec<String> {
+        self.cases
+            .iter()
+            .filter(|c| c.is_red())
+            .map(TestCase::id)
+            .collect()
+    }
 }
 
 fn attr(e: &quick_xml::events::BytesStart<'_>, key: &[u8]) -> String {
@@ -269,7 +277,7 @@ mod tests {
     fn parses_statuses() {
         let r = parse(PYTEST).unwrap();
         assert_eq!(r.total(), 4);
-        let red: Vec<String> = r.red().iter().map(|c| c.id()).collect();
+        let red = r.red_ids();
         assert_eq!(
             red,
             vec![

@@ -84,7 +84,7 @@ pub fn classify_seen(
     let mut v = pytest_exit_under_generic(run, cfg, junit, seen)
         .unwrap_or_else(|| classify_exit(run, cfg, junit, killed_by, timeout_s));
     if let Some(r) = junit.report() {
-        v.red_tests = r.red().iter().map(|c| c.id()).collect();
+        v.red_tests = r.red_ids();
         if v.outcome != Outcome::Killed {
             v.tests_ran = junit.test_ids();
         }
@@ -233,9 +233,7 @@ fn classify_red(code: i32, junit: &Reading, killed_by: &[TestPattern]) -> Verdic
             None => o.report.as_ref(),
         },
     };
-    let red_tests: Vec<String> = report
-        .map(|r| r.red().iter().map(|c| c.id()).collect())
-        .unwrap_or_default();
+    let red_tests = report.map(Report::red_ids).unwrap_or_default();
     let total = report.map_or(0, Report::total);
     if report.is_some() && red_tests.is_empty() {
         return v(
@@ -578,7 +576,7 @@ pub fn baseline(exit: &Exit, cfg: &TestConfig, junit: Reading) -> BaselineVerdic
             false,
         ),
         Reading::Read(r) if !r.red().is_empty() => {
-            let red_ids: Vec<String> = r.red().iter().map(|c| c.id()).collect();
+            let red_ids = r.red_ids();
             red(
                 format!(
                     "the baseline exited 0 but its JUnit report has {} red test(s): {}",

@@ -11,6 +11,7 @@ use tokio::sync::watch;
 use super::suite::{env_for, run_suite, SuiteCall, SuiteRun};
 use super::Ctx;
 use crate::error::{Error, Result};
+use crate::junit::Report;
 use crate::outcome::{self, CanaryFinding, CanaryVerdict, Verdict};
 use crate::plan::{Entry, Mutant};
 use crate::results::{CanaryResult, MutantResult, Outcome};
@@ -135,10 +136,7 @@ pub(super) async fn run_canary(
         run.res.exit.describe()
     ));
     let report = run.junit.report().cloned();
-    let red_tests = report
-        .as_ref()
-        .map(|r| r.red().iter().map(|c| c.id()).collect())
-        .unwrap_or_default();
+    let red_tests = report.as_ref().map(Report::red_ids).unwrap_or_default();
     let result = CanaryResult {
         file: file.to_string(),
         command: cfg.command.display(),
@@ -295,19 +293,12 @@ impl MutantRun<'_> {
 
     fn classify(&self, run: &SuiteRun, timeout: Duration) -> Verdict {
         let m = self.m;
-        let pats = self
-            .ctx
-            .patterns
-            .get(&m.id)
-            .map(Vec::as_slice)
-            .unwrap_or(&[]);
-        let cfg = &self.ctx.plan.tests[m.test];
         outcome::classify_seen(
             &run.res,
-            cfg,
+            &self.ctx.plan.tests[m.test],
             &run.junit,
             &run.seen,
-            pats,
+            self.ctx.patterns_of(&m.id),
             timeout.as_secs_f64(),
         )
     }

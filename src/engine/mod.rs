@@ -8,7 +8,7 @@
 //! - [`job`]: one canary or one mutant in a scratch copy;
 //! - [`suite`]: one run of a test command, as every phase makes it;
 //! - [`select`]: the pytest plugin that re-runs only a kill's red tests;
-//! - [`signals`]: Ctrl-C and SIGTERM.
+//! - [`signals`]: Ctrl-C, SIGTERM and SIGHUP.
 //!
 //! Every verdict is decided in [`crate::outcome`]; file names in the output
 //! dir come from [`crate::outdir`].
@@ -94,10 +94,15 @@ impl Ctx {
         }
     }
 
+    /// The compiled `killed_by` patterns of mutation `id`.
+    fn patterns_of(&self, id: &str) -> &[TestPattern] {
+        self.patterns.get(id).map_or(&[], Vec::as_slice)
+    }
+
     /// The compiled `killed_by` patterns of mutant `i`.
     fn killed_by(&self, i: usize) -> &[TestPattern] {
         match &self.plan.entries[i] {
-            Entry::Ready(m) => self.patterns.get(&m.id).map_or(&[], Vec::as_slice),
+            Entry::Ready(m) => self.patterns_of(&m.id),
             Entry::Rejected(_) => &[],
         }
     }
@@ -163,7 +168,7 @@ pub fn run_plan(spec: &Spec, plan: Plan, mut opts: EngineOptions) -> Result<(Pat
 /// make (not ignored by git), with the diagnostic `run` refuses it with;
 /// lists the tree only: no output dir, no copy, no test.
 pub fn check_copyable(spec: &Spec, plan: &Plan) -> Result<()> {
-    prepare::check_targets_copied(plan, &prepare::manifest(spec)?)
+    prepare::check_targets_copied(plan, &prepare::manifest(spec, &[])?)
 }
 
 /// Run the loop. The manifest must describe the target tree; the output dir must exist.

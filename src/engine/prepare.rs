@@ -18,15 +18,14 @@ pub(super) fn out_dir_and_manifest(
 ) -> Result<(PathBuf, Manifest)> {
     outdir::prepare(out)?;
     let out = out.canonicalize().unwrap_or_else(|_| out.to_path_buf());
-    let manifest = workspace::manifest(&spec.root, std::slice::from_ref(&out), &spec.link)
-        .with_context(|| format!("listing the files of {}", spec.root.display()))?;
+    let manifest = manifest(spec, std::slice::from_ref(&out))?;
     Ok((out, manifest))
 }
 
-/// List the target tree as a copy would hold it, without an output dir to
-/// leave out (for `unguard check`).
-pub(super) fn manifest(spec: &Spec) -> Result<Manifest> {
-    workspace::manifest(&spec.root, &[], &spec.link)
+/// List the target tree as a copy would hold it, leaving out `exclude`
+/// (the output dir; nothing for `unguard check`).
+pub(super) fn manifest(spec: &Spec, exclude: &[PathBuf]) -> Result<Manifest> {
+    workspace::manifest(&spec.root, exclude, &spec.link)
         .with_context(|| format!("listing the files of {}", spec.root.display()))
 }
 

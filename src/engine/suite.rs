@@ -107,9 +107,7 @@ fn ask_pytest_for_junit(
 /// log, and the report pytest wrote (unguard's `injected` one, or the
 /// command's own when the log names it). Nothing seen: not configured.
 fn observe(log: &Path, injected: Option<&Path>, tree: &Path) -> Reading {
-    let bytes = std::fs::read(log).unwrap_or_default();
-    let text = String::from_utf8_lossy(&bytes);
-    let seen = suite_log::read(suite_log::suite_output(&text));
+    let seen = read_log(log);
     let report = injected.and_then(|p| junit::read(p).ok()).or_else(|| {
         let named = seen.pytest_report.as_ref()?;
         junit::read(&tree.join(named)).ok()
@@ -117,11 +115,11 @@ fn observe(log: &Path, injected: Option<&Path>, tree: &Path) -> Reading {
     Observed::new(seen, report).map_or(Reading::NotConfigured, Reading::Observed)
 }
 
-/// The runners a finished run's log shows.
-fn runners_in(log: &Path) -> Vec<suite_log::Runner> {
+/// What a finished run's log shows (the suite's output, unguard's header left out).
+fn read_log(log: &Path) -> suite_log::LogReading {
     let bytes = std::fs::read(log).unwrap_or_default();
     let text = String::from_utf8_lossy(&bytes);
-    suite_log::read(suite_log::suite_output(&text)).runners
+    suite_log::read(suite_log::suite_output(&text))
 }
 
 /// One suite run to make.
@@ -204,7 +202,7 @@ pub(super) async fn run_suite(
     let mut seen = Vec::new();
     let junit = match report_path {
         Some(p) => {
-            seen = runners_in(call.log);
+            seen = read_log(call.log).runners;
             match junit::read(&p) {
                 Ok(r) => Reading::Read(r),
                 Err(e) => Reading::Unreadable(e),
