@@ -749,6 +749,49 @@ def section_rss(rep, ug, tmp, before_bin, killed):
         rep.target(name, kb / 1024, "<", 100, "MB")
 
 
+def section_isolation(rep, ug, tmp, reps, before_bin, before_label):
+    """What the clean-run guarantees cost in the mutant phase: the 10k repo,
+    this build against `before_bin` (a build without the per-run reset walk
+    and the per-run process supervisor), -j1 and -j2, interleaved."""
+    if before_bin is None:
+        log("isolation: skipped (needs --before-bin)")
+        return
+    log("isolation: the 10k repo, this build against the --before-bin build")
+    root, muts = gen_big(tmp)
+    bins = [("now", ug), ("before", before_bin)]
+    runs = {(b, j): [] for b, _ in bins for j in (1, 2)}
+    for r in range(reps):
+        for jobs in (1, 2):
+            for name, b in (bins if r % 2 == 0 else bins[::-1]):
+                log(f"  {name} -j{jobs} (rep {r + 1}/{reps})")
+                runs[(name, jobs)].append(unguard_run(b, root, jobs, tmp))
+    rmtree(root.parent)
+    n_runs = len(muts) + 1  # the mutants and the one canary run in the mutant phase
+    rows, ratios = [], {}
+    for jobs in (1, 2):
+        now = med([x["loop"] for x in runs[("now", jobs)]])
+        before = med([x["loop"] for x in runs[("before", jobs)]])
+        same = all(x["outcomes"] == runs[("before", jobs)][0]["outcomes"]
+                   for x in runs[("now", jobs)])
+        ratios[jobs] = now / before
+        rows.append([f"-j{jobs}", fmt_s(before), fmt_s(now),
+                     f"{1000 * before / n_runs:.0f}", f"{1000 * now / n_runs:.0f}",
+                     f"{1000 * (now - before) / n_runs:+.0f}", f"{now / before:.3f}",
+                     "yes" if same else "NO"])
+    rep.h("Clean runs: the reset walk and per-run process supervision")
+    rep.p(f"The 10k repo (10,000 files, 20 mutants, one canary: {n_runs} suite runs in the mutant "
+          f"phase), `--recheck-kills 0`, this build against {before_label}, which neither "
+          f"compares the scratch copy with its manifest after every run nor runs each suite "
+          f"under its own supervisor. Mutant phase = from the last progress line before the "
+          f"first mutant to the last mutant's line; medians of {reps} interleaved runs.")
+    rep.p()
+    rep.table(["jobs", "mutant phase before", "now", "ms per run before", "now",
+               "added ms per run", "ratio", "same verdicts"], rows)
+    for jobs, r in ratios.items():
+        rep.target(f"10k repo -j{jobs}: mutant phase, this build / before", r, "<=", 1.05,
+                   "ratio")
+
+
 # ------------------------------------------------------------------ main
 
 def main():
@@ -763,7 +806,7 @@ def main():
                     help="hand loop on the 10k repo: mutants measured (scaled to 20)")
     ap.add_argument("--no-build", action="store_true")
     ap.add_argument("--results", default=str(REPO / "bench/RESULTS.md"))
-    ap.add_argument("--before-bin", help="an older unguard binary for the rss section")
+    ap.add_argument("--before-bin", help="an older unguard binary for the rss and isolation sections")
     ap.add_argument("--before-harness", help="an older workspace_copy bench binary")
     ap.add_argument("--before-label", default="an older build",
                     help="what the --before-* binaries are, for RESULTS.md")
@@ -797,6 +840,10 @@ def main():
                          Path(args.before_harness) if args.before_harness else None)
         if root is not None:
             rmtree(root.parent)
+        if "isolation" in only:
+            section_isolation(rep, ug, tmp, args.big_reps,
+                              Path(args.before_bin) if args.before_bin else None,
+                              args.before_label)
         if "rss" in only:
             section_rss(rep, ug, tmp, Path(args.before_bin) if args.before_bin else None,
                         args.rss_killed)
