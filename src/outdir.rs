@@ -192,7 +192,10 @@ mod tests {
 
     #[test]
     fn names() {
-        assert_eq!(canary_log_name("src/a b.py", 0, 1), "@canary-src+a%20b.py.log");
+        assert_eq!(
+            canary_log_name("src/a b.py", 0, 1),
+            "@canary-src+a%20b.py.log"
+        );
         assert_eq!(canary_log_name("src/a.py", 1, 2), "@canary-src+a.py@2.log");
         assert_eq!(baseline_log_name(0, 1, 1), "@baseline.log");
         assert_eq!(baseline_log_name(1, 2, 3), "@baseline-2.run3.log");
@@ -213,7 +216,13 @@ mod tests {
             "outcomes",
             "report",
         ];
-        let files = ["app/a_b.py", "app/a/b.py", "app+a_b.py", "app%2Fa_b.py", "é.py"];
+        let files = [
+            "app/a_b.py",
+            "app/a/b.py",
+            "app+a_b.py",
+            "app%2Fa_b.py",
+            "é.py",
+        ];
         let mut all = Vec::new();
         for id in ids {
             all.extend([diff_name(id), log_name(id), check_log_name(id)]);
@@ -226,8 +235,15 @@ mod tests {
             }
         }
         all.extend(
-            [MARKER, RESERVE, "outcomes.json", "report.md", "report.html", "audit.md"]
-                .map(String::from),
+            [
+                MARKER,
+                RESERVE,
+                "outcomes.json",
+                "report.md",
+                "report.html",
+                "audit.md",
+            ]
+            .map(String::from),
         );
         let n = all.len();
         all.sort();
@@ -257,7 +273,10 @@ mod tests {
         assert!(!out.join("sub").exists(), "ours: cleared");
         let marker = std::fs::read_to_string(out.join(MARKER)).unwrap();
         assert!(marker.starts_with(MARKER_HEAD), "{marker}");
-        assert!(marker.contains(&format!("pid: {}", std::process::id())), "{marker}");
+        assert!(
+            marker.contains(&format!("pid: {}", std::process::id())),
+            "{marker}"
+        );
         assert!(!out.join(format!("{MARKER}.tmp")).exists());
     }
 }

@@ -144,7 +144,10 @@ mod tests {
     fn a_second_descriptor_is_refused_and_the_holder_is_named() {
         let d = tempfile::tempdir().unwrap();
         assert!(matches!(lock(d.path()).unwrap(), Locked::Ours));
-        assert!(matches!(lock(d.path()).unwrap(), Locked::Ours), "held already");
+        assert!(
+            matches!(lock(d.path()).unwrap(), Locked::Ours),
+            "held already"
+        );
         // Another open file description conflicts, as another process would.
         let other = File::open(d.path()).unwrap();
         assert!(rustix::fs::flock(&other, FlockOperation::NonBlockingLockExclusive).is_err());
@@ -152,7 +155,10 @@ mod tests {
         rustix::fs::flock(&other, FlockOperation::NonBlockingLockExclusive).unwrap();
         let rec = holder_record();
         let said = describe_holder(&rec);
-        assert!(said.starts_with(&format!("pid {}, started ", std::process::id())), "{said}");
+        assert!(
+            said.starts_with(&format!("pid {}, started ", std::process::id())),
+            "{said}"
+        );
         assert_eq!(describe_holder(""), "its record is not written yet");
     }
 }
