@@ -135,13 +135,37 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
         .or(spec.timeout_is)
         .unwrap_or(TimeoutPolicy::Killed);
     let opts = engine_options(&args.exec, policy, gate, &spec, &plan, &args.target.path);
-    let (out, results) = engine::run_plan(&spec, plan, opts)?;
+    let (out, results) = run_engine(&spec, plan, opts)?;
     Ok(publish::publish(
         &out,
         &Arc::new(results),
         args.reports.markdown.as_deref(),
         template.as_ref(),
     ))
+}
+
+/// Run the engine (it locks and prepares the output dir). A run that a
+/// failed write into the output dir stopped fails with that write's error
+/// (exit 1), or, when mutants finished, has its results say so; the room
+/// set aside for the results is given back on every way out.
+fn run_engine(
+    spec: &Spec,
+    plan: Plan,
+    opts: EngineOptions,
+) -> Result<(std::path::PathBuf, Results)> {
+    let out = opts.out.clone();
+    match engine::run_plan(spec, plan, opts) {
+        Ok((out, mut results)) => {
+            publish::stopped_by_write_failure(&mut results);
+            Ok((out, results))
+        }
+        Err(e) => {
+            if !matches!(e, Error::OutDirBusy(_)) {
+                outdir::release_reserve(&out);
+            }
+            Err(outdir::write_failure().map_or(e, |f| f.to_error()))
+        }
+    }
 }
 
 /// How the engine runs `plan`, from the execution flags.
@@ -278,7 +302,7 @@ fn audit_one(path: &Path, exec: &ExecArgs, args: &AuditArgs) -> Audited {
     };
     let policy = exec.timeout_is.unwrap_or(TimeoutPolicy::Killed);
     let opts = engine_options(exec, policy, GateConfig::default(), &spec, &plan, path);
-    let (out, results) = match engine::run_plan(&spec, plan, opts) {
+    let (out, results) = match run_engine(&spec, plan, opts) {
         Ok(r) => r,
         Err(e) => {
             return Audited {

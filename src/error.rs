@@ -134,6 +134,13 @@ pub enum Error {
     /// unguard itself failed (a bug; exit 1).
     #[error("{0}")]
     Internal(String),
+    /// The output dir is locked by another unguard run, named (exit 1).
+    #[error("{0}")]
+    OutDirBusy(String),
+    /// A write into the output dir failed (a full disk): the path, the
+    /// cause and what to do (exit 1).
+    #[error("{0}")]
+    OutDirFull(String),
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -152,7 +159,9 @@ impl Error {
             | Error::Template { .. }
             | Error::Json { .. }
             | Error::Git { .. }
-            | Error::Internal(_) => ExitCode::Failure,
+            | Error::Internal(_)
+            | Error::OutDirBusy(_)
+            | Error::OutDirFull(_) => ExitCode::Failure,
         }
     }
 

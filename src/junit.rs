@@ -190,12 +190,53 @@ fn mark(current: &mut Option<TestCase>, element: &[u8]) {
     }
 }
 
+/// Read and parse the report at `path` (a suite controls it: see
+/// [`read_regular_file`]).
 pub fn read(path: &Path) -> Result<Report, ReportError> {
-    let bytes = std::fs::read(path).map_err(|e| ReportError::Missing {
+    let bytes = read_regular_file(path).map_err(|e| ReportError::Missing {
         path: path.to_path_buf(),
         reason: e.to_string(),
     })?;
     parse(&String::from_utf8_lossy(&bytes))
+}
+
+/// Read a file a suite controls, which may be anything: opened without
+/// blocking (a FIFO with no writer would block `open` forever, and unguard
+/// with it, deaf to Ctrl-C at `-j 1`), and read only when it is a regular
+/// file (a FIFO, a device like `/dev/zero` or a directory, also behind a
+/// symlink, is refused).
+pub fn read_regular_file(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
+        .open(path)?;
+    let meta = f.metadata()?;
+    if !meta.is_file() {
+        return Err(std::io::Error::other(format!(
+            "not a regular file ({})",
+            describe_type(&meta.file_type())
+        )));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    f.read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+fn describe_type(t: &std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_dir() {
+        "a directory"
+    } else if t.is_char_device() || t.is_block_device() {
+        "a device"
+    } else if t.is_socket() {
+        "a socket"
+    } else {
+        "not a file"
+    }
 }
 
 /// Normalise a `killed_by` pattern: a pytest node id
@@ -286,6 +327,25 @@ mod tests {
             ]
         );
         assert_eq!(r.cases[2].status, Status::Skipped);
+    }
+
+    #[test]
+    fn reads_only_regular_files_and_never_blocks() {
+        let d = tempfile::tempdir().unwrap();
+        let fifo = d.path().join("report.xml");
+        assert!(std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success());
+        let e = read(&fifo).unwrap_err();
+        assert!(e.to_string().contains("not a regular file (a FIFO)"), "{e}");
+        let link = d.path().join("zero.xml");
+        std::os::unix::fs::symlink("/dev/zero", &link).unwrap();
+        assert!(read(&link).unwrap_err().to_string().contains("a device"));
+        assert!(read(d.path()).is_err());
+        std::fs::write(d.path().join("ok.xml"), PYTEST).unwrap();
+        assert_eq!(read(&d.path().join("ok.xml")).unwrap().total(), 4);
     }
 
     #[test]

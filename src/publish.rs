@@ -1,15 +1,40 @@
 //! After a run or merge: the results model and the reports written into the
 //! output dir (and `$GITHUB_STEP_SUMMARY`), the table, the summary and the
 //! gate printed. A report that cannot be written does not hide the others.
+//! The room set aside for the results ([`crate::outdir::space`]) is given
+//! back first; a run that a failed write stopped says so last, and exits 1.
 
 use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
 
 use crate::error::{Context, Error, ExitCode};
+use crate::outdir;
 use crate::report::markdown::Template;
 use crate::report::{self, Format};
 use crate::results::{Outcome, Results};
+
+/// The gate's reason when the run was interrupted ([`crate::gate`]).
+const INTERRUPTED_REASON: &str = "interrupted before all mutants ran";
+
+/// A run that a failed write into the output dir stopped: its gate fails
+/// with exit 1 and names the file, instead of calling it interrupted (the
+/// results stay marked `interrupted`: not every mutant ran).
+pub fn stopped_by_write_failure(results: &mut Results) {
+    let Some(f) = outdir::write_failure() else {
+        return;
+    };
+    let reason = format!(
+        "stopped before all mutants ran: writing {} failed ({})",
+        f.path.display(),
+        f.error
+    );
+    let gate = &mut results.gate;
+    gate.reasons.retain(|r| r != INTERRUPTED_REASON);
+    gate.reasons.insert(0, reason);
+    gate.passed = false;
+    gate.exit_code = ExitCode::Failure.code();
+}
 
 /// Write the model and the reports into `out` (and the Markdown report to
 /// `markdown` too), print the table and the gate; returns the gate's exit
@@ -22,6 +47,7 @@ pub fn publish(
 ) -> ExitCode {
     let mut exit = ExitCode::from_code(results.gate.exit_code).unwrap_or(ExitCode::Failure);
     let mut fail = |e: Error| exit = exit.worst(e.print());
+    outdir::release_reserve(out);
     if let Err(e) = report::write_outcomes(out, results) {
         fail(e);
     }
@@ -32,6 +58,9 @@ pub fn publish(
         fail(e);
     }
     print_summary(out, results);
+    if let Some(f) = outdir::write_failure() {
+        exit = exit.worst(f.to_error().print());
+    }
     exit
 }
 
@@ -103,7 +132,12 @@ fn append(path: &Path, text: &str) -> std::io::Result<()> {
 fn print_summary(out: &Path, results: &Results) {
     if results.interrupted {
         eprintln!(
-            "unguard: interrupted; {} mutant(s) finished",
+            "unguard: {}; {} mutant(s) finished",
+            if outdir::write_failure().is_some() {
+                "stopped: a write into the output dir failed"
+            } else {
+                "interrupted"
+            },
             results
                 .mutants
                 .iter()

@@ -59,8 +59,8 @@ fn a_baseline_that_goes_red_on_a_later_run_is_reported_as_flaky() {
         err.contains("flaky baseline: run 2 of 3 differs from run 1, which was green"),
         "{err}"
     );
-    assert!(err.contains("baseline.run2.log"), "{err}");
-    assert!(fx.read("out/baseline.run2.log").contains("flaked"));
+    assert!(err.contains("@baseline.run2.log"), "{err}");
+    assert!(fx.read("out/@baseline.run2.log").contains("flaked"));
     assert!(fx.leftover_tmp().is_empty());
 
     // Three green runs agree.
@@ -108,8 +108,8 @@ fn a_survivor_that_goes_red_on_a_recheck_is_flaky_never_killed() {
         detail.contains("survived, then re-check 1 of 2 went killed"),
         "{detail}"
     );
-    assert!(fx.read("out/other.recheck-1.log").contains("flaked"));
-    assert!(!fx.path().join("out/other.recheck-2.log").exists());
+    assert!(fx.read("out/other@recheck-1.log").contains("flaked"));
+    assert!(!fx.path().join("out/other@recheck-2.log").exists());
     assert!(
         out.contains("1 flaky (survived, then red on a re-check)"),
         "{out}"
@@ -130,7 +130,7 @@ fn a_survivor_that_goes_red_on_a_recheck_is_flaky_never_killed() {
     ]);
     assert_eq!(code, 2, "{}", ctx(code, &out, &err));
     assert_eq!(fx.verdicts("out")["other"], "survived");
-    assert!(fx.path().join("out/other.recheck-2.log").exists());
+    assert!(fx.path().join("out/other@recheck-2.log").exists());
     assert_eq!(std::fs::read_to_string(counter.path()).unwrap(), "4");
 }
 

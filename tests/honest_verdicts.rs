@@ -110,7 +110,7 @@ fn a_kill_that_does_not_reproduce_is_flaky_at_default_flags() {
         ctx(code, &out, &err)
     );
     assert!(fx
-        .read("out/equivalent.recheck-1.log")
+        .read("out/equivalent@recheck-1.log")
         .contains("exit code 0"));
 
     // A real kill reproduces and stays killed; `--recheck-kills 0` skips the re-run.
@@ -130,7 +130,7 @@ fn a_kill_that_does_not_reproduce_is_flaky_at_default_flags() {
         "{}",
         ctx(code, &out, &err)
     );
-    assert!(fx.path().join("out/equivalent.recheck-1.log").exists());
+    assert!(fx.path().join("out/equivalent@recheck-1.log").exists());
     let (code, out, err) = fx.run(&[
         "run",
         "--out",
@@ -147,7 +147,7 @@ fn a_kill_that_does_not_reproduce_is_flaky_at_default_flags() {
         "{}",
         ctx(code, &out, &err)
     );
-    assert!(!fx.path().join("out/equivalent.recheck-1.log").exists());
+    assert!(!fx.path().join("out/equivalent@recheck-1.log").exists());
 }
 
 #[test]
@@ -244,9 +244,9 @@ def test_timing():
     let v = fx.verdicts("out");
     assert_eq!(v["host-check"], "killed", "{}", ctx(code, &out, &err));
     assert_eq!(v["equivalent"], "flaky", "{}", ctx(code, &out, &err));
-    let confirm = fx.read("out/host-check.recheck-1.log");
+    let confirm = fx.read("out/host-check@recheck-1.log");
     assert!(confirm.contains("1 failed, 1 deselected"), "{confirm}");
-    let recheck = fx.read("out/equivalent.recheck-1.log");
+    let recheck = fx.read("out/equivalent@recheck-1.log");
     assert!(recheck.contains("1 passed, 1 deselected"), "{recheck}");
     assert_eq!(std::fs::read_to_string(counter.path()).unwrap(), "4");
 }

@@ -91,7 +91,7 @@ fn ctrl_c_while_copying_the_tree() {
     let (code, out, err) = interrupt_when(&fx, &["-j", "2"], || scratch_dirs(&fx) > 0);
     assert_eq!(code, 130, "{}", ctx(code, &out, &err));
     assert!(
-        !fx.path().join("out/baseline.log").exists(),
+        !fx.path().join("out/@baseline.log").exists(),
         "the interrupt was meant to land in the copy phase: {}",
         ctx(code, &out, &err)
     );
@@ -125,7 +125,7 @@ sys.exit(0 if m.VALUE == 1 else 1)
         !processes_matching(&mk).is_empty()
     });
     assert_eq!(code, 130, "{}", ctx(code, &out, &err));
-    assert!(fx.path().join("out/canary-m.py.log").exists());
+    assert!(fx.path().join("out/@canary-m.py.log").exists());
     assert!(
         !fx.path().join("out/v.log").exists(),
         "a mutant ran after the interrupt"
@@ -170,7 +170,7 @@ fn under_nohup_sighup_stays_ignored() {
     let sp = spawn(c);
     let pid = sp.child.id().to_string();
     let start = Instant::now();
-    while !fx.path().join("out/baseline.log").exists() && start.elapsed() < Duration::from_secs(60)
+    while !fx.path().join("out/@baseline.log").exists() && start.elapsed() < Duration::from_secs(60)
     {
         std::thread::sleep(Duration::from_millis(5));
     }

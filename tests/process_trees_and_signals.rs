@@ -153,7 +153,7 @@ sys.exit(0 if m.VALUE == 1 else 1)
     ]);
     let (code, out, err) = fx.run(&["run", "-j", "1", "--out", "out", "--no-canary"]);
     assert_eq!(code, 0, "{}", ctx(code, &out, &err));
-    for log in ["baseline.log", "loud.log"] {
+    for log in ["@baseline.log", "loud.log"] {
         let bytes = std::fs::read(fx.path().join("out").join(log)).unwrap();
         assert!(
             bytes.len() < 9 * 1024 * 1024 + 64 * 1024,

@@ -356,7 +356,7 @@ sys.exit(0 if m.VALUE == 1 else 1)
         ("unguard.yaml", &yaml),
     ]);
     let before = snapshot(&fx);
-    let (code, out, err, took) = interrupt_run(&fx, &mk, "baseline.log", "-TERM");
+    let (code, out, err, took) = interrupt_run(&fx, &mk, "@baseline.log", "-TERM");
     assert_eq!(code, 130, "{}", ctx(code, &out, &err));
     assert!(took < Duration::from_secs(10), "interrupt took {took:?}");
     assert_no_processes(&mk, "after SIGTERM");
@@ -448,7 +448,7 @@ sys.exit(0 if m.OK else 1)
     assert_eq!(code, 2, "{}", ctx(code, &out, &err));
     assert_eq!(verdict(&fx, "out", "kill"), "killed");
     assert_eq!(verdict(&fx, "out", "survive"), "survived");
-    for log in ["baseline.log", "kill.log", "survive.log"] {
+    for log in ["@baseline.log", "kill.log", "survive.log"] {
         let text = fx.read(&format!("out/{log}"));
         assert!(text.contains("LEFT RUNNING"), "{log}: {text}");
     }
@@ -977,9 +977,9 @@ fn red_baseline_exits_4_with_the_log_tail() {
         err.contains("UG_RED_BASELINE_MARKER"),
         "log tail missing: {err}"
     );
-    assert!(err.contains("baseline.log"), "log path missing: {err}");
+    assert!(err.contains("@baseline.log"), "log path missing: {err}");
     assert!(fx
-        .read("out/baseline.log")
+        .read("out/@baseline.log")
         .contains("UG_RED_BASELINE_MARKER"));
     assert!(
         !fx.path().join("out/outcomes.json").exists(),
@@ -1066,7 +1066,7 @@ fn failing_check_is_unviable_and_not_scored() {
     assert_eq!(s["unviable"], 1, "{s:#}");
     assert_eq!(s["scored"], 1, "{s:#}");
     assert_eq!(s["score"], 100.0, "{s:#}");
-    assert!(fx.path().join("out/broken.check.log").exists());
+    assert!(fx.path().join("out/broken@check.log").exists());
     // The suite never ran on the unviable mutant.
     assert!(!fx.path().join("out/broken.log").exists());
     assert_no_leftovers(&fx, "check");
@@ -1265,7 +1265,7 @@ fn output_dir_has_diff_log_outcomes_and_markdown() {
     }
     let kd = fx.read("out/kill.diff");
     assert!(kd.contains("\n-VALUE = 1\n+VALUE = 2\n"), "{kd}");
-    assert!(fx.path().join("out/baseline.log").exists());
+    assert!(fx.path().join("out/@baseline.log").exists());
 
     let o = fx.outcomes("out");
     assert_eq!(o["schema"], "unguard/1");
@@ -1321,7 +1321,7 @@ sys.exit(0 if m.VALUE == 1 else 1)
     let (code, out, err) = ug(&fx, &["run", "--out", "out", "-j", "1"]);
     assert_eq!(code, 0, "{}", ctx(code, &out, &err));
     assert_eq!(verdict(&fx, "out", "env-kill"), "killed");
-    let b = fx.read("out/baseline.log");
+    let b = fx.read("out/@baseline.log");
     assert!(b.contains("ENV worker=0 mutant=baseline"), "{b}");
     let m = fx.read("out/env-kill.log");
     assert!(m.contains("ENV worker=0 mutant=env-kill"), "{m}");

@@ -177,7 +177,7 @@ sys.exit(0 if m.VALUE == 1 else 1)
         err.contains("--subset"),
         "the red baseline names its command: {err}"
     );
-    assert!(std::fs::read_to_string(fx.path().join("out/baseline-2.log")).is_ok());
+    assert!(std::fs::read_to_string(fx.path().join("out/@baseline-2.log")).is_ok());
 }
 
 #[test]

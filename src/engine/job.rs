@@ -204,7 +204,7 @@ impl MutantRun<'_> {
         let on_disk = scratch.read(&m.file)?;
         let diff = mutate::unified_diff(&m.file, self.original, &on_disk);
         let diff_path = ctx.opts.out.join(outdir::diff_name(&m.id));
-        std::fs::write(&diff_path, &diff).map_err(|e| Error::at("writing", &diff_path, e))?;
+        outdir::space::write(&diff_path, diff.as_bytes())?;
         if diff.is_empty() {
             return Ok(Some(self.result(outcome::no_op_on_disk())));
         }

@@ -220,7 +220,9 @@ async fn execute_async(
         canaries,
     });
     let phase = scheduler::run_phase(&ctx, copies, jobs, &cancel).await;
-    if !phase.errors.is_empty() {
+    // (A write into the output dir that failed stopped the run: the errors
+    // it caused are that one, and the finished verdicts are published.)
+    if !phase.errors.is_empty() && crate::outdir::write_failure().is_none() {
         ctx.progress.finish();
         return Err(Error::Internal(phase.errors.join("; ")));
     }

@@ -10,16 +10,33 @@ use crate::plan::Plan;
 use crate::spec::Spec;
 use crate::workspace::{self, Manifest};
 
-/// Make the output dir and list the target tree; returns the output dir
-/// (absolute when it can be) and the manifest.
+/// Lock and make the output dir, set aside the room its results need, and
+/// list the target tree; returns the output dir (absolute when it can be)
+/// and the manifest.
 pub(super) fn out_dir_and_manifest(
     spec: &Spec,
     out: &std::path::Path,
 ) -> Result<(PathBuf, Manifest)> {
     outdir::prepare(out)?;
     let out = out.canonicalize().unwrap_or_else(|_| out.to_path_buf());
-    let manifest = manifest(spec, std::slice::from_ref(&out))?;
+    outdir::space::reserve(&out, reserve_size(spec))?;
+    let manifest = manifest(spec, std::slice::from_ref(&out)).inspect_err(|_| {
+        outdir::release_reserve(&out);
+    })?;
     Ok((out, manifest))
+}
+
+/// The room the results of `spec` can take: a record per mutation, and the
+/// mutated files' sources, which the results carry.
+fn reserve_size(spec: &Spec) -> u64 {
+    let files: std::collections::BTreeSet<&str> =
+        spec.mutations.iter().map(|m| m.file.as_str()).collect();
+    let sources: u64 = files
+        .iter()
+        .filter_map(|f| std::fs::metadata(spec.root.join(f)).ok())
+        .map(|m| m.len())
+        .sum();
+    outdir::space::reserve_size(spec.mutations.len(), sources)
 }
 
 /// List the target tree as a copy would hold it, leaving out `exclude`

@@ -41,6 +41,8 @@ impl Interrupts {
                 _ = int.recv() => {}
                 _ = term.recv() => {}
                 _ = recv(&mut hup) => {}
+                // A write into the output dir failed: stop the same way.
+                _ = crate::outdir::space::stop_requested() => {}
             }
             INTERRUPTED.store(true, Ordering::SeqCst);
             let _ = cancel_tx.send(true);
