@@ -84,8 +84,8 @@ fn main() {
         // The reset after every run: a clean copy, nothing to put back.
         let mut times: Vec<f64> = (0..resets)
             .map(|_| {
-                let t = Instant::now();
                 let s = &mut scratches[0];
+                let t = Instant::now();
                 s.begin_run().expect("begin");
                 let r = s.end_run(&[]).expect("reset");
                 assert!(r.paths.is_empty(), "{:?}", r.paths);

@@ -446,7 +446,7 @@ pub struct Scratch {
     pub tree: PathBuf,
     pub pycache: PathBuf,
     pub junit_dir: PathBuf,
-    /// This run's own dirs (see [`RunDirs`]), removed after it.
+    /// This run's own dirs (see [`RunDirs`]), emptied after it.
     pub run: RunDirs,
     /// Where resets restore from.
     pristine: Arc<Pristine>,
@@ -461,8 +461,7 @@ pub struct Scratch {
     runs: u64,
 }
 
-/// A run's own dirs inside its worker's scratch area, made empty before it
-/// and removed after it.
+/// A run's own dirs inside its worker's scratch area, emptied after it.
 #[derive(Debug, Clone)]
 pub struct RunDirs {
     /// Holds the others.
@@ -482,6 +481,41 @@ impl RunDirs {
             pytest_cache: dir.join("pytest-cache"),
             hypothesis: dir.join("hypothesis"),
             dir,
+        }
+    }
+
+    /// Make the dirs a run starts with (`tmp`, private), unless they are
+    /// there already as they should be. They are kept from run to run and
+    /// only emptied ([`RunDirs::empty`]): on an ext4 without a journal each
+    /// new inode costs more the more were deleted nearby in the last minute.
+    fn make(&self) -> std::io::Result<()> {
+        use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+        for d in [&self.dir, &self.tmp] {
+            match d.symlink_metadata() {
+                Ok(m) if m.is_dir() && m.mode() & 0o7777 == 0o700 => continue,
+                Ok(_) => crate::tree_state::remove_any(d)?,
+                Err(_) => {}
+            }
+            std::fs::DirBuilder::new().mode(0o700).create(d)?;
+        }
+        Ok(())
+    }
+
+    /// Remove whatever a run left in them (best effort; [`RunDirs::make`]
+    /// sees to the rest before the next run).
+    fn empty(&self) {
+        let Ok(rd) = std::fs::read_dir(&self.dir) else {
+            return;
+        };
+        for e in rd.flatten() {
+            let p = e.path();
+            if p != self.tmp {
+                let _ = crate::tree_state::remove_any(&p);
+            } else if let Ok(inner) = std::fs::read_dir(&p) {
+                for e in inner.flatten() {
+                    let _ = crate::tree_state::remove_any(&e.path());
+                }
+            }
         }
     }
 }
@@ -518,6 +552,7 @@ impl Scratch {
         let state = TreeState::record(&tree)
             .with_context(|| format!("recording the scratch tree {}", tree.display()))?;
         let run = RunDirs::at(area.base.join("run"));
+        run.make().with_context(|| format!("creating {}", run.tmp.display()))?;
         Ok(Scratch {
             _area: area,
             tree,
@@ -565,24 +600,20 @@ impl Scratch {
     }
 
     /// Before a run: stale bytecode purged (see
-    /// [`Scratch::purge_stale_bytecode`]) and the run's own dirs made empty.
+    /// [`Scratch::purge_stale_bytecode`]) and the run's own dirs there.
     pub fn begin_run(&mut self) -> Result<()> {
         self.purge_stale_bytecode();
-        let dirs = &self.run;
-        crate::tree_state::remove_any(&dirs.dir)
-            .with_context(|| format!("removing {}", dirs.dir.display()))?;
-        for d in [&dirs.dir, &dirs.tmp] {
-            std::fs::create_dir(d).with_context(|| format!("creating {}", d.display()))?;
-        }
-        Ok(())
+        self.run
+            .make()
+            .with_context(|| format!("creating {}", self.run.tmp.display()))
     }
 
-    /// After a run: its own dirs removed, and the copy put back as it was
+    /// After a run: its own dirs emptied, and the copy put back as it was
     /// before it (see [`TreeState::reset`]). `expected` are outputs the run
     /// was asked for inside the copy (a relative `test.junit`): removed, but
     /// not counted.
     pub fn end_run(&mut self, expected: &[PathBuf]) -> Result<Reset> {
-        let _ = crate::tree_state::remove_any(&self.run.dir);
+        self.run.empty();
         // A file unguard wrote whose bytes are not those any more, whatever
         // its metadata says.
         let suspects: Vec<PathBuf> = self
@@ -1259,6 +1290,8 @@ mod tests {
         let target = "pkg/d03/sub/m07.py";
         s.write(target, b"mutated = True\n").unwrap();
         s.begin_run().unwrap();
+        std::fs::write(s.run.tmp.join("app.lock"), "").unwrap();
+        std::fs::create_dir(&s.run.pytest_cache).unwrap();
         // The run changes the mutated file, removes the linked env dir's
         // link, and writes the report it was asked for into the copy.
         std::thread::sleep(Duration::from_millis(30));
@@ -1277,8 +1310,9 @@ mod tests {
             m.root.join(".venv")
         );
         assert!(!s.tree.join("reports").exists());
-        // The run's own dirs are gone too.
-        assert!(!s.run.dir.exists());
+        // The run's own dirs are empty again.
+        assert_eq!(std::fs::read_dir(&s.run.tmp).unwrap().count(), 0);
+        assert_eq!(std::fs::read_dir(&s.run.dir).unwrap().count(), 1);
     }
 
     #[test]
