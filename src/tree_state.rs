@@ -71,7 +71,17 @@ impl Rec {
         }
     }
 
-    fn lstat(p: &Path) -> std::io::Result<Rec> {
+    /// Whether this is a symlink.
+    pub fn is_symlink(&self) -> bool {
+        self.kind == Kind::Symlink
+    }
+
+    /// The modification time (seconds, nanoseconds).
+    pub fn mtime(&self) -> (i64, i64) {
+        self.mtime
+    }
+
+    pub fn lstat(p: &Path) -> std::io::Result<Rec> {
         p.symlink_metadata().map(|m| Rec::of(&m))
     }
 
@@ -90,6 +100,12 @@ pub trait Reference {
     /// Recreate file or symlink `rel` of the copy at `dst` (nothing is
     /// there now), as it was recorded (`rec`).
     fn restore(&self, rel: &Path, dst: &Path, rec: &Rec) -> std::io::Result<()>;
+
+    /// Whether the file or symlink at `dst` (whose metadata differs from
+    /// `rec`: a rename, a chmod and back, a symlink made again) is what
+    /// [`Reference::restore`] would put there: same bytes, mode and mtime,
+    /// or same target.
+    fn same(&self, rel: &Path, dst: &Path, rec: &Rec) -> bool;
 }
 
 /// What a walk found different from the record.
@@ -299,15 +315,15 @@ impl TreeState {
                     paths.join(", ")
                 )));
             }
+            let spared = self.apply(tree, reference, &changes)?;
             for c in &changes {
                 let p = c.path();
                 let is_expected = matches!(c, Change::Extra(_))
                     && expected.iter().any(|e| e.starts_with(p));
-                if !is_expected {
+                if !is_expected && !spared.contains(p) {
                     put_back.insert(p.to_path_buf());
                 }
             }
-            self.apply(tree, reference, &changes)?;
             changes = self.changes(tree)?;
         }
         Ok(put_back.into_iter().collect())
@@ -463,12 +479,15 @@ impl TreeState {
     }
 
     /// Put back every change (sorted: a directory comes before its entries).
+    /// Returns the entries that were changed back by the run itself (see
+    /// [`Reference::same`]): recorded anew, not put back.
     fn apply(
         &mut self,
         tree: &Path,
         reference: &dyn Reference,
         changes: &[Change],
-    ) -> std::io::Result<()> {
+    ) -> std::io::Result<BTreeSet<PathBuf>> {
+        let mut spared = BTreeSet::new();
         // Subtrees rebuilt whole: what was found inside them is done.
         let mut rebuilt: Vec<&Path> = Vec::new();
         for c in changes {
@@ -495,6 +514,10 @@ impl TreeState {
                     self.rebuild_dir(tree, reference, rel)?;
                     rebuilt.push(rel);
                 }
+                (_, Some(now)) if now.kind == want.kind && reference.same(rel, &dst, &want) => {
+                    self.update(tree, rel)?;
+                    spared.insert(rel.to_path_buf());
+                }
                 (_, _) => {
                     if now.is_some() {
                         remove_any(&dst)?;
@@ -504,7 +527,7 @@ impl TreeState {
                 }
             }
         }
-        Ok(())
+        Ok(spared)
     }
 
     /// Recreate directory `rel` (absent now) and everything recorded in it.

@@ -707,6 +707,50 @@ impl Reference for Restorer<'_> {
         let reflink = AtomicBool::new(cfg!(target_os = "linux"));
         copy_entry(&self.pristine.tree, self.tree, rel, &reflink, &platform::reflink)
     }
+
+    fn same(&self, rel: &Path, dst: &Path, rec: &Rec) -> bool {
+        let Ok(now) = Rec::lstat(dst) else {
+            return false;
+        };
+        let key = rel_string(rel);
+        if let Some(bytes) = self.wrote.get(&key) {
+            return now.mode == rec.mode && std::fs::read(dst).is_ok_and(|b| &b == bytes);
+        }
+        let manifest = &self.pristine.manifest;
+        if rel.parent() == Some(Path::new("")) && manifest.links.contains(&key) {
+            // A linked env dir's link points at the original dir.
+            return now.is_symlink()
+                && std::fs::read_link(dst).is_ok_and(|t| t == manifest.root.join(&key));
+        }
+        let src = self.pristine.tree.join(rel);
+        if now.is_symlink() {
+            let target = |p: &Path| std::fs::read_link(p).ok();
+            return target(dst).is_some() && target(dst) == target(&src);
+        }
+        now.mode == rec.mode
+            && now.mtime() == rec.mtime()
+            && same_bytes(&src, dst).unwrap_or(false)
+    }
+}
+
+/// Whether files `a` and `b` hold the same bytes.
+fn same_bytes(a: &Path, b: &Path) -> std::io::Result<bool> {
+    use std::io::Read;
+    let (mut fa, mut fb) = (std::fs::File::open(a)?, std::fs::File::open(b)?);
+    if fa.metadata()?.len() != fb.metadata()?.len() {
+        return Ok(false);
+    }
+    let (mut ba, mut bb) = (vec![0u8; 64 * 1024], vec![0u8; 64 * 1024]);
+    loop {
+        let n = fa.read(&mut ba)?;
+        if n == 0 {
+            return Ok(true);
+        }
+        fb.read_exact(&mut bb[..n])?;
+        if ba[..n] != bb[..n] {
+            return Ok(false);
+        }
+    }
 }
 
 
@@ -1222,6 +1266,14 @@ mod tests {
         std::fs::remove_file(tree.join("hl")).unwrap();
         // Moved away.
         std::fs::rename(tree.join("pkg/d07"), tree.join("moved")).unwrap();
+        // Changed and changed back by the run itself: nothing to put back.
+        let back = tree.join("pkg/d08/sub/m00.py");
+        std::fs::rename(&back, tree.join("away")).unwrap();
+        std::fs::rename(tree.join("away"), &back).unwrap();
+        set_mode(&tree.join("readonly.py"), 0o644);
+        set_mode(&tree.join("readonly.py"), 0o444);
+        std::fs::remove_file(tree.join("dangling")).unwrap();
+        symlink("does/not/exist", tree.join("dangling")).unwrap();
         vec![
             "empty.txt",
             "moved",
