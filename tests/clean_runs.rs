@@ -386,20 +386,54 @@ mutations:
 }
 
 #[test]
-fn a_clean_pytest_suite_leaves_nothing_to_put_back() {
-    // pytest writes .pytest_cache into its rootdir on every run; unguard
-    // points it at the run's own dir, so a clean suite is clean.
+fn pytest_cache_of_one_run_never_reaches_the_next() {
+    // pytest keeps its cache (which tests failed last) in .pytest_cache at
+    // its rootdir on every run; with `--lf` the next run only re-runs those.
+    // unguard points the cache at the run's own dir: every run starts
+    // without one (all tests run), and a clean suite leaves nothing in the
+    // copy to put back.
+    let app = "def a():\n    return 1\n\n\ndef b():\n    return 2\n";
+    let test = "import app\n\n\ndef test_a():\n    assert app.a() == 1\n\n\ndef test_b():\n    assert app.b() == 2\n";
+    let spec = "version: 1
+test:
+  command: python3 -m pytest -q --lf tests
+  timeout: 60s
+mutations:
+  - id: break-a
+    control: c
+    file: app.py
+    find: 'return 1'
+    replace: 'return 0'
+    canary: false
+  - id: break-b
+    control: c
+    file: app.py
+    find: 'return 2'
+    replace: 'return 0'
+    canary: false
+";
     let fx = Fixture::git(&[
-        ("app.py", APP),
-        ("tests/test_app.py", TEST_APP),
-        ("unguard.yaml", &pytest_spec()),
+        ("app.py", app),
+        ("tests/test_app.py", test),
+        ("unguard.yaml", spec),
     ]);
-    let (_, err, v) = run_j(&fx, 1);
-    let r = resets(&v);
-    assert_eq!(r["equivalent"], Some(0), "{r:?}\n{err}");
-    assert_eq!(r["real"], Some(0), "{r:?}\n{err}");
-    assert_eq!(r["hang"], Some(0), "{r:?}\n{err}");
-    assert!(debris_warnings(&err).is_empty(), "{err}");
+    let mut tables = Vec::new();
+    for jobs in [1, 2] {
+        let (_, err, v) = run_j(&fx, jobs);
+        let table = fx.verdicts(&format!("out-j{jobs}"));
+        assert_eq!(
+            table.get("break-b").map(String::as_str),
+            Some("killed"),
+            "-j {jobs}: break-b ran only the tests that failed under break-a\n{err}"
+        );
+        assert_eq!(table["break-a"], "killed", "{err}");
+        let r = resets(&v);
+        assert_eq!(r["break-a"], Some(0), "{r:?}\n{err}");
+        assert_eq!(r["break-b"], Some(0), "{r:?}\n{err}");
+        assert!(debris_warnings(&err).is_empty(), "{err}");
+        tables.push(table);
+    }
+    assert_eq!(tables[0], tables[1]);
     assert!(!fx.path().join(".pytest_cache").exists());
 }
 
