@@ -318,8 +318,8 @@ impl TreeState {
             let spared = self.apply(tree, reference, &changes)?;
             for c in &changes {
                 let p = c.path();
-                let is_expected = matches!(c, Change::Extra(_))
-                    && expected.iter().any(|e| e.starts_with(p));
+                let is_expected =
+                    matches!(c, Change::Extra(_)) && expected.iter().any(|e| e.starts_with(p));
                 if !is_expected && !spared.contains(p) {
                     put_back.insert(p.to_path_buf());
                 }

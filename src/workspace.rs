@@ -358,7 +358,6 @@ impl Area {
         std::fs::create_dir(&tree).with_context(|| format!("creating {}", tree.display()))?;
         Ok(tree)
     }
-
 }
 
 /// Deregisters a scratch dir from [`LIVE_SCRATCH`] (after it is removed).
@@ -552,7 +551,8 @@ impl Scratch {
         let state = TreeState::record(&tree)
             .with_context(|| format!("recording the scratch tree {}", tree.display()))?;
         let run = RunDirs::at(area.base.join("run"));
-        run.make().with_context(|| format!("creating {}", run.tmp.display()))?;
+        run.make()
+            .with_context(|| format!("creating {}", run.tmp.display()))?;
         Ok(Scratch {
             _area: area,
             tree,
@@ -705,7 +705,13 @@ impl Reference for Restorer<'_> {
             return std::os::unix::fs::symlink(manifest.root.join(&key), dst);
         }
         let reflink = AtomicBool::new(cfg!(target_os = "linux"));
-        copy_entry(&self.pristine.tree, self.tree, rel, &reflink, &platform::reflink)
+        copy_entry(
+            &self.pristine.tree,
+            self.tree,
+            rel,
+            &reflink,
+            &platform::reflink,
+        )
     }
 
     fn same(&self, rel: &Path, dst: &Path, rec: &Rec) -> bool {
@@ -727,9 +733,7 @@ impl Reference for Restorer<'_> {
             let target = |p: &Path| std::fs::read_link(p).ok();
             return target(dst).is_some() && target(dst) == target(&src);
         }
-        now.mode == rec.mode
-            && now.mtime() == rec.mtime()
-            && same_bytes(&src, dst).unwrap_or(false)
+        now.mode == rec.mode && now.mtime() == rec.mtime() && same_bytes(&src, dst).unwrap_or(false)
     }
 }
 
@@ -752,7 +756,6 @@ fn same_bytes(a: &Path, b: &Path) -> std::io::Result<bool> {
         }
     }
 }
-
 
 impl Drop for Scratch {
     /// Empty the tree on a few threads (removing 10,000 files one by one is
@@ -1351,9 +1354,7 @@ mod tests {
         std::fs::remove_file(s.tree.join(".venv")).unwrap();
         std::fs::create_dir(s.tree.join("reports")).unwrap();
         std::fs::write(s.tree.join("reports/junit.xml"), "<testsuite/>").unwrap();
-        let r = s
-            .end_run(&[PathBuf::from("reports/junit.xml")])
-            .unwrap();
+        let r = s.end_run(&[PathBuf::from("reports/junit.xml")]).unwrap();
         assert_eq!(r.paths, vec![".venv", target]);
         // The mutant is back for a re-check, not the original.
         assert_eq!(s.read(target).unwrap(), b"mutated = True\n");

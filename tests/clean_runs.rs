@@ -97,10 +97,14 @@ fn resets(v: &serde_json::Value) -> BTreeMap<String, Option<u64>> {
 }
 
 fn expected_table() -> BTreeMap<String, String> {
-    [("equivalent", "survived"), ("hang", "timeout"), ("real", "killed")]
-        .iter()
-        .map(|(a, b)| (a.to_string(), b.to_string()))
-        .collect()
+    [
+        ("equivalent", "survived"),
+        ("hang", "timeout"),
+        ("real", "killed"),
+    ]
+    .iter()
+    .map(|(a, b)| (a.to_string(), b.to_string()))
+    .collect()
 }
 
 /// How many lines of `stderr` are the debris warning.
@@ -440,9 +444,13 @@ mutations:
 /// Whether any scratch dir in the fixture's TMPDIR holds `rel` in its tree.
 fn copied(fx: &Fixture, rel: &str) -> bool {
     fx.leftover_tmp().iter().any(|d| {
-        std::fs::read_dir(d).into_iter().flatten().flatten().any(|e| {
-            e.file_name().to_string_lossy().starts_with("tree-") && e.path().join(rel).exists()
-        })
+        std::fs::read_dir(d)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|e| {
+                e.file_name().to_string_lossy().starts_with("tree-") && e.path().join(rel).exists()
+            })
     })
 }
 

@@ -248,7 +248,9 @@ async fn execute_async(
 }
 
 /// Run `make` on a blocking thread; an error of an interrupted run is the interrupt.
-async fn blocking<T: Send + 'static>(make: impl FnOnce() -> Result<T> + Send + 'static) -> Result<T> {
+async fn blocking<T: Send + 'static>(
+    make: impl FnOnce() -> Result<T> + Send + 'static,
+) -> Result<T> {
     let made = tokio::task::spawn_blocking(make)
         .await
         .map_err(|e| Error::Internal(format!("copy task: {e}")))?;
@@ -295,7 +297,7 @@ async fn copies_and_baselines(
     match baselines {
         Ok(b) => {
             if let Some(first) = first {
-                copies.insert(0, Copy::Ready(first));
+                copies.insert(0, Copy::Ready(Box::new(first)));
             }
             Ok((pristine, copies, b))
         }

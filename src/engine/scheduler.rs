@@ -120,7 +120,7 @@ pub(super) fn queue(plan: &Plan, no_canary: bool) -> (VecDeque<Job>, CanaryBoard
 
 /// A worker's scratch copy: made, or still being made.
 pub(super) enum Copy {
-    Ready(Scratch),
+    Ready(Box<Scratch>),
     Making(tokio::task::JoinHandle<Result<Scratch>>),
 }
 
@@ -133,7 +133,7 @@ impl Copy {
 
     async fn ready(self) -> Result<Scratch> {
         match self {
-            Copy::Ready(s) => Ok(s),
+            Copy::Ready(s) => Ok(*s),
             Copy::Making(h) => h
                 .await
                 .map_err(|e| crate::error::Error::Internal(format!("copy task: {e}")))?,

@@ -127,7 +127,10 @@ fn ask_pytest_for_junit(
     report: &Path,
 ) {
     const OFF: &str = "no:junitxml";
-    let set = env.iter().find(|(k, _)| k == PYTEST_ADDOPTS).map(|(_, v)| v.clone());
+    let set = env
+        .iter()
+        .find(|(k, _)| k == PYTEST_ADDOPTS)
+        .map(|(_, v)| v.clone());
     let off = cfg.command.display().contains(OFF)
         || set
             .or_else(|| std::env::var(PYTEST_ADDOPTS).ok())
@@ -319,7 +322,12 @@ pub(super) fn put_back(
 /// The first few of `paths`, for a message.
 fn name_a_few(paths: &[String]) -> String {
     const FEW: usize = 3;
-    let mut s = paths.iter().take(FEW).cloned().collect::<Vec<_>>().join(", ");
+    let mut s = paths
+        .iter()
+        .take(FEW)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
     if paths.len() > FEW {
         s.push_str(&format!(" and {} more", paths.len() - FEW));
     }
@@ -338,7 +346,10 @@ mod tests {
             "--junitxml='/tmp/ug x/junit/3-m.pytest.xml'"
         );
         assert_eq!(
-            addopts_with(Some("-x -p no:randomly "), &junitxml_opt(Path::new("/t/r.xml"))),
+            addopts_with(
+                Some("-x -p no:randomly "),
+                &junitxml_opt(Path::new("/t/r.xml"))
+            ),
             "-x -p no:randomly --junitxml=/t/r.xml"
         );
         assert_eq!(
