@@ -183,7 +183,8 @@ pub(super) async fn run_phase(
                 Err(e) => WorkerOutput {
                     scratch: None,
                     results: Vec::new(),
-                    error: Some(format!("worker {w}: {e}")),
+                    // A copy stopped by the interrupt is no error of the run.
+                    error: (!*cancel.borrow()).then(|| format!("worker {w}: {e}")),
                 },
             };
             if let Some(s) = out.scratch {
