@@ -40,4 +40,5 @@ pub mod results;
 pub mod run;
 pub mod spec;
 pub mod suite_log;
+pub mod tree_state;
 pub mod workspace;

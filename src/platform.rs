@@ -13,6 +13,8 @@ use std::os::fd::OwnedFd;
 
 use rustix::process::Pid;
 
+pub mod watch;
+
 #[cfg(target_os = "linux")]
 pub use linux::*;
 #[cfg(not(target_os = "linux"))]

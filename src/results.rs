@@ -124,6 +124,11 @@ pub struct MutantResult {
     /// mutants are left out of the score and the gate.
     #[serde(default)]
     pub allowed: Option<String>,
+    /// Paths this mutant's runs (its check, suite run and re-checks, summed)
+    /// created, deleted or changed in the scratch copy, all put back before
+    /// the next run; 0 when they left the copy as they found it.
+    #[serde(default)]
+    pub reset_paths: usize,
 }
 
 impl MutantResult {
@@ -160,6 +165,7 @@ impl MutantResult {
             diff: None,
             tests_ran: Vec::new(),
             allowed: None,
+            reset_paths: 0,
         }
     }
 

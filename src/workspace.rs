@@ -5,18 +5,21 @@
 //! uncommitted edits) plus untracked files that are not ignored. Ignored
 //! environment directories at the top of the target (`.venv`, `node_modules`,
 //! …) are symlinked in; symlinks inside the tree are recreated as the same
-//! symlinks. One scratch copy per worker, reused: between mutants only the
-//! written files are restored from the original bytes.
+//! symlinks. The checkout is copied once per run into a [`Pristine`] copy;
+//! each worker's [`Scratch`] copy is made from it, and reused: after every
+//! run in it, whatever the run created, deleted or changed is put back
+//! ([`crate::tree_state`]) from the pristine copy, never from the checkout.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use crate::error::{Context, Error, Result};
 use tempfile::TempDir;
 
 use crate::platform;
+use crate::tree_state::{Rec, Reference, TreeState};
 
 /// Environment directories that are linked (not copied) when present and ignored.
 pub const DEFAULT_LINKS: &[&str] = &[
@@ -278,80 +281,70 @@ fn walk_files(root: &Path) -> Result<Vec<Rel>> {
 /// Set by the signal handler; long copies check it and stop early.
 pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
-/// Every scratch dir that exists right now, for the second Ctrl-C, which
-/// exits without unwinding (no `Drop` runs) and removes them itself.
-static LIVE_SCRATCH: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+/// Every scratch dir that exists right now (worker copies and the pristine
+/// copy), for the second Ctrl-C, which exits without unwinding (no `Drop`
+/// runs) and removes them itself. Once it has, no new one can be made.
+static LIVE_SCRATCH: Mutex<Live> = Mutex::new(Live {
+    dirs: Vec::new(),
+    closed: false,
+});
 
-/// Registers a scratch dir in [`LIVE_SCRATCH`] for as long as it lives.
+struct Live {
+    dirs: Vec<PathBuf>,
+    /// The second Ctrl-C took the list: making a scratch dir now fails.
+    closed: bool,
+}
+
+fn live() -> std::sync::MutexGuard<'static, Live> {
+    LIVE_SCRATCH.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A scratch dir in the temp dir, registered in [`LIVE_SCRATCH`] from the
+/// moment it exists until it is removed (the fields drop in this order).
 #[derive(Debug)]
-struct LiveScratch(PathBuf);
-
-impl LiveScratch {
-    fn new(p: &Path) -> LiveScratch {
-        LIVE_SCRATCH
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(p.to_path_buf());
-        LiveScratch(p.to_path_buf())
-    }
-}
-
-impl Drop for LiveScratch {
-    fn drop(&mut self) {
-        LIVE_SCRATCH
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .retain(|p| p != &self.0);
-    }
-}
-
-/// Remove every live scratch dir now (second Ctrl-C). Returns how many.
-pub fn remove_live_scratch_dirs() -> usize {
-    let dirs = LIVE_SCRATCH
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .clone();
-    for d in &dirs {
-        // A copy thread may still be adding files: try twice.
-        if std::fs::remove_dir_all(d).is_err() {
-            let _ = std::fs::remove_dir_all(d);
-        }
-    }
-    dirs.len()
-}
-
-/// One worker's scratch area: `tree/` (the copy), `pycache/` (a private
-/// PYTHONPYCACHEPREFIX) and `junit/`. Removed when dropped.
-#[derive(Debug)]
-pub struct Scratch {
-    /// Held for its `Drop`: removes the whole scratch area.
+struct Area {
     _dir: TempDir,
     _live: LiveScratch,
-    pub tree: PathBuf,
-    pub pycache: PathBuf,
-    pub junit_dir: PathBuf,
-    /// Files written since the last run (their cached bytecode must go).
-    written: BTreeSet<String>,
-    /// Number of runs prepared so far (names fresh JUnit paths).
-    runs: u64,
+    /// Its canonical path.
+    base: PathBuf,
 }
 
-impl Scratch {
-    /// Copy the manifest into a fresh temp dir (see [`copy_tree`]).
-    pub fn create(manifest: &Manifest, worker: usize) -> Result<Scratch> {
-        let dir = tempfile::Builder::new()
-            .prefix(&format!("unguard-w{worker}-"))
-            .tempdir()
-            .context("creating a scratch directory")?;
-        let live = LiveScratch::new(dir.path());
+impl Area {
+    /// Make and register a fresh dir named `<prefix>XXXXXX`; refused once
+    /// the run is interrupted.
+    fn new(prefix: &str) -> Result<Area> {
+        let dir = {
+            // Made under the lock: the second Ctrl-C either sees it or comes first.
+            let mut live = live();
+            if live.closed || INTERRUPTED.load(Ordering::SeqCst) {
+                return Err(Error::Interrupted);
+            }
+            let dir = tempfile::Builder::new()
+                .prefix(prefix)
+                .tempdir()
+                .context("creating a scratch directory")?;
+            live.dirs.push(dir.path().to_path_buf());
+            dir
+        };
+        let live = LiveScratch(dir.path().to_path_buf());
         let base = dir
             .path()
             .canonicalize()
             .context("resolving the scratch directory")?;
-        // The tree gets a name of its own (the temp dir's random suffix), so
-        // that on ext4 each copy lands in a block group of its own.
-        spread_subdirectories(&base);
-        let suffix = base
+        Ok(Area {
+            _dir: dir,
+            _live: live,
+            base,
+        })
+    }
+
+    /// A fresh `tree-<suffix>` dir inside: the tree gets a name of its own
+    /// (the temp dir's random suffix), so that on ext4 each copy lands in a
+    /// block group of its own (see [`spread_subdirectories`]).
+    fn tree_dir(&self) -> Result<PathBuf> {
+        spread_subdirectories(&self.base);
+        let suffix = self
+            .base
             .file_name()
             .map(|n| {
                 n.to_string_lossy()
@@ -361,24 +354,214 @@ impl Scratch {
                     .to_string()
             })
             .unwrap_or_default();
-        let tree = base.join(format!("tree-{suffix}"));
-        let pycache = base.join("pycache");
-        let junit_dir = base.join("junit");
-        for d in [&tree, &pycache, &junit_dir] {
-            std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
+        let tree = self.base.join(format!("tree-{suffix}"));
+        std::fs::create_dir(&tree).with_context(|| format!("creating {}", tree.display()))?;
+        Ok(tree)
+    }
+}
+
+/// Deregisters a scratch dir from [`LIVE_SCRATCH`] (after it is removed).
+#[derive(Debug)]
+struct LiveScratch(PathBuf);
+
+impl Drop for LiveScratch {
+    fn drop(&mut self) {
+        live().dirs.retain(|p| p != &self.0);
+    }
+}
+
+/// Remove every live scratch dir now (second Ctrl-C); no new one can be
+/// made after. Copy threads stop at their next file (the run is
+/// interrupted), so a dir is removed again until nothing is left of it.
+/// Returns how many.
+pub fn remove_live_scratch_dirs() -> usize {
+    INTERRUPTED.store(true, Ordering::SeqCst);
+    let dirs = {
+        let mut live = live();
+        live.closed = true;
+        live.dirs.clone()
+    };
+    for d in &dirs {
+        for _ in 0..200 {
+            match crate::tree_state::remove_any(d) {
+                Ok(()) if !d.exists() => break,
+                _ => std::thread::sleep(std::time::Duration::from_millis(5)),
+            }
         }
-        copy_tree(manifest, &tree)?;
+    }
+    dirs.len()
+}
+
+/// The run's one copy of the manifest, made from the user's checkout once:
+/// every worker copy is made from it and every reset restores from it, so
+/// an edit the user makes during the run reaches none of them. Removed
+/// when dropped.
+#[derive(Debug)]
+pub struct Pristine {
+    /// Held for its `Drop`: removes the whole dir.
+    _area: Area,
+    pub tree: PathBuf,
+    pub manifest: Arc<Manifest>,
+    /// Set once a run left debris in a copy (the warning is printed once).
+    debris_seen: AtomicBool,
+}
+
+impl Pristine {
+    /// Copy the manifest from the checkout (see [`copy_tree`]).
+    pub fn create(manifest: Arc<Manifest>) -> Result<Pristine> {
+        let area = Area::new("unguard-pristine-")?;
+        let tree = area.tree_dir()?;
+        let p = Pristine {
+            _area: area,
+            tree,
+            manifest,
+            debris_seen: AtomicBool::new(false),
+        };
+        copy_tree(&p.manifest.root, &p.manifest, &p.tree)?;
+        Ok(p)
+    }
+
+    /// Whether this is the first time a run left debris (true once).
+    pub fn first_debris(&self) -> bool {
+        !self.debris_seen.swap(true, Ordering::SeqCst)
+    }
+}
+
+impl Drop for Pristine {
+    /// Empty the tree on a few threads (see [`Scratch`]'s `Drop`); the
+    /// area then removes what is left.
+    fn drop(&mut self) {
+        remove_tree_contents(&self.tree);
+    }
+}
+
+/// One worker's scratch area: `tree/` (the copy), `pycache/` (a private
+/// PYTHONPYCACHEPREFIX), `junit/` and `run/` (made fresh for each run: its
+/// TMPDIR and the runners' caches). Removed when dropped.
+#[derive(Debug)]
+pub struct Scratch {
+    /// Held for its `Drop`: removes the whole scratch area.
+    _area: Area,
+    pub tree: PathBuf,
+    pub pycache: PathBuf,
+    pub junit_dir: PathBuf,
+    /// This run's own dirs (see [`RunDirs`]), emptied after it.
+    pub run: RunDirs,
+    /// Where resets restore from.
+    pristine: Arc<Pristine>,
+    /// The copy as made, plus what unguard wrote since.
+    state: TreeState,
+    /// Bytes unguard wrote to a file of the copy (a mutant, the original
+    /// back): what a reset restores that file to.
+    wrote: BTreeMap<String, Vec<u8>>,
+    /// Files written since the last run (their cached bytecode must go).
+    written: BTreeSet<String>,
+    /// Number of runs prepared so far (names fresh JUnit paths).
+    runs: u64,
+}
+
+/// A run's own dirs inside its worker's scratch area, emptied after it.
+#[derive(Debug, Clone)]
+pub struct RunDirs {
+    /// Holds the others.
+    pub dir: PathBuf,
+    /// The run's `TMPDIR` (`TMP`, `TEMP`).
+    pub tmp: PathBuf,
+    /// pytest's cache (`-o cache_dir=`), out of the copy.
+    pub pytest_cache: PathBuf,
+    /// Hypothesis's example database (`HYPOTHESIS_STORAGE_DIRECTORY`).
+    pub hypothesis: PathBuf,
+}
+
+impl RunDirs {
+    fn at(dir: PathBuf) -> RunDirs {
+        RunDirs {
+            tmp: dir.join("tmp"),
+            pytest_cache: dir.join("pytest-cache"),
+            hypothesis: dir.join("hypothesis"),
+            dir,
+        }
+    }
+
+    /// Make the dirs a run starts with (`tmp`, private), unless they are
+    /// there already as they should be. They are kept from run to run and
+    /// only emptied ([`RunDirs::empty`]): on an ext4 without a journal each
+    /// new inode costs more the more were deleted nearby in the last minute.
+    fn make(&self) -> std::io::Result<()> {
+        use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+        for d in [&self.dir, &self.tmp] {
+            match d.symlink_metadata() {
+                Ok(m) if m.is_dir() && m.mode() & 0o7777 == 0o700 => continue,
+                Ok(_) => crate::tree_state::remove_any(d)?,
+                Err(_) => {}
+            }
+            std::fs::DirBuilder::new().mode(0o700).create(d)?;
+        }
+        Ok(())
+    }
+
+    /// Remove whatever a run left in them (best effort; [`RunDirs::make`]
+    /// sees to the rest before the next run).
+    fn empty(&self) {
+        let Ok(rd) = std::fs::read_dir(&self.dir) else {
+            return;
+        };
+        for e in rd.flatten() {
+            let p = e.path();
+            if p != self.tmp {
+                let _ = crate::tree_state::remove_any(&p);
+            } else if let Ok(inner) = std::fs::read_dir(&p) {
+                for e in inner.flatten() {
+                    let _ = crate::tree_state::remove_any(&e.path());
+                }
+            }
+        }
+    }
+}
+
+/// What a reset after a run put back in the copy.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Reset {
+    /// Paths (relative to the copy) that were created, deleted or changed
+    /// and are back as they were, sorted; the run's expected outputs are
+    /// not among them.
+    pub paths: Vec<String>,
+    /// Whether this was the first debris of the whole run.
+    pub first: bool,
+}
+
+impl Scratch {
+    /// Copy the pristine copy into a fresh temp dir (see [`copy_tree`]) and
+    /// record what it holds.
+    pub fn create(pristine: &Arc<Pristine>, worker: usize) -> Result<Scratch> {
+        let area = Area::new(&format!("unguard-w{worker}-"))?;
+        let tree = area.tree_dir()?;
+        let pycache = area.base.join("pycache");
+        let junit_dir = area.base.join("junit");
+        for d in [&pycache, &junit_dir] {
+            std::fs::create_dir(d).with_context(|| format!("creating {}", d.display()))?;
+        }
+        let manifest = &pristine.manifest;
+        copy_tree(&pristine.tree, manifest, &tree)?;
         for name in &manifest.links {
             let target = manifest.root.join(name);
             std::os::unix::fs::symlink(&target, tree.join(name))
                 .with_context(|| format!("linking {name} into the scratch tree"))?;
         }
+        let state = TreeState::record(&tree)
+            .with_context(|| format!("recording the scratch tree {}", tree.display()))?;
+        let run = RunDirs::at(area.base.join("run"));
+        run.make()
+            .with_context(|| format!("creating {}", run.tmp.display()))?;
         Ok(Scratch {
-            _dir: dir,
-            _live: live,
+            _area: area,
             tree,
             pycache,
             junit_dir,
+            run,
+            pristine: pristine.clone(),
+            state,
+            wrote: BTreeMap::new(),
             written: BTreeSet::new(),
             runs: 0,
         })
@@ -402,6 +585,11 @@ impl Scratch {
                 .with_context(|| format!("making {} writable", path.display()))?;
             std::fs::write(&path, bytes).with_context(|| format!("writing {}", path.display()))?;
         }
+        // What the copy holds now, by unguard's hand: not debris.
+        self.state
+            .update(&self.tree, Path::new(rel))
+            .with_context(|| format!("reading {}", path.display()))?;
+        self.wrote.insert(rel.to_string(), bytes.to_vec());
         self.written.insert(rel.to_string());
         Ok(())
     }
@@ -409,6 +597,59 @@ impl Scratch {
     pub fn read(&self, rel: &str) -> Result<Vec<u8>> {
         let path = self.tree.join(rel);
         std::fs::read(&path).with_context(|| format!("reading {}", path.display()))
+    }
+
+    /// Before a run: stale bytecode purged (see
+    /// [`Scratch::purge_stale_bytecode`]) and the run's own dirs there.
+    pub fn begin_run(&mut self) -> Result<()> {
+        self.purge_stale_bytecode();
+        self.run
+            .make()
+            .with_context(|| format!("creating {}", self.run.tmp.display()))
+    }
+
+    /// After a run: its own dirs emptied, and the copy put back as it was
+    /// before it (see [`TreeState::reset`]). `expected` are outputs the run
+    /// was asked for inside the copy (a relative `test.junit`): removed, but
+    /// not counted.
+    pub fn end_run(&mut self, expected: &[PathBuf]) -> Result<Reset> {
+        self.run.empty();
+        // A file unguard wrote whose bytes are not those any more, whatever
+        // its metadata says.
+        let suspects: Vec<PathBuf> = self
+            .wrote
+            .iter()
+            .filter(|(rel, bytes)| std::fs::read(self.tree.join(rel)).ok().as_ref() != Some(bytes))
+            .map(|(rel, _)| PathBuf::from(rel))
+            .collect();
+        let reference = Restorer {
+            pristine: &self.pristine,
+            wrote: &self.wrote,
+            tree: &self.tree,
+        };
+        let paths = self
+            .state
+            .reset(&self.tree, &reference, &suspects, expected)
+            .with_context(|| format!("putting back the scratch tree {}", self.tree.display()))?;
+        let paths: Vec<String> = paths.iter().map(|p| rel_string(p)).collect();
+        let first = !paths.is_empty() && self.pristine.first_debris();
+        Ok(Reset { paths, first })
+    }
+
+    /// How many entries the copy holds (files, symlinks, directories).
+    pub fn entries(&self) -> usize {
+        self.state.len()
+    }
+
+    /// Whether a reset compares only the entries the kernel saw touched
+    /// (see [`TreeState`]).
+    pub fn watching(&self) -> bool {
+        self.state.watching()
+    }
+
+    /// Compare every entry on every reset from now on.
+    pub fn stop_watching(&mut self) {
+        self.state.stop_watching();
     }
 
     /// Before a run: delete any cached bytecode of files written since the
@@ -435,6 +676,84 @@ impl Scratch {
     /// Per-run JUnit path (fresh for each run).
     pub fn next_junit_path(&self, label: &str) -> PathBuf {
         self.junit_dir.join(format!("{}-{label}.xml", self.runs))
+    }
+}
+
+/// Puts an entry of a worker copy back: the bytes unguard last wrote there,
+/// a linked environment dir's symlink, or else the pristine copy's entry.
+struct Restorer<'a> {
+    pristine: &'a Pristine,
+    wrote: &'a BTreeMap<String, Vec<u8>>,
+    tree: &'a Path,
+}
+
+impl Reference for Restorer<'_> {
+    fn restore(&self, rel: &Path, dst: &Path, rec: &Rec) -> std::io::Result<()> {
+        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+        let key = rel_string(rel);
+        if let Some(bytes) = self.wrote.get(&key) {
+            let mut f = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(dst)?;
+            std::io::Write::write_all(&mut f, bytes)?;
+            return f.set_permissions(std::fs::Permissions::from_mode(rec.mode));
+        }
+        let manifest = &self.pristine.manifest;
+        if rel.parent() == Some(Path::new("")) && manifest.links.contains(&key) {
+            return std::os::unix::fs::symlink(manifest.root.join(&key), dst);
+        }
+        let reflink = AtomicBool::new(cfg!(target_os = "linux"));
+        copy_entry(
+            &self.pristine.tree,
+            self.tree,
+            rel,
+            &reflink,
+            &platform::reflink,
+        )
+    }
+
+    fn same(&self, rel: &Path, dst: &Path, rec: &Rec) -> bool {
+        let Ok(now) = Rec::lstat(dst) else {
+            return false;
+        };
+        let key = rel_string(rel);
+        if let Some(bytes) = self.wrote.get(&key) {
+            return now.mode == rec.mode && std::fs::read(dst).is_ok_and(|b| &b == bytes);
+        }
+        let manifest = &self.pristine.manifest;
+        if rel.parent() == Some(Path::new("")) && manifest.links.contains(&key) {
+            // A linked env dir's link points at the original dir.
+            return now.is_symlink()
+                && std::fs::read_link(dst).is_ok_and(|t| t == manifest.root.join(&key));
+        }
+        let src = self.pristine.tree.join(rel);
+        if now.is_symlink() {
+            let target = |p: &Path| std::fs::read_link(p).ok();
+            return target(dst).is_some() && target(dst) == target(&src);
+        }
+        now.mode == rec.mode && now.mtime() == rec.mtime() && same_bytes(&src, dst).unwrap_or(false)
+    }
+}
+
+/// Whether files `a` and `b` hold the same bytes.
+fn same_bytes(a: &Path, b: &Path) -> std::io::Result<bool> {
+    use std::io::Read;
+    let (mut fa, mut fb) = (std::fs::File::open(a)?, std::fs::File::open(b)?);
+    if fa.metadata()?.len() != fb.metadata()?.len() {
+        return Ok(false);
+    }
+    let (mut ba, mut bb) = (vec![0u8; 64 * 1024], vec![0u8; 64 * 1024]);
+    loop {
+        let n = fa.read(&mut ba)?;
+        if n == 0 {
+            return Ok(true);
+        }
+        fb.read_exact(&mut bb[..n])?;
+        if ba[..n] != bb[..n] {
+            return Ok(false);
+        }
     }
 }
 
@@ -517,13 +836,14 @@ const COPY_THREADS: usize = 4;
 /// Entries a copy thread takes from the shared list at a time.
 const COPY_CHUNK: usize = 32;
 
-/// Copy every manifest entry into `tree` (which exists and is empty): the
+/// Copy every manifest entry from `from` (the checkout, or the run's
+/// pristine copy of it) into `tree` (which exists and is empty): the
 /// directories first, once each, then the files and symlinks on a few
 /// threads. Files keep their mode bits and mtime; symlinks are recreated as
 /// the same symlinks; empty directories are not copied (the manifest lists
 /// files). Where the filesystem can share extents (`FICLONE`: btrfs, XFS,
 /// bcachefs), files are reflinked instead of copied.
-pub fn copy_tree(manifest: &Manifest, tree: &Path) -> Result<()> {
+pub fn copy_tree(from: &Path, manifest: &Manifest, tree: &Path) -> Result<()> {
     let entries: Vec<&Path> = manifest
         .entries
         .iter()
@@ -542,6 +862,9 @@ pub fn copy_tree(manifest: &Manifest, tree: &Path) -> Result<()> {
     }
     // Sorted by component: a parent ("a") always precedes its children ("a/b").
     for d in dirs {
+        if INTERRUPTED.load(Ordering::Relaxed) {
+            break;
+        }
         let path = tree.join(d);
         match std::fs::create_dir(&path) {
             Ok(()) => {}
@@ -573,7 +896,12 @@ pub fn copy_tree(manifest: &Manifest, tree: &Path) -> Result<()> {
             return;
         }
         for (i, rel) in entries.iter().enumerate().skip(start).take(COPY_CHUNK) {
-            if let Err(e) = copy_entry(&manifest.root, tree, rel, &reflink, &platform::reflink) {
+            // Checked before each file: a second Ctrl-C removes the copy
+            // while this runs, and must find it no longer growing.
+            if INTERRUPTED.load(Ordering::Relaxed) {
+                return;
+            }
+            if let Err(e) = copy_entry(from, tree, rel, &reflink, &platform::reflink) {
                 let mut f = failure.lock().unwrap_or_else(|e| e.into_inner());
                 if f.as_ref().is_none_or(|(j, _)| i < *j) {
                     *f = Some((i, e));
@@ -718,6 +1046,11 @@ mod tests {
     }
     use std::os::unix::ffi::OsStringExt;
 
+    /// The run's pristine copy of `m`.
+    fn pristine(m: &Manifest) -> Arc<Pristine> {
+        Arc::new(Pristine::create(Arc::new(m.clone())).unwrap())
+    }
+
     fn set_mode(p: &Path, mode: u32) {
         std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
     }
@@ -760,7 +1093,7 @@ mod tests {
             m.entries.len() > COPY_CHUNK * COPY_THREADS,
             "enough files for every copy thread"
         );
-        let s = Scratch::create(&m, 0).unwrap();
+        let s = Scratch::create(&pristine(&m), 0).unwrap();
         let mut expected = state(src.path());
         // The manifest lists files: an empty directory is not copied (as ever).
         expected.remove("empty-dir");
@@ -776,8 +1109,8 @@ mod tests {
         let src = sample_tree();
         let m = manifest(src.path(), &[], &[]).unwrap();
         let (a, b) = std::thread::scope(|s| {
-            let a = s.spawn(|| Scratch::create(&m, 0).unwrap());
-            let b = s.spawn(|| Scratch::create(&m, 1).unwrap());
+            let a = s.spawn(|| Scratch::create(&pristine(&m), 0).unwrap());
+            let b = s.spawn(|| Scratch::create(&pristine(&m), 1).unwrap());
             (a.join().unwrap(), b.join().unwrap())
         });
         assert_ne!(a.tree, b.tree);
@@ -860,7 +1193,7 @@ mod tests {
     fn reset_rewrites_only_the_mutated_file() {
         let src = sample_tree();
         let m = manifest(src.path(), &[], &[]).unwrap();
-        let mut s = Scratch::create(&m, 0).unwrap();
+        let mut s = Scratch::create(&pristine(&m), 0).unwrap();
         let ids = |tree: &Path| -> BTreeMap<String, (u64, i64, i64, i64, i64)> {
             m.entries
                 .iter()
@@ -894,6 +1227,164 @@ mod tests {
         assert_eq!(std::fs::read(s.tree.join("readonly.py")).unwrap(), ro);
     }
 
+    /// What a careless suite does to a copy of [`sample_tree`]: returns the
+    /// paths a reset must name.
+    fn scramble(tree: &Path) -> Vec<&'static str> {
+        use std::os::unix::fs::symlink;
+        let w = |rel: &str, body: &str| std::fs::write(tree.join(rel), body).unwrap();
+        // Created: a file, a directory tree, a socket.
+        w("run.lock", "pid 42\n");
+        std::fs::create_dir_all(tree.join("newdir/sub")).unwrap();
+        w("newdir/sub/x.db", "table");
+        let _sock = std::os::unix::net::UnixListener::bind(tree.join("sock")).unwrap();
+        // Deleted: a file, a whole directory.
+        std::fs::remove_file(tree.join("pkg/d00/sub/m00.py")).unwrap();
+        std::fs::remove_dir_all(tree.join("pkg/d01")).unwrap();
+        // Changed in place, same size, mtime set back: only ctime tells.
+        let p = tree.join("pkg/d02/sub/m05.py");
+        let m = std::fs::metadata(&p).unwrap();
+        let len = m.len() as usize;
+        std::fs::write(&p, "#".repeat(len)).unwrap();
+        let f = std::fs::File::options().write(true).open(&p).unwrap();
+        f.set_modified(m.modified().unwrap()).unwrap();
+        // Mode, symlink target.
+        set_mode(&tree.join("run.sh"), 0o644);
+        std::fs::remove_file(tree.join("rel-link")).unwrap();
+        symlink("pkg/d03/sub/m01.py", tree.join("rel-link")).unwrap();
+        // A file became a directory, a directory became a file.
+        std::fs::remove_file(tree.join("empty.txt")).unwrap();
+        std::fs::create_dir(tree.join("empty.txt")).unwrap();
+        std::fs::remove_dir_all(tree.join("pkg/d04")).unwrap();
+        w("pkg/d04", "not a dir");
+        // A directory locked after a file was left in it.
+        w("pkg/d05/junk", "x");
+        set_mode(&tree.join("pkg/d05"), 0o000);
+        // Written through a hard link that is gone again.
+        std::fs::hard_link(tree.join("pkg/d06/sub/m00.py"), tree.join("hl")).unwrap();
+        let mut f = std::fs::File::options()
+            .append(true)
+            .open(tree.join("hl"))
+            .unwrap();
+        std::io::Write::write_all(&mut f, b"# appended\n").unwrap();
+        std::fs::remove_file(tree.join("hl")).unwrap();
+        // Moved away.
+        std::fs::rename(tree.join("pkg/d07"), tree.join("moved")).unwrap();
+        // Changed and changed back by the run itself: nothing to put back.
+        let back = tree.join("pkg/d08/sub/m00.py");
+        std::fs::rename(&back, tree.join("away")).unwrap();
+        std::fs::rename(tree.join("away"), &back).unwrap();
+        set_mode(&tree.join("readonly.py"), 0o644);
+        set_mode(&tree.join("readonly.py"), 0o444);
+        std::fs::remove_file(tree.join("dangling")).unwrap();
+        symlink("does/not/exist", tree.join("dangling")).unwrap();
+        vec![
+            "empty.txt",
+            "moved",
+            "newdir",
+            "pkg/d00/sub/m00.py",
+            "pkg/d01",
+            "pkg/d02/sub/m05.py",
+            "pkg/d04",
+            "pkg/d05",
+            "pkg/d05/junk",
+            "pkg/d06/sub/m00.py",
+            "pkg/d07",
+            "rel-link",
+            "run.lock",
+            "run.sh",
+            "sock",
+        ]
+    }
+
+    fn reset_puts_back_whatever_a_run_did(watch: bool) {
+        let src = sample_tree();
+        let m = manifest(src.path(), &[], &[]).unwrap();
+        let p = pristine(&m);
+        let mut s = Scratch::create(&p, 0).unwrap();
+        if !watch {
+            s.stop_watching();
+        }
+        assert_eq!(s.watching(), watch && cfg!(target_os = "linux"));
+        let expected = state(&p.tree);
+        // Coarse timestamps: the changes come at least a tick after the copy.
+        std::thread::sleep(Duration::from_millis(30));
+        s.begin_run().unwrap();
+        let names = scramble(&s.tree);
+        let r = s.end_run(&[]).unwrap();
+        assert_eq!(r.paths, names);
+        assert!(r.first, "the first debris of the run");
+        assert_eq!(state(&s.tree), expected);
+        let mode = std::fs::metadata(s.tree.join("pkg/d05")).unwrap().mode() & 0o777;
+        assert_eq!(mode & 0o700, 0o700, "the locked directory is open again");
+        // Clean now; a second debris is not the first any more.
+        s.begin_run().unwrap();
+        assert_eq!(s.end_run(&[]).unwrap(), Reset::default());
+        std::fs::write(s.tree.join("again"), "x").unwrap();
+        let r = s.end_run(&[]).unwrap();
+        assert_eq!((r.paths, r.first), (vec!["again".to_string()], false));
+        assert_eq!(state(&s.tree), expected);
+    }
+
+    #[test]
+    fn reset_puts_back_whatever_a_run_did_watching() {
+        reset_puts_back_whatever_a_run_did(true);
+    }
+
+    #[test]
+    fn reset_puts_back_whatever_a_run_did_walking() {
+        reset_puts_back_whatever_a_run_did(false);
+    }
+
+    #[test]
+    fn reset_keeps_what_unguard_wrote_and_spares_expected_outputs() {
+        let src = sample_tree();
+        std::fs::create_dir_all(src.path().join(".venv/bin")).unwrap();
+        let m = manifest(src.path(), &[], &[]).unwrap();
+        let p = pristine(&m);
+        let mut s = Scratch::create(&p, 0).unwrap();
+        let target = "pkg/d03/sub/m07.py";
+        s.write(target, b"mutated = True\n").unwrap();
+        s.begin_run().unwrap();
+        std::fs::write(s.run.tmp.join("app.lock"), "").unwrap();
+        std::fs::create_dir(&s.run.pytest_cache).unwrap();
+        // The run changes the mutated file, removes the linked env dir's
+        // link, and writes the report it was asked for into the copy.
+        std::thread::sleep(Duration::from_millis(30));
+        std::fs::write(s.tree.join(target), b"mutated = Fals\n").unwrap();
+        std::fs::remove_file(s.tree.join(".venv")).unwrap();
+        std::fs::create_dir(s.tree.join("reports")).unwrap();
+        std::fs::write(s.tree.join("reports/junit.xml"), "<testsuite/>").unwrap();
+        let r = s.end_run(&[PathBuf::from("reports/junit.xml")]).unwrap();
+        assert_eq!(r.paths, vec![".venv", target]);
+        // The mutant is back for a re-check, not the original.
+        assert_eq!(s.read(target).unwrap(), b"mutated = True\n");
+        assert_eq!(
+            std::fs::read_link(s.tree.join(".venv")).unwrap(),
+            m.root.join(".venv")
+        );
+        assert!(!s.tree.join("reports").exists());
+        // The run's own dirs are empty again.
+        assert_eq!(std::fs::read_dir(&s.run.tmp).unwrap().count(), 0);
+        assert_eq!(std::fs::read_dir(&s.run.dir).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn a_reset_restores_from_the_pristine_copy_never_the_checkout() {
+        let src = sample_tree();
+        let m = manifest(src.path(), &[], &[]).unwrap();
+        let p = pristine(&m);
+        let mut s = Scratch::create(&p, 0).unwrap();
+        // The user edits the checkout during the run.
+        std::fs::write(src.path().join("run.sh"), "#!/bin/sh\nexit 1\n").unwrap();
+        std::fs::remove_file(s.tree.join("run.sh")).unwrap();
+        let r = s.end_run(&[]).unwrap();
+        assert_eq!(r.paths, vec!["run.sh"]);
+        assert_eq!(s.read("run.sh").unwrap(), b"#!/bin/sh\nexit 0\n");
+        // A worker copy made now is made from the pristine copy too.
+        let s2 = Scratch::create(&p, 1).unwrap();
+        assert_eq!(s2.read("run.sh").unwrap(), b"#!/bin/sh\nexit 0\n");
+    }
+
     #[test]
     fn dropping_a_scratch_removes_it_and_never_follows_symlinks() {
         let src = sample_tree();
@@ -908,7 +1399,7 @@ mod tests {
         std::fs::write(src.path().join(".venv/bin/python"), "#!/bin/sh\n").unwrap();
         let m = manifest(src.path(), &[], &[]).unwrap();
         assert_eq!(m.links, vec![".venv"]);
-        let s = Scratch::create(&m, 0).unwrap();
+        let s = Scratch::create(&pristine(&m), 0).unwrap();
         let base = s.tree.parent().unwrap().to_path_buf();
         assert!(s.tree.join("pkg/d02/env/lib/keep.py").exists());
         assert!(s.tree.join(".venv/bin/python").exists());
@@ -932,8 +1423,8 @@ mod tests {
         }
         let src = sample_tree();
         let m = manifest(src.path(), &[], &[]).unwrap();
-        let a = Scratch::create(&m, 0).unwrap();
-        let b = Scratch::create(&m, 0).unwrap();
+        let a = Scratch::create(&pristine(&m), 0).unwrap();
+        let b = Scratch::create(&pristine(&m), 0).unwrap();
         let base = a.tree.parent().unwrap();
         assert_eq!(platform::is_top_directory(base), Some(true));
         // Each tree has a name of its own (the allocator hashes it).

@@ -156,10 +156,11 @@ impl Baseline<'_> {
                 header: format!("baseline of `{}`", cfg.command.display()),
                 read_junit: true,
                 select: &[],
+                progress: self.progress,
             },
             self.cancel,
         )
-        .await;
+        .await?;
         // Tests counted by the configured report, or (without `test.junit`)
         // by the report pytest wrote for unguard or the runner's summary line.
         let total = run.junit.tests_total();

@@ -4,11 +4,12 @@
 //! back at exactly one place, [`Applied::restore`].
 
 use std::ops::{Deref, DerefMut};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
 
-use super::suite::{env_for, run_suite, SuiteCall, SuiteRun};
+use super::suite::{env_for, put_back, run_suite, SuiteCall, SuiteRun};
 use super::Ctx;
 use crate::error::{Error, Result};
 use crate::junit::Report;
@@ -113,11 +114,14 @@ pub(super) async fn run_canary(
             header: format!("canary: {file} emptied"),
             read_junit: true,
             select: &[],
+            progress: &ctx.progress,
         },
         cancel,
     )
     .await;
+    // The original goes back whatever became of the run.
     emptied.restore()?;
+    let run = run?;
     let reached = match outcome::canary(&run.res.exit) {
         CanaryVerdict::Interrupted => return Ok(None),
         CanaryVerdict::CouldNotRun(e) => {
@@ -172,6 +176,7 @@ pub(super) async fn run_mutant(
         original,
         started,
         cancel,
+        reset: AtomicUsize::new(0),
     }
     .run(&mut applied)
     .await;
@@ -187,6 +192,8 @@ struct MutantRun<'a> {
     original: &'a [u8],
     started: Instant,
     cancel: &'a watch::Receiver<bool>,
+    /// Paths its runs so far left in the copy (put back since).
+    reset: AtomicUsize,
 }
 
 impl MutantRun<'_> {
@@ -194,6 +201,7 @@ impl MutantRun<'_> {
         let command = self.ctx.plan.tests[self.m.test].command.display();
         let mut r = outcome::mutant_result(self.m, command, v);
         r.diff_file = Some(outdir::diff_name(&self.m.id));
+        r.reset_paths = self.reset.load(Ordering::Relaxed);
         r
     }
 
@@ -209,7 +217,7 @@ impl MutantRun<'_> {
             return Ok(Some(self.result(outcome::no_op_on_disk())));
         }
         let timeout = ctx.timeout(Some(m), m.test);
-        match self.check(scratch, timeout).await {
+        match self.check(scratch, timeout).await? {
             None => {}
             Some(Exit::Interrupted) => return Ok(None),
             Some(failed) => {
@@ -221,13 +229,13 @@ impl MutantRun<'_> {
             }
         }
         let log_name = outdir::log_name(&m.id);
-        let first = self.suite(scratch, &log_name, timeout, &[]).await;
+        let first = self.suite(scratch, &log_name, timeout, &[]).await?;
         if first.res.exit == Exit::Interrupted {
             return Ok(None);
         }
         let v = self.classify(&first, timeout);
         let v = match v.outcome {
-            Outcome::Survived | Outcome::Killed => match self.recheck(scratch, v, timeout).await {
+            Outcome::Survived | Outcome::Killed => match self.recheck(scratch, v, timeout).await? {
                 Some(v) => v,
                 None => return Ok(None),
             },
@@ -241,26 +249,38 @@ impl MutantRun<'_> {
     }
 
     /// Run `test.check` (e.g. a compiler) when configured: `None` when it
-    /// passed or there is none, else how it ended.
-    async fn check(&self, scratch: &mut Scratch, timeout: Duration) -> Option<Exit> {
+    /// passed or there is none, else how it ended. The copy is put back
+    /// after it, as after a suite run.
+    async fn check(&self, scratch: &mut Scratch, timeout: Duration) -> Result<Option<Exit>> {
         let (ctx, m) = (self.ctx, self.m);
         let cfg = &ctx.plan.tests[m.test];
-        let check = cfg.check.as_ref()?;
-        scratch.purge_stale_bytecode();
+        let Some(check) = cfg.check.as_ref() else {
+            return Ok(None);
+        };
+        scratch.begin_run()?;
+        let log = ctx.opts.out.join(outdir::check_log_name(&m.id));
         let res = run::run(
             Invocation {
                 command: check,
                 cwd: &scratch.tree,
                 env: env_for(cfg, self.w, &m.id, scratch),
                 substitutions: vec![("{file}", m.file.clone())],
-                log: &ctx.opts.out.join(outdir::check_log_name(&m.id)),
+                log: &log,
                 timeout,
                 label: format!("check of mutant {}", m.id),
             },
             self.cancel.clone(),
         )
         .await;
-        (res.exit != Exit::Code(0)).then_some(res.exit)
+        if res.exit != Exit::Interrupted {
+            self.count(put_back(scratch, &log, &[], &ctx.progress)?);
+        }
+        Ok((res.exit != Exit::Code(0)).then_some(res.exit))
+    }
+
+    /// Count paths a run left in the copy.
+    fn count(&self, reset: usize) {
+        self.reset.fetch_add(reset, Ordering::Relaxed);
     }
 
     /// Run the suite with the mutation in place (only the `select`ed tests
@@ -271,9 +291,9 @@ impl MutantRun<'_> {
         log_name: &str,
         timeout: Duration,
         select: &[String],
-    ) -> SuiteRun {
+    ) -> Result<SuiteRun> {
         let m = self.m;
-        run_suite(
+        let run = run_suite(
             scratch,
             SuiteCall {
                 cfg: &self.ctx.plan.tests[m.test],
@@ -285,10 +305,13 @@ impl MutantRun<'_> {
                 header: format!("mutant {} ({}:{})", m.id, m.file, m.line),
                 read_junit: true,
                 select,
+                progress: &self.ctx.progress,
             },
             self.cancel,
         )
-        .await
+        .await?;
+        self.count(run.reset);
+        Ok(run)
     }
 
     fn classify(&self, run: &SuiteRun, timeout: Duration) -> Verdict {
@@ -312,7 +335,7 @@ impl MutantRun<'_> {
         scratch: &mut Scratch,
         first: Verdict,
         timeout: Duration,
-    ) -> Option<Verdict> {
+    ) -> Result<Option<Verdict>> {
         let opts = &self.ctx.opts;
         let rechecks = match first.outcome {
             Outcome::Killed => opts.recheck_kills,
@@ -326,18 +349,18 @@ impl MutantRun<'_> {
         };
         for k in 1..=rechecks {
             let name = outdir::recheck_log_name(&self.m.id, k);
-            let again = self.suite(scratch, &name, timeout, select).await;
+            let again = self.suite(scratch, &name, timeout, select).await?;
             if again.res.exit == Exit::Interrupted {
-                return None;
+                return Ok(None);
             }
             let v2 = self.classify(&again, timeout);
             if v2.outcome != first.outcome {
-                return Some(match first.outcome {
+                return Ok(Some(match first.outcome {
                     Outcome::Killed => outcome::unconfirmed_kill(first, k, rechecks, v2, &name),
                     _ => outcome::flaky(first, k, rechecks, v2, &name),
-                });
+                }));
             }
         }
-        Some(first)
+        Ok(Some(first))
     }
 }

@@ -39,7 +39,7 @@ use crate::results::{
     TimeoutPolicy, SCHEMA,
 };
 use crate::spec::Spec;
-use crate::workspace::{Manifest, Scratch};
+use crate::workspace::{Manifest, Pristine, Scratch};
 use job::JobResult;
 use scheduler::{CanaryBoard, Copy};
 use signals::Interrupts;
@@ -75,8 +75,10 @@ impl EngineOptions {
 /// What every job of the mutant phase shares.
 struct Ctx {
     plan: Plan,
-    /// What a scratch copy holds (a worker whose job panicked gets a fresh one).
-    manifest: Arc<Manifest>,
+    /// The run's pristine copy: what every scratch copy is made from and
+    /// reset to (a worker whose job panicked gets a fresh one); none when
+    /// no mutant is ready.
+    pristine: Option<Arc<Pristine>>,
     opts: EngineOptions,
     /// Per test config: the timeout mutants run under.
     timeouts: Vec<Duration>,
@@ -205,14 +207,13 @@ async fn execute_async(
     } else {
         opts.jobs.max(1).min(ready)
     };
-    let manifest = Arc::new(manifest);
     let progress = Progress::new(ready as u64);
-    let (copies, baselines) =
-        copies_and_baselines(&plan, &manifest, workers, &opts, &progress, &cancel).await?;
+    let (pristine, copies, baselines) =
+        copies_and_baselines(&plan, manifest, workers, &opts, &progress, &cancel).await?;
     let (jobs, canaries) = scheduler::queue(&plan, opts.no_canary);
     let ctx = Arc::new(Ctx {
         plan,
-        manifest,
+        pristine,
         opts,
         timeouts: baselines.timeouts,
         patterns: baselines.patterns,
@@ -248,31 +249,43 @@ async fn execute_async(
     ))
 }
 
-/// Make worker 0's copy, then run the baselines in it while the other
-/// workers' copies are made. However this stops early, the copies still
-/// being made are waited for and removed.
+/// Run `make` on a blocking thread; an error of an interrupted run is the interrupt.
+async fn blocking<T: Send + 'static>(
+    make: impl FnOnce() -> Result<T> + Send + 'static,
+) -> Result<T> {
+    let made = tokio::task::spawn_blocking(make)
+        .await
+        .map_err(|e| Error::Internal(format!("copy task: {e}")))?;
+    match made {
+        Err(_) if Interrupts::interrupted() => Err(Error::Interrupted),
+        other => other,
+    }
+}
+
+/// Make the run's pristine copy and worker 0's copy from it, then run the
+/// baselines in it while the other workers' copies are made. However this
+/// stops early, the copies still being made are waited for and removed.
 async fn copies_and_baselines(
     plan: &Plan,
-    manifest: &Arc<Manifest>,
+    manifest: Manifest,
     workers: usize,
     opts: &EngineOptions,
     progress: &Progress,
     cancel: &tokio::sync::watch::Receiver<bool>,
-) -> Result<(Vec<Copy>, baseline::Baselines)> {
-    let mut first = if workers == 0 {
-        None
+) -> Result<(Option<Arc<Pristine>>, Vec<Copy>, baseline::Baselines)> {
+    let (pristine, mut first) = if workers == 0 {
+        (None, None)
     } else {
-        let m = manifest.clone();
-        let made = tokio::task::spawn_blocking(move || Scratch::create(&m, 0))
-            .await
-            .map_err(|e| Error::Internal(format!("copy task: {e}")))?;
-        match made {
-            Ok(s) => Some(s),
-            Err(_) if Interrupts::interrupted() => return Err(Error::Interrupted),
-            Err(e) => return Err(e),
-        }
+        let manifest = Arc::new(manifest);
+        let pristine = Arc::new(blocking(move || Pristine::create(manifest)).await?);
+        let p = pristine.clone();
+        let first = blocking(move || Scratch::create(&p, 0)).await?;
+        (Some(pristine), Some(first))
     };
-    let mut copies: Vec<Copy> = (1..workers).map(|w| Copy::start(manifest, w)).collect();
+    let mut copies: Vec<Copy> = match &pristine {
+        Some(p) => (1..workers).map(|w| Copy::start(p, w)).collect(),
+        None => Vec::new(),
+    };
     let baselines = match &mut first {
         _ if Interrupts::interrupted() => Err(Error::Interrupted),
         // (No mutant is ready, so no copy: `plan.tests` is empty then.)
@@ -286,9 +299,9 @@ async fn copies_and_baselines(
     match baselines {
         Ok(b) => {
             if let Some(first) = first {
-                copies.insert(0, Copy::Ready(first));
+                copies.insert(0, Copy::Ready(Box::new(first)));
             }
-            Ok((copies, b))
+            Ok((pristine, copies, b))
         }
         Err(e) => {
             drop(first);

@@ -16,7 +16,7 @@ use crate::outcome::{self, CanaryFinding};
 use crate::outdir;
 use crate::plan::{Entry, Plan};
 use crate::results::MutantResult;
-use crate::workspace::{Manifest, Scratch};
+use crate::workspace::{Pristine, Scratch};
 
 pub(super) enum Job {
     Canary { file: String, test: usize },
@@ -120,20 +120,20 @@ pub(super) fn queue(plan: &Plan, no_canary: bool) -> (VecDeque<Job>, CanaryBoard
 
 /// A worker's scratch copy: made, or still being made.
 pub(super) enum Copy {
-    Ready(Scratch),
+    Ready(Box<Scratch>),
     Making(tokio::task::JoinHandle<Result<Scratch>>),
 }
 
 impl Copy {
-    /// Start making worker `w`'s copy in the background.
-    pub fn start(manifest: &Arc<Manifest>, w: usize) -> Copy {
-        let m = manifest.clone();
-        Copy::Making(tokio::task::spawn_blocking(move || Scratch::create(&m, w)))
+    /// Start making worker `w`'s copy (from the pristine copy) in the background.
+    pub fn start(pristine: &Arc<Pristine>, w: usize) -> Copy {
+        let p = pristine.clone();
+        Copy::Making(tokio::task::spawn_blocking(move || Scratch::create(&p, w)))
     }
 
     async fn ready(self) -> Result<Scratch> {
         match self {
-            Copy::Ready(s) => Ok(s),
+            Copy::Ready(s) => Ok(*s),
             Copy::Making(h) => h
                 .await
                 .map_err(|e| crate::error::Error::Internal(format!("copy task: {e}")))?,
@@ -183,7 +183,8 @@ pub(super) async fn run_phase(
                 Err(e) => WorkerOutput {
                     scratch: None,
                     results: Vec::new(),
-                    error: Some(format!("worker {w}: {e}")),
+                    // A copy stopped by the interrupt is no error of the run.
+                    error: (!*cancel.borrow()).then(|| format!("worker {w}: {e}")),
                 },
             };
             if let Some(s) = out.scratch {
@@ -284,7 +285,10 @@ async fn isolated_mutant(
         Ok((s, r)) => (Some(s), r),
         Err(e) if e.is_panic() => {
             let why = panic_message(e.into_panic());
-            let fresh = Copy::start(&ctx.manifest, w).ready().await;
+            let fresh = match &ctx.pristine {
+                Some(p) => Copy::start(p, w).ready().await,
+                None => Err(crate::error::Error::Internal("no pristine copy".into())),
+            };
             match fresh {
                 Ok(s) => (Some(s), Ok(Some(ctx.internal_error_result(i, &why)))),
                 Err(e) => (None, Err(e)),

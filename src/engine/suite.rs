@@ -10,18 +10,21 @@ use std::time::Duration;
 use tokio::sync::watch;
 
 use super::select;
+use crate::error::Result;
 use crate::junit::{self, Reading};
-use crate::run::{self, Invocation, RunResult};
+use crate::progress::Progress;
+use crate::run::{self, Exit, Invocation, RunResult};
 use crate::spec::TestConfig;
 use crate::suite_log::{self, Observed};
-use crate::workspace::Scratch;
+use crate::workspace::{RunDirs, Scratch};
 
 /// The variable pytest reads extra command-line options from, before the
 /// command's own (so a `--junitxml` on the command line wins over it).
 const PYTEST_ADDOPTS: &str = "PYTEST_ADDOPTS";
 
 /// The environment of every run in `scratch` by `worker`; `label` is the
-/// mutant id, `baseline` or `canary`.
+/// mutant id, `baseline` or `canary`. [`Scratch::begin_run`] made the run's
+/// own dirs.
 pub(super) fn env_for(
     cfg: &TestConfig,
     worker: usize,
@@ -47,7 +50,43 @@ pub(super) fn env_for(
     if !cfg.env.contains_key("PYTHONDONTWRITEBYTECODE") {
         env.push(("PYTHONDONTWRITEBYTECODE".into(), String::new()));
     }
+    per_run_dirs(cfg, &mut env, &scratch.run);
     env
+}
+
+/// The run's own temp dir and runner caches (removed after it), so that
+/// nothing a run leaves there reaches the next: `TMPDIR` (`TMP`, `TEMP`),
+/// Hypothesis's example database, and pytest's cache (`-o cache_dir=` in
+/// `PYTEST_ADDOPTS`, which also keeps `.pytest_cache` out of the copy). A
+/// variable `test.env` sets wins (Hypothesis's also when inherited).
+/// `XDG_CACHE_HOME` and the like stay as they are: package managers' caches
+/// are the user's.
+fn per_run_dirs(cfg: &TestConfig, env: &mut Vec<(String, String)>, run: &RunDirs) {
+    let tmp = run.tmp.display().to_string();
+    for k in ["TMPDIR", "TMP", "TEMP"] {
+        if !cfg.env.contains_key(k) {
+            env.push((k.into(), tmp.clone()));
+        }
+    }
+    const HYPOTHESIS: &str = "HYPOTHESIS_STORAGE_DIRECTORY";
+    if !cfg.env.contains_key(HYPOTHESIS) && std::env::var_os(HYPOTHESIS).is_none() {
+        env.push((HYPOTHESIS.into(), run.hypothesis.display().to_string()));
+    }
+    let cache = format!(
+        "-o {}",
+        run::shell_quote(&format!("cache_dir={}", run.pytest_cache.display()))
+    );
+    append_pytest_addopts(env, &cache);
+}
+
+/// Append `opt` to `PYTEST_ADDOPTS` in `env` (the value `test.env` or an
+/// earlier step set, else unguard's own environment's).
+fn append_pytest_addopts(env: &mut Vec<(String, String)>, opt: &str) {
+    let base = match env.iter().position(|(k, _)| k == PYTEST_ADDOPTS) {
+        Some(i) => Some(env.remove(i).1),
+        None => std::env::var(PYTEST_ADDOPTS).ok(),
+    };
+    env.push((PYTEST_ADDOPTS.into(), addopts_with(base.as_deref(), opt)));
 }
 
 /// Where the run's JUnit report will be: `test.junit` with `{junit}` expanded
@@ -60,16 +99,20 @@ fn junit_report_path(cfg: &TestConfig, fresh: &Path, tree: &Path) -> Option<Path
 }
 
 /// `PYTEST_ADDOPTS` for a run: `base` (the `test.env` or inherited value)
-/// with `--junitxml` pointing at `report`, quoted as pytest splits it.
-fn addopts_with_junitxml(base: Option<&str>, report: &Path) -> String {
-    let opt = format!(
-        "--junitxml={}",
-        run::shell_quote(&report.display().to_string())
-    );
+/// with `opt` appended.
+fn addopts_with(base: Option<&str>, opt: &str) -> String {
     match base.map(str::trim) {
         Some(b) if !b.is_empty() => format!("{b} {opt}"),
-        _ => opt,
+        _ => opt.to_string(),
     }
+}
+
+/// `--junitxml` pointing at `report`, quoted as pytest splits `PYTEST_ADDOPTS`.
+fn junitxml_opt(report: &Path) -> String {
+    format!(
+        "--junitxml={}",
+        run::shell_quote(&report.display().to_string())
+    )
 }
 
 /// Ask pytest, should the command run it, for a JUnit report at `report`:
@@ -83,36 +126,40 @@ fn ask_pytest_for_junit(
     tree: &Path,
     report: &Path,
 ) {
-    let base = match env.iter().position(|(k, _)| k == PYTEST_ADDOPTS) {
-        Some(i) => Some(env.remove(i).1),
-        None => std::env::var(PYTEST_ADDOPTS).ok(),
-    };
     const OFF: &str = "no:junitxml";
+    let set = env
+        .iter()
+        .find(|(k, _)| k == PYTEST_ADDOPTS)
+        .map(|(_, v)| v.clone());
     let off = cfg.command.display().contains(OFF)
-        || base.as_deref().is_some_and(|b| b.contains(OFF))
+        || set
+            .or_else(|| std::env::var(PYTEST_ADDOPTS).ok())
+            .is_some_and(|b| b.contains(OFF))
         || ["pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg"]
             .iter()
             .any(|f| std::fs::read_to_string(tree.join(f)).is_ok_and(|t| t.contains(OFF)));
-    let value = if off {
-        base
-    } else {
-        Some(addopts_with_junitxml(base.as_deref(), report))
-    };
-    if let Some(v) = value {
-        env.push((PYTEST_ADDOPTS.into(), v));
+    if !off {
+        append_pytest_addopts(env, &junitxml_opt(report));
     }
 }
 
-/// What a run without `test.junit` showed: the runner and counts in its
-/// log, and the report pytest wrote (unguard's `injected` one, or the
-/// command's own when the log names it). Nothing seen: not configured.
-fn observe(log: &Path, injected: Option<&Path>, tree: &Path) -> Reading {
-    let seen = read_log(log);
+/// What a run without `test.junit` showed (`seen`: its log): the runner
+/// and counts in its log, and the report pytest wrote (unguard's
+/// `injected` one, or the command's own when the log names it). Nothing
+/// seen: not configured.
+fn observe(seen: suite_log::LogReading, injected: Option<&Path>, tree: &Path) -> Reading {
     let report = injected.and_then(|p| junit::read(p).ok()).or_else(|| {
         let named = seen.pytest_report.as_ref()?;
         junit::read(&tree.join(named)).ok()
     });
     Observed::new(seen, report).map_or(Reading::NotConfigured, Reading::Observed)
+}
+
+/// `report` (a path as the command or `test.junit` names it, relative to
+/// the copy) as a path inside the copy, if it is one.
+fn inside(tree: &Path, report: &Path) -> Option<PathBuf> {
+    let full = tree.join(report);
+    full.strip_prefix(tree).ok().map(Path::to_path_buf)
 }
 
 /// What a finished run's log shows (the suite's output, unguard's header left out).
@@ -139,23 +186,28 @@ pub(super) struct SuiteCall<'a> {
     /// Run only these tests (JUnit ids) where the runner can select them
     /// (pytest, through [`select`]); empty: the whole suite.
     pub select: &'a [String],
+    /// Where the warning about debris goes.
+    pub progress: &'a Progress,
 }
 
-/// A finished suite run, its JUnit reading, and the runners its log shows
-/// (read for a configured report too: the exit code's meaning depends on it).
+/// A finished suite run, its JUnit reading, the runners its log shows
+/// (read for a configured report too: the exit code's meaning depends on
+/// it), and how many paths it left in the copy (put back since).
 pub(super) struct SuiteRun {
     pub res: RunResult,
     pub junit: Reading,
     pub seen: Vec<suite_log::Runner>,
+    pub reset: usize,
 }
 
-/// Run the suite in `scratch` as `call` says.
+/// Run the suite in `scratch` as `call` says; after it, the copy is put
+/// back as it was (see [`put_back`]).
 pub(super) async fn run_suite(
     scratch: &mut Scratch,
     call: SuiteCall<'_>,
     cancel: &watch::Receiver<bool>,
-) -> SuiteRun {
-    scratch.purge_stale_bytecode();
+) -> Result<SuiteRun> {
+    scratch.begin_run()?;
     let junit_path = scratch.next_junit_path(call.label);
     // A report left by an earlier run must never be read as this run's.
     let report_path = if call.read_junit {
@@ -200,8 +252,11 @@ pub(super) async fn run_suite(
     )
     .await;
     let mut seen = Vec::new();
+    // Reports the run was asked for inside the copy: not debris.
+    let mut expected = Vec::new();
     let junit = match report_path {
         Some(p) => {
+            expected.extend(inside(&scratch.tree, &p));
             seen = read_log(call.log).runners;
             match junit::read(&p) {
                 Ok(r) => Reading::Read(r),
@@ -209,11 +264,74 @@ pub(super) async fn run_suite(
             }
         }
         None if call.read_junit && call.cfg.junit.is_none() => {
-            observe(call.log, injected.as_deref(), &scratch.tree)
+            let log = read_log(call.log);
+            if let Some(named) = &log.pytest_report {
+                expected.extend(inside(&scratch.tree, named));
+            }
+            observe(log, injected.as_deref(), &scratch.tree)
         }
         None => Reading::NotConfigured,
     };
-    SuiteRun { res, junit, seen }
+    let reset = if res.exit == Exit::Interrupted {
+        0 // the copy is about to go
+    } else {
+        put_back(scratch, call.log, &expected, call.progress)?
+    };
+    Ok(SuiteRun {
+        res,
+        junit,
+        seen,
+        reset,
+    })
+}
+
+/// After a run (suite or `test.check`) in `scratch`: put the copy back as
+/// it was before (what the run created, deleted or changed), say so at the
+/// end of its `log` and, the first time in the whole run, on stderr.
+/// Returns how many paths were put back.
+pub(super) fn put_back(
+    scratch: &mut Scratch,
+    log: &Path,
+    expected: &[PathBuf],
+    progress: &Progress,
+) -> Result<usize> {
+    let reset = scratch.end_run(expected)?;
+    if reset.paths.is_empty() {
+        return Ok(0);
+    }
+    let n = reset.paths.len();
+    let named = name_a_few(&reset.paths);
+    if let Ok(mut f) = std::fs::OpenOptions::new().append(true).open(log) {
+        use std::io::Write;
+        let _ = writeln!(
+            f,
+            "\n# unguard: put back {n} path(s) this run left changed in the scratch copy: {named}"
+        );
+    }
+    if reset.first {
+        let log_name = log.file_name().unwrap_or_default().to_string_lossy();
+        progress.line(&format!(
+            "warning: the suite left {n} path(s) changed in its scratch copy ({named}; see {log_name}); \
+             unguard put them back, as it does after every run, so no run sees another's \
+             leftovers (reset_paths in outcomes.json counts them per mutant)"
+        ));
+    }
+    Ok(n)
+}
+
+/// The first few of `paths`, for a message.
+fn name_a_few(paths: &[String]) -> String {
+    const FEW: usize = 3;
+    let mut s = paths
+        .iter()
+        .take(FEW)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if paths.len() > FEW {
+        s.push_str(&format!(" and {} more", paths.len() - FEW));
+    }
+    s
 }
 
 #[cfg(test)]
@@ -224,15 +342,18 @@ mod tests {
     fn junitxml_is_appended_to_the_users_addopts_and_quoted() {
         let p = Path::new("/tmp/ug x/junit/3-m.pytest.xml");
         assert_eq!(
-            addopts_with_junitxml(None, p),
+            addopts_with(None, &junitxml_opt(p)),
             "--junitxml='/tmp/ug x/junit/3-m.pytest.xml'"
         );
         assert_eq!(
-            addopts_with_junitxml(Some("-x -p no:randomly "), Path::new("/t/r.xml")),
+            addopts_with(
+                Some("-x -p no:randomly "),
+                &junitxml_opt(Path::new("/t/r.xml"))
+            ),
             "-x -p no:randomly --junitxml=/t/r.xml"
         );
         assert_eq!(
-            addopts_with_junitxml(Some("  "), Path::new("/t/r.xml")),
+            addopts_with(Some("  "), &junitxml_opt(Path::new("/t/r.xml"))),
             "--junitxml=/t/r.xml"
         );
     }

@@ -254,7 +254,7 @@ fn model_without_mutants(r: &Results) -> serde_json::Result<serde_json::Map<Stri
 
 /// Every key of a mutant in a template, sorted (the order `|items` and
 /// `|dictsort` see, as for a map): the model's fields, then the computed ones.
-pub(crate) const MUTANT_KEYS: [&str; 33] = [
+pub(crate) const MUTANT_KEYS: [&str; 34] = [
     "allowed",
     "command",
     "control",
@@ -281,6 +281,7 @@ pub(crate) const MUTANT_KEYS: [&str; 33] = [
     "red_count",
     "red_tests",
     "replacement",
+    "reset_paths",
     "rule",
     "site",
     "sites",
@@ -336,6 +337,7 @@ impl MutantView {
             diff,
             tests_ran,
             allowed,
+            reset_paths,
         } = m;
         let is_allowed = m.is_allowed();
         Some(match key {
@@ -362,6 +364,7 @@ impl MutantView {
             "diff" => opt_str(diff),
             "tests_ran" => strs(tests_ran),
             "allowed" => opt_str(allowed),
+            "reset_paths" => model(reset_paths),
             // The computed ones.
             "site" => Value::from(if *line > 0 {
                 format!("{file}:{line}")
@@ -621,7 +624,7 @@ mod tests {
             render("{% for k, v in mutants[0]|items %}{{ k }} {% endfor %}"),
             MUTANT_KEYS.join(" ") + " "
         );
-        assert_eq!(render("{{ mutants[0]|length }}"), "33");
+        assert_eq!(render("{{ mutants[0]|length }}"), "34");
         assert_eq!(
             render("{% for l in findings[0].diff_lines %}{{ l.kind }}:{{ l.text }}|{% endfor %}"),
             "meta:--- a/f.py|meta:+++ b/f.py|hunk:@@ -1,2 +1,2 @@|ctx: ctx|del:-old|add:+new|"

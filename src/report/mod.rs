@@ -261,6 +261,7 @@ mod tests {
             diff: None,
             tests_ran: vec![],
             allowed: None,
+            reset_paths: 0,
         }
     }
 
