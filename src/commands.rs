@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::cli::{
     AuditArgs, CatalogArgs, ExecArgs, FilterArgs, InitArgs, ListArgs, MergeArgs, ReportArgs,
-    RunArgs, TargetArgs,
+    RunArgs, SuperviseArgs, TargetArgs,
 };
 use crate::engine::{self, EngineOptions};
 use crate::error::{Context, Error, ExitCode, Result};
@@ -169,7 +169,20 @@ fn engine_options(
         recheck_kills: usize::from(exec.recheck_kills),
         thresholds: spec.thresholds,
         selection: plan.selection.clone(),
+        isolation: exec.isolation,
     }
+}
+
+/// The hidden `__supervise`: becomes the per-run supervisor of one test
+/// command (never returns).
+pub fn supervise(args: &SuperviseArgs) -> Result<ExitCode> {
+    let grace = std::time::Duration::try_from_secs_f64(args.grace)
+        .map_err(|e| Error::Usage(format!("--grace {}: {e}", args.grace)))?;
+    crate::supervise::main(crate::supervise::Options {
+        grace,
+        cgroup: args.cgroup.clone(),
+        argv: args.argv.clone(),
+    })
 }
 
 /// The `--template` file, when given.

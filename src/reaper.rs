@@ -24,6 +24,8 @@
 //! waits block a thread: async callers use [`reap_orphans_async`].
 
 use std::collections::BTreeMap;
+use std::os::unix::net::UnixStream;
+use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -32,9 +34,19 @@ use crate::platform::{self, ChildProc, Signal};
 /// Environment variable carrying a token unique to one run.
 pub const RUN_TOKEN_VAR: &str = "UNGUARD_RUN_TOKEN";
 
-/// Process-group ids (= leader pids) of the suites running right now, with
-/// their run tokens.
-static ACTIVE: Mutex<BTreeMap<i32, String>> = Mutex::new(BTreeMap::new());
+/// What the registry keeps of a running suite.
+struct Running {
+    token: String,
+    /// A handle on unguard's end of the supervisor's control socket:
+    /// shutting it down makes the supervisor kill its subtree at once.
+    control: Option<UnixStream>,
+    /// The run's cgroup, if it has one.
+    cgroup: Option<PathBuf>,
+}
+
+/// Process-group ids (= leader pids: the supervisors, or the suites run
+/// without one) of the suites running right now.
+static ACTIVE: Mutex<BTreeMap<i32, Running>> = Mutex::new(BTreeMap::new());
 
 /// Held for the whole of [`reap_orphans`]: one reaper at a time.
 static REAPING: Mutex<()> = Mutex::new(());
@@ -46,7 +58,7 @@ pub fn new_run_token() -> String {
     format!("{}-{n}", std::process::id())
 }
 
-fn active() -> std::sync::MutexGuard<'static, BTreeMap<i32, String>> {
+fn active() -> std::sync::MutexGuard<'static, BTreeMap<i32, Running>> {
     ACTIVE.lock().unwrap_or_else(|p| p.into_inner())
 }
 
@@ -58,15 +70,24 @@ pub fn become_subreaper() -> bool {
 }
 
 /// Spawn `cmd` and register its process group, atomically with respect to
-/// [`reap_orphans`] (which must never mistake a fresh suite for an orphan).
+/// [`reap_orphans`] (which must never mistake a fresh suite for an orphan),
+/// with what [`kill_all_active`] needs: the run token, a handle on the
+/// supervisor's control socket and the run's cgroup.
 pub fn spawn_registered(
     cmd: &mut tokio::process::Command,
     token: &str,
+    control: Option<UnixStream>,
+    cgroup: Option<PathBuf>,
 ) -> std::io::Result<tokio::process::Child> {
     let mut g = active();
     let child = cmd.spawn()?;
     if let Some(pid) = child.id() {
-        g.insert(pid as i32, token.to_string());
+        let running = Running {
+            token: token.to_string(),
+            control,
+            cgroup,
+        };
+        g.insert(pid as i32, running);
     }
     Ok(child)
 }
@@ -76,15 +97,27 @@ pub fn unregister(pgid: i32) {
     active().remove(&pgid);
 }
 
-/// SIGKILL every running suite: its process group, its escaped processes
-/// and every orphan (second Ctrl-C). Returns the number of suites.
+/// SIGKILL every running suite (second Ctrl-C): each supervisor is told to
+/// kill its subtree at once (its control socket shut down) and given a
+/// moment for it; then its process group, its escaped processes, its cgroup
+/// and every orphan go. Returns the number of suites.
 pub fn kill_all_active() -> usize {
-    let suites: Vec<(i32, String)> = active().iter().map(|(p, t)| (*p, t.clone())).collect();
-    for (pgid, token) in &suites {
-        let _ = platform::kill_group(*pgid, Signal::Kill);
-        sweep_token(token);
+    let suites: Vec<(i32, Running)> = std::mem::take(&mut *active()).into_iter().collect();
+    for (_, run) in &suites {
+        if let Some(c) = &run.control {
+            let _ = c.shutdown(std::net::Shutdown::Both);
+        }
     }
-    active().clear();
+    for (pgid, run) in &suites {
+        if run.control.is_some() {
+            crate::isolation::await_exit(*pgid, Duration::from_secs(2));
+        }
+        let _ = platform::kill_group(*pgid, Signal::Kill);
+        sweep_token(&run.token);
+        if let Some(dir) = &run.cgroup {
+            crate::isolation::kill_and_remove(dir);
+        }
+    }
     reap_orphans();
     suites.len()
 }
@@ -231,6 +264,14 @@ mod tests {
             .unwrap()
     }
 
+    fn running() -> Running {
+        Running {
+            token: "token".into(),
+            control: None,
+            cgroup: None,
+        }
+    }
+
     fn live(pid: i32) -> ChildProc {
         ChildProc { pid, zombie: false }
     }
@@ -286,7 +327,7 @@ mod tests {
         // The scan sees the new process; `spawn_registered` registers it
         // before the reaper gets the lock.
         let scan = || {
-            active().insert(pid, "token".into());
+            active().insert(pid, running());
             vec![live(pid)]
         };
         assert_eq!(reap_orphans_with(&scan, &never_wait), 0);
@@ -315,7 +356,7 @@ mod tests {
         let mut orphan = sleeper();
         let dead = Command::new("true").spawn().unwrap();
         let (s, o, d) = (suite.id() as i32, orphan.id() as i32, dead.id() as i32);
-        active().insert(s, "token".into());
+        active().insert(s, running());
         let start = Instant::now();
         while !platform::child(d).is_some_and(|c| c.zombie) {
             assert!(start.elapsed() < Duration::from_secs(20), "never exited");
