@@ -228,9 +228,10 @@ pub struct ExecArgs {
     pub timeout: Option<std::time::Duration>,
     /// How every process a test run starts is tied to that run and killed
     /// when it ends (whatever it does to its session, group or environment).
-    /// Each log's `# isolation:` line says what ran.
-    #[arg(long, value_enum, value_name = "MODE", default_value = "auto")]
-    pub isolation: Isolation,
+    /// Default: $UNGUARD_ISOLATION, else auto. Each log's `# isolation:`
+    /// line says what ran.
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub isolation: Option<Isolation>,
 }
 
 #[derive(Debug, Args, Clone, Default)]

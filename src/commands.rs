@@ -11,6 +11,7 @@ use crate::cli::{
 };
 use crate::engine::{self, EngineOptions};
 use crate::error::{Context, Error, ExitCode, Result};
+use crate::isolation::Isolation;
 use crate::plan::{self, Entry, Filters, Plan};
 use crate::report::markdown::Template;
 use crate::report::Format;
@@ -169,8 +170,26 @@ fn engine_options(
         recheck_kills: usize::from(exec.recheck_kills),
         thresholds: spec.thresholds,
         selection: plan.selection.clone(),
-        isolation: exec.isolation,
+        isolation: isolation(exec),
     }
+}
+
+/// `--isolation`, else `$UNGUARD_ISOLATION` (`auto` or `subreaper`; another
+/// value is warned about and ignored), else auto.
+fn isolation(exec: &ExecArgs) -> Isolation {
+    use clap::ValueEnum;
+    exec.isolation
+        .or_else(|| {
+            let v = std::env::var("UNGUARD_ISOLATION").ok()?;
+            match Isolation::from_str(v.trim(), true) {
+                Ok(i) => Some(i),
+                Err(_) => {
+                    eprintln!("unguard: warning: UNGUARD_ISOLATION={v}: expected auto or subreaper; using auto");
+                    None
+                }
+            }
+        })
+        .unwrap_or_default()
 }
 
 /// The hidden `__supervise`: becomes the per-run supervisor of one test

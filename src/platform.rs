@@ -240,14 +240,23 @@ mod linux {
     pub fn child_pids() -> Vec<i32> {
         let mut out = Vec::new();
         let mut listed = false;
-        for task in std::fs::read_dir("/proc/self/task").into_iter().flatten().flatten() {
+        for task in std::fs::read_dir("/proc/self/task")
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
             if let Ok(text) = std::fs::read_to_string(task.path().join("children")) {
                 listed = true;
-                out.extend(text.split_whitespace().filter_map(|p| p.parse::<i32>().ok()));
+                out.extend(
+                    text.split_whitespace()
+                        .filter_map(|p| p.parse::<i32>().ok()),
+                );
             }
         }
         if !listed {
-            out = pids().filter(|p| stat(*p).is_some_and(|s| s.1 == me())).collect();
+            out = pids()
+                .filter(|p| stat(*p).is_some_and(|s| s.1 == me()))
+                .collect();
         }
         out
     }

@@ -1,16 +1,23 @@
 //! Making sure no process a suite started outlives its run.
 //!
-//! Three nets, from tight to wide:
+//! The first net is the run's own supervisor and cgroup
+//! ([`crate::isolation`]): every process the run starts stays in the
+//! supervisor's subtree (it is their child subreaper) and, where available,
+//! in the run's cgroup, and is killed when the run ends. Behind it, for a
+//! supervisor that was itself killed and for runs without one, three nets
+//! from tight to wide:
 //! 1. every run is its own process group, killed as a whole (`run`);
 //! 2. every run carries a token in its environment; processes that left the
 //!    group (`setsid`, `start_new_session=True`) still carry it and are found
 //!    in `/proc/*/environ`;
 //! 3. unguard is a *child subreaper* (`PR_SET_CHILD_SUBREAPER`): a process
-//!    that double-forked out of its group **and** cleared its environment is
-//!    reparented to unguard instead of init when its parent exits, so it
-//!    shows up as a child of unguard that is not a running suite. Such
-//!    orphans are killed and reaped as soon as no other suite is running
-//!    (with `-j 1`: after every run), and always at the end of the run.
+//!    that double-forked out of its group **and** cleared its environment,
+//!    and whose supervisor is gone, is reparented to unguard instead of init,
+//!    so it shows up as a child of unguard that is not a running suite. Such
+//!    orphans are killed and reaped after every run while every running
+//!    suite has a supervisor (orphans of a live supervised run never reach
+//!    unguard), otherwise as soon as no suite is running, and always at the
+//!    end of the run.
 //!
 //! The registry of running suites (their process-group ids) also serves the
 //! second Ctrl-C, which kills them all at once.
@@ -174,8 +181,9 @@ fn reap(pid: i32, limit: Duration) -> bool {
 }
 
 /// Kill and reap orphans that were reparented to unguard (see the module
-/// docs). Only when no suite is running, since then every child of unguard
-/// is an orphan of a finished run; otherwise only reaps the dead ones.
+/// docs). Only when every running suite has a supervisor (or none runs),
+/// since then every other child of unguard is an orphan of a finished run
+/// or a dead supervisor; otherwise only reaps the dead ones.
 /// Returns how many live orphans were killed. Blocks for up to a second per
 /// orphan (never under the registry's lock); from async code use
 /// [`reap_orphans_async`].
@@ -212,7 +220,13 @@ fn reap_orphans_with(
         let mut dying: Vec<(i32, Duration)> = Vec::new();
         {
             let g = active();
-            let idle = g.is_empty();
+            // With every running suite under a supervisor, no live run's
+            // orphan is reparented to unguard (it goes to its supervisor):
+            // every unregistered child is left over from a finished run or
+            // a killed supervisor, and can go now. A suite spawned without
+            // one may still be talking to its own orphan: then only when
+            // nothing runs.
+            let idle = g.values().all(|r| r.control.is_some());
             for c in children {
                 if g.contains_key(&c.pid) {
                     continue;
@@ -350,7 +364,7 @@ mod tests {
 
     #[cfg(target_os = "linux")]
     #[test]
-    fn while_a_suite_runs_only_dead_orphans_are_reaped() {
+    fn while_an_unsupervised_suite_runs_only_dead_orphans_are_reaped() {
         let _serial = serial();
         let mut suite = sleeper();
         let mut orphan = sleeper();
@@ -376,5 +390,26 @@ mod tests {
             c.wait().unwrap();
         }
         drop(dead);
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn while_only_supervised_suites_run_a_live_orphan_is_killed() {
+        let _serial = serial();
+        let mut suite = sleeper();
+        let orphan = sleeper();
+        let (s, o) = (suite.id() as i32, orphan.id() as i32);
+        let (ours, _theirs) = UnixStream::pair().unwrap();
+        let mut supervised = running();
+        supervised.control = Some(ours);
+        active().insert(s, supervised);
+        let scan = || [s, o].into_iter().filter_map(platform::child).collect();
+        assert_eq!(reap_orphans_with(&scan, &reap), 1);
+        unregister(s);
+        assert_eq!(platform::child(o), None, "killed and reaped");
+        assert!(suite.try_wait().unwrap().is_none(), "the suite was killed");
+        suite.kill().unwrap();
+        suite.wait().unwrap();
+        drop(orphan);
     }
 }

@@ -161,7 +161,14 @@ pub async fn run(inv: Invocation<'_>, mut cancel: watch::Receiver<bool>) -> RunR
         cgroup: supervised.cgroup,
         armed: true,
     };
-    let mut exit = wait(&mut child, pgid, guard.supervised(), inv.timeout, &mut cancel).await;
+    let mut exit = wait(
+        &mut child,
+        pgid,
+        guard.supervised(),
+        inv.timeout,
+        &mut cancel,
+    )
+    .await;
     // The supervisor has exited: its report says how the command ended.
     let report = guard.control.as_ref().and_then(isolation::read_report);
     if let (Some(r), Exit::Code(_) | Exit::Signal(_)) = (&report, &exit) {
@@ -248,25 +255,43 @@ fn spawn(
     let args = setup.supervisor_args(argv, kill_grace());
     let (child, control, cgroup) = match setup.control {
         Some((ours, theirs)) => {
-            let mut cmd = command(inv, token, isolation::self_exe(), &args, &pipe.write, Stdio::from(theirs))?;
+            let mut cmd = command(
+                inv,
+                token,
+                isolation::self_exe(),
+                &args,
+                &pipe.write,
+                Stdio::from(theirs),
+            )?;
             cmd.arg0("unguard");
             let registry_handle = ours.try_clone().ok();
             let cg = setup.cgroup.as_ref().map(|c| c.dir().to_path_buf());
             match reaper::spawn_registered(&mut cmd, token, registry_handle, cg) {
                 Ok(child) => (child, Some(ours), setup.cgroup),
                 Err(e) => {
-                    note = Some(format!("could not start the supervisor ({e}); the suite runs without it"));
+                    note = Some(format!(
+                        "could not start the supervisor ({e}); the suite runs without it"
+                    ));
                     drop(setup.cgroup);
-                    let mut cmd = command(inv, token, &argv[0], &argv[1..], &pipe.write, Stdio::null())?;
+                    let mut cmd =
+                        command(inv, token, &argv[0], &argv[1..], &pipe.write, Stdio::null())?;
                     let child = reaper::spawn_registered(&mut cmd, token, None, None);
-                    (child.map_err(|e| format!("`{}`: {e}", argv[0]))?, None, None)
+                    (
+                        child.map_err(|e| format!("`{}`: {e}", argv[0]))?,
+                        None,
+                        None,
+                    )
                 }
             }
         }
         None => {
             let mut cmd = command(inv, token, &argv[0], &argv[1..], &pipe.write, Stdio::null())?;
             let child = reaper::spawn_registered(&mut cmd, token, None, None);
-            (child.map_err(|e| format!("`{}`: {e}", argv[0]))?, None, None)
+            (
+                child.map_err(|e| format!("`{}`: {e}", argv[0]))?,
+                None,
+                None,
+            )
         }
     };
     // unguard's copy of the pipe's write end goes here (the commands' copies
@@ -274,7 +299,15 @@ fn spawn(
     // close theirs.
     drop(pipe.write);
     let capture = Capture::start(pipe.read, log_for_capture).map(Some);
-    Ok((child, capture, Supervised { control, cgroup, note }))
+    Ok((
+        child,
+        capture,
+        Supervised {
+            control,
+            cgroup,
+            note,
+        },
+    ))
 }
 
 /// The command: `program args…` in the run's cwd and environment (plus
@@ -288,7 +321,10 @@ fn command(
     out: &OwnedFd,
     stdin: Stdio,
 ) -> Result<tokio::process::Command, String> {
-    let dup = || out.try_clone().map_err(|e| format!("(duplicating the pipe: {e})"));
+    let dup = || {
+        out.try_clone()
+            .map_err(|e| format!("(duplicating the pipe: {e})"))
+    };
     let mut cmd = tokio::process::Command::new(program);
     cmd.args(args)
         .current_dir(inv.cwd)

@@ -1,0 +1,511 @@
+//! Every process a run starts dies with its run, at any -j (issue 11,
+//! item 3): a Python suite leaves a daemon behind that double-forked, called
+//! setsid and cleared its environment, listening on 127.0.0.1 at
+//! BASE + UNGUARD_WORKER. Its first test fails when something already
+//! answers on that port: a daemon of an earlier run on the same worker,
+//! which would make an equivalent mutant look killed (a false kill).
+//!
+//! Under each mechanism unguard ships (`--isolation auto`, with a cgroup
+//! where it may create one, and the forced `--isolation subreaper`), and
+//! once as a non-root user, -j 1 and -j 2 must give the same table: the four
+//! real controls killed, the four equivalent mutants survived, no daemon
+//! left afterwards.
+
+mod common;
+use common::*;
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::time::Duration;
+
+const GUARD_PY: &str = r#"MAX_NAME = 32
+KILL_SUPERVISOR = False
+
+
+def valid_name(name):
+    if len(name) > MAX_NAME:
+        return False
+    if not name.isidentifier():
+        return False
+    return True
+
+
+def safe_path(p):
+    if ".." in p.split("/"):
+        return False
+    if p.startswith("/"):
+        return False
+    return True
+
+
+def allowed_tool(tool):
+    return tool in ("read", "list")
+
+
+def redact(text):
+    return text.replace("secret", "******")
+
+
+def audit_note(event):
+    note = f"event: {event}"
+    return note
+"#;
+
+/// The runner: every `test_` function of test_guard.py in order, like
+/// pytest but with the standard library only (the non-root user here has
+/// no pytest).
+const RUN_TESTS_PY: &str = r#"import sys, traceback
+import test_guard
+failed = 0
+for name, fn in list(vars(test_guard).items()):
+    if name.startswith("test_") and callable(fn):
+        try:
+            fn()
+            print("PASSED", name, flush=True)
+        except Exception:
+            failed += 1
+            print("FAILED", name, flush=True)
+            traceback.print_exc()
+print(failed, "failed", flush=True)
+sys.exit(1 if failed else 0)
+"#;
+
+/// The suite. `test_no_server_from_an_earlier_run` comes first: it is the
+/// test a leftover daemon turns red. `test_leaves_a_daemon` starts the
+/// daemon (double fork, setsid, stdio to /dev/null, exec with an empty
+/// environment) and waits until it answers, so every run leaves one.
+const TEST_GUARD_PY: &str = r#"import os, signal, socket, sys, time
+import guard
+
+PORT = int(os.environ["LEAK_BASE_PORT"]) + int(os.environ.get("UNGUARD_WORKER", "0"))
+MARK = os.environ["LEAK_MARK"]
+RUN = os.urandom(4).hex()
+
+SERVER = """
+import os, socket, sys
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1])))
+s.listen(16)
+while True:
+    c, _ = s.accept()
+    c.sendall(("server started by run %s, pid %d" % (sys.argv[3], os.getpid())).encode())
+    c.close()
+"""
+
+
+def answering(port):
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=2) as s:
+            return s.recv(128).decode(errors="replace") or "(connected)"
+    except OSError:
+        return None
+
+
+def test_no_server_from_an_earlier_run():
+    banner = answering(PORT)
+    assert banner is None, f"a server of an earlier run answered on port {PORT}: {banner}"
+
+
+def supervisor():
+    """The nearest ancestor that is unguard's per-run supervisor, if any."""
+    pid = os.getppid()
+    while pid > 1:
+        try:
+            cmd = open(f"/proc/{pid}/cmdline", "rb").read()
+            stat = open(f"/proc/{pid}/stat").read()
+        except OSError:
+            return None
+        if b"__supervise" in cmd:
+            return pid
+        pid = int(stat.rsplit(")", 1)[1].split()[1])
+    return None
+
+
+def test_leaves_a_daemon():
+    pid = os.fork()
+    if pid == 0:
+        os.setsid()
+        if os.fork() == 0:
+            null = os.open(os.devnull, os.O_RDWR)
+            for fd in (0, 1, 2):
+                os.dup2(null, fd)
+            os.execve(sys.executable, [sys.executable, "-c", SERVER, str(PORT), MARK, RUN], {})
+        os._exit(0)
+    os.waitpid(pid, 0)
+    for _ in range(400):
+        if answering(PORT):
+            break
+        time.sleep(0.05)
+    else:
+        raise AssertionError(f"the daemon never answered on {PORT}")
+    if guard.KILL_SUPERVISOR:
+        sup = supervisor()
+        print("killing the supervisor", sup, flush=True)
+        if sup:
+            os.kill(sup, signal.SIGKILL)
+            time.sleep(1)
+
+
+def test_the_daemon_is_still_ours_a_moment_later():
+    # Nothing but this run may end this run's daemon while the run lasts
+    # (another run's clean-up must not take it for a leftover).
+    time.sleep(0.3)
+    banner = answering(PORT) or "(nothing)"
+    assert RUN in banner, f"expected this run's daemon on {PORT}, got: {banner}"
+
+
+def test_names():
+    assert guard.valid_name("reader")
+    assert not guard.valid_name("x" * 33)
+    assert not guard.valid_name("not an identifier")
+
+
+def test_paths():
+    assert guard.safe_path("docs/a.txt")
+    assert not guard.safe_path("docs/../../etc/passwd")
+    assert not guard.safe_path("/etc/passwd")
+
+
+def test_tools():
+    assert guard.allowed_tool("read")
+    assert not guard.allowed_tool("exec")
+
+
+def test_redaction():
+    assert guard.redact("the secret") == "the ******"
+    assert guard.audit_note("x") == "event: x"
+"#;
+
+/// 8 mutants: 4 remove a control the suite checks (killed), 4 are
+/// equivalent rewrites (must survive).
+const MUTANTS: &[(&str, &str, &str, &str)] = &[
+    (
+        "name-length",
+        "if len(name) > MAX_NAME:",
+        "if False:",
+        "killed",
+    ),
+    (
+        "path-dotdot",
+        r#"if ".." in p.split("/"):"#,
+        "if False:",
+        "killed",
+    ),
+    (
+        "tool-allowlist",
+        r#"return tool in ("read", "list")"#,
+        "return True",
+        "killed",
+    ),
+    (
+        "redaction",
+        r#"text.replace("secret", "******")"#,
+        "text",
+        "killed",
+    ),
+    (
+        "name-ident-eq",
+        "if not name.isidentifier():",
+        "if not (name.isidentifier()):",
+        "survived",
+    ),
+    (
+        "abs-path-eq",
+        r#"if p.startswith("/"):"#,
+        r#"if p[:1] == "/":"#,
+        "survived",
+    ),
+    (
+        "audit-note-eq",
+        r#"note = f"event: {event}""#,
+        r#"note = "event: " + str(event)"#,
+        "survived",
+    ),
+    (
+        "max-name-eq",
+        "MAX_NAME = 32",
+        "MAX_NAME = 16 * 2",
+        "survived",
+    ),
+];
+
+/// A ninth mutant for [`a_supervisor_killed_mid_run_leaves_nothing_behind`]:
+/// its suite starts its daemon, then SIGKILLs its own supervisor (it dies
+/// of that signal: wrong-reason).
+const SUPERVISOR_KILLER: (&str, &str, &str, &str) = (
+    "supervisor-killed",
+    "KILL_SUPERVISOR = False",
+    "KILL_SUPERVISOR = True",
+    "wrong-reason",
+);
+
+fn mutants(kill_supervisor: bool) -> Vec<(&'static str, &'static str, &'static str, &'static str)> {
+    let mut m = MUTANTS.to_vec();
+    if kill_supervisor {
+        m.push(SUPERVISOR_KILLER);
+    }
+    m
+}
+
+fn spec(base_port: u16, mark: &str, kill_supervisor: bool) -> String {
+    let mut s = format!(
+        "version: 1\ntest:\n  command: \"python3 run_tests.py\"\n  preset: generic\n  timeout: 60s\n  env:\n    LEAK_BASE_PORT: \"{base_port}\"\n    LEAK_MARK: \"{mark}\"\nmutations:\n"
+    );
+    for (id, find, replace, _) in mutants(kill_supervisor) {
+        s.push_str(&format!(
+            "  - id: {id}\n    control: \"control {id}\"\n    file: guard.py\n    find: '{find}'\n    replace: '{replace}'\n"
+        ));
+    }
+    s
+}
+
+fn expected(kill_supervisor: bool) -> BTreeMap<String, String> {
+    mutants(kill_supervisor)
+        .iter()
+        .map(|(id, _, _, v)| (id.to_string(), v.to_string()))
+        .collect()
+}
+
+fn fixture(base_port: u16, mark: &str, kill_supervisor: bool) -> Fixture {
+    Fixture::git(&[
+        ("guard.py", GUARD_PY),
+        ("test_guard.py", TEST_GUARD_PY),
+        ("run_tests.py", RUN_TESTS_PY),
+        ("unguard.yaml", &spec(base_port, mark, kill_supervisor)),
+    ])
+}
+
+/// Whether unguard, run by this user, may create a cgroup below its own
+/// (what `--isolation auto` tries): checked the same way, by creating one.
+fn cgroup_available() -> bool {
+    let Ok(cgroups) = std::fs::read_to_string("/proc/self/cgroup") else {
+        return false;
+    };
+    let Some(own) = cgroups.lines().find_map(|l| l.strip_prefix("0::")) else {
+        return false;
+    };
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    let Some(dir) = mounts.lines().find_map(|l| {
+        let (m, fs) = l.split_once(" - ")?;
+        (fs.split_whitespace().next()? == "cgroup2").then(|| {
+            let f: Vec<&str> = m.split_whitespace().collect();
+            let rel = Path::new(own).strip_prefix(f[3]).ok()?;
+            Some(Path::new(f[4]).join(rel))
+        })?
+    }) else {
+        return false;
+    };
+    let probe = dir.join(format!("ug-test-probe-{}", std::process::id()));
+    if std::fs::create_dir(&probe).is_err() {
+        return false;
+    }
+    let usable = probe.join("cgroup.kill").exists();
+    let _ = std::fs::remove_dir(&probe);
+    usable
+}
+
+/// The per-run cgroups (`unguard-<pid>-<n>`) of unguard processes that
+/// have exited: left behind (must be none).
+fn leftover_cgroups() -> Vec<String> {
+    let mut out = Vec::new();
+    for dir in ["/sys/fs/cgroup/unified", "/sys/fs/cgroup"] {
+        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let pid = name
+                .strip_prefix("unguard-")
+                .and_then(|n| n.split('-').next())
+                .and_then(|p| p.parse::<u32>().ok());
+            if pid.is_some_and(|p| !Path::new(&format!("/proc/{p}")).exists()) {
+                out.push(format!("{dir}/{name}"));
+            }
+        }
+    }
+    out
+}
+
+/// Run unguard at `-j jobs` into `out` and return its verdicts, after
+/// checking that no daemon is left.
+fn run_at(
+    fx: &Fixture,
+    mark: &str,
+    jobs: &str,
+    out: &str,
+    extra: &[&str],
+    want: &BTreeMap<String, String>,
+) -> BTreeMap<String, String> {
+    let mut args = vec!["run", "-j", jobs, "--out", out];
+    args.extend_from_slice(extra);
+    let (code, o, e) = fx.run(&args);
+    assert_eq!(
+        &fx.verdicts(out),
+        want,
+        "-j {jobs} {extra:?}: a daemon of an earlier run answered (false kill)?\n{}",
+        ctx(code, &o, &e)
+    );
+    assert_eq!(code, 2, "survivors fail the gate: {}", ctx(code, &o, &e));
+    assert_no_processes(mark, &format!("after the run at -j {jobs} {extra:?}"));
+    v_ok(fx, out);
+    fx.verdicts(out)
+}
+
+/// No log shows a server of an earlier run answering.
+fn v_ok(fx: &Fixture, out: &str) {
+    for e in std::fs::read_dir(fx.path().join(out)).unwrap().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name.ends_with(".log") {
+            let log = std::fs::read_to_string(e.path()).unwrap_or_default();
+            assert!(
+                !log.contains("a server of an earlier run answered"),
+                "{name}: a daemon of an earlier run answered:\n{log}"
+            );
+        }
+    }
+}
+
+/// The `# isolation:` line of a mutant's log.
+fn isolation_line(fx: &Fixture, out: &str) -> String {
+    let log = fx.read(&format!("{out}/name-length.log"));
+    log.lines()
+        .find(|l| l.starts_with("# isolation:"))
+        .unwrap_or_else(|| panic!("no isolation line in the log:\n{log}"))
+        .to_string()
+}
+
+#[test]
+fn at_j2_a_daemon_of_an_earlier_run_never_answers_under_auto_isolation() {
+    let mark = marker("leak_auto");
+    let fx = fixture(47100, &mark, false);
+    let j2 = run_at(&fx, &mark, "2", "out2", &[], &expected(false));
+    let j1 = run_at(&fx, &mark, "1", "out1", &[], &expected(false));
+    assert_eq!(j1, j2, "-j 1 and -j 2 differ");
+    let line = isolation_line(&fx, "out2");
+    assert!(line.contains("supervisor (child subreaper)"), "{line}");
+    if cgroup_available() {
+        assert!(line.contains(" in cgroup /"), "{line}");
+        assert!(leftover_cgroups().is_empty(), "{:?}", leftover_cgroups());
+    } else {
+        assert!(!line.contains("cgroup"), "{line}");
+        eprintln!("no writable cgroup v2 here: auto ran the supervisor alone");
+    }
+    assert!(fx.leftover_tmp().is_empty());
+}
+
+#[test]
+fn at_j2_a_daemon_of_an_earlier_run_never_answers_under_the_forced_subreaper() {
+    let mark = marker("leak_subreaper");
+    let fx = fixture(47120, &mark, false);
+    // Forced through the environment at -j 2, through the flag at -j 1.
+    let (code, o, e) = {
+        let out = fx
+            .unguard(&["run", "-j", "2", "--out", "out2"])
+            .env("UNGUARD_ISOLATION", "subreaper")
+            .output()
+            .unwrap();
+        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        (
+            out.status.code().unwrap_or(-1),
+            text(&out.stdout),
+            text(&out.stderr),
+        )
+    };
+    let j2 = fx.verdicts("out2");
+    assert_eq!(
+        j2,
+        expected(false),
+        "-j 2, UNGUARD_ISOLATION=subreaper: a daemon of an earlier run answered (false kill)?\n{}",
+        ctx(code, &o, &e)
+    );
+    assert_no_processes(&mark, "after the run at -j 2");
+    v_ok(&fx, "out2");
+    assert_eq!(
+        isolation_line(&fx, "out2"),
+        "# isolation: supervisor (child subreaper)"
+    );
+    let j1 = run_at(
+        &fx,
+        &mark,
+        "1",
+        "out1",
+        &["--isolation", "subreaper"],
+        &expected(false),
+    );
+    assert_eq!(j1, j2, "-j 1 and -j 2 differ");
+    assert_eq!(
+        isolation_line(&fx, "out1"),
+        "# isolation: supervisor (child subreaper)"
+    );
+}
+
+fn euid_is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .find(|l| l.starts_with("Uid:"))
+        .and_then(|l| l.split_whitespace().nth(2).map(|e| e == "0"))
+        .unwrap_or(false)
+}
+
+#[test]
+fn at_j2_a_daemon_of_an_earlier_run_never_answers_as_a_non_root_user() {
+    if !euid_is_root() {
+        eprintln!("skipped: not root, cannot run unguard as another uid");
+        return;
+    }
+    let mark = marker("leak_nobody");
+    let fx = fixture(47140, &mark, false);
+    // `nobody` must read the fixture and write the output and TMPDIR; the
+    // build dir may sit below a directory it cannot enter: run a copy.
+    for d in [fx.path(), fx.tmp.path()] {
+        std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o777)).unwrap();
+    }
+    let status = std::process::Command::new("chown")
+        .args(["-R", "65534:65534"])
+        .arg(fx.path())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let bin = fx.tmp.path().join("unguard-bin");
+    std::fs::copy(assert_cmd::cargo::cargo_bin("unguard"), &bin).unwrap();
+    let mut c = std::process::Command::new("setpriv");
+    c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(&bin)
+        .args(["run", "-j", "2", "--out", "out"])
+        .current_dir(fx.path())
+        .env("TMPDIR", fx.tmp.path())
+        .env("HOME", fx.tmp.path())
+        .env_remove("GITHUB_STEP_SUMMARY");
+    let (code, out, err, _) = spawn(c).wait(Duration::from_secs(600));
+    assert_eq!(
+        fx.verdicts("out"),
+        expected(false),
+        "as uid 65534: a daemon of an earlier run answered (false kill)?\n{}",
+        ctx(code, &out, &err)
+    );
+    assert_eq!(code, 2, "{}", ctx(code, &out, &err));
+    assert_no_processes(&mark, "after the run as uid 65534");
+    v_ok(&fx, "out");
+    let line = isolation_line(&fx, "out");
+    assert!(line.contains("supervisor (child subreaper)"), "{line}");
+    let _ = std::fs::remove_file(&bin);
+}
+
+/// A suite that SIGKILLs its own supervisor after starting its daemon: the
+/// daemon is reparented to unguard, and the nets behind the supervisor (the
+/// run's cgroup under auto; unguard's own subreaper, which may kill such
+/// orphans at once while every running suite is supervised) must still end
+/// it before any later run on that worker starts.
+#[test]
+fn a_supervisor_killed_mid_run_leaves_nothing_behind() {
+    let mark = marker("leak_killed_sup");
+    let fx = fixture(47160, &mark, true);
+    let want = expected(true);
+    let auto = run_at(&fx, &mark, "2", "auto", &[], &want);
+    let forced = run_at(&fx, &mark, "2", "sub", &["--isolation", "subreaper"], &want);
+    assert_eq!(auto, forced);
+    let log = fx.read("auto/supervisor-killed.log");
+    assert!(log.contains("killing the supervisor"), "{log}");
+    assert!(log.contains("killed by signal 9"), "{log}");
+    assert!(leftover_cgroups().is_empty(), "{:?}", leftover_cgroups());
+}
