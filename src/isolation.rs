@@ -192,18 +192,19 @@ impl Cgroup {
     }
 
     /// Kill whatever is still in the group, wait until it is empty, remove
-    /// it. Returns how many processes were still in it (none, unless the
-    /// supervisor was killed before it could clean up).
-    pub fn finish(mut self) -> usize {
+    /// it. Returns how many processes outside process group `pgid` were
+    /// still in it (none, unless the supervisor was killed before it could
+    /// clean up).
+    pub fn finish(mut self, pgid: i32) -> usize {
         self.done = true;
-        kill_and_remove(&self.dir)
+        kill_and_remove(&self.dir, pgid)
     }
 }
 
 impl Drop for Cgroup {
     fn drop(&mut self) {
         if !self.done {
-            kill_and_remove(&self.dir);
+            kill_and_remove(&self.dir, 0);
         }
     }
 }
@@ -218,17 +219,20 @@ fn populated(dir: &Path) -> bool {
 
 /// `cgroup.kill` the group at `dir` when it holds processes, wait (up to
 /// 10 s) until it is empty, then remove it and any group created below it.
-/// Returns how many processes it held directly. Blocks: async callers run
-/// it on a blocking thread.
-pub fn kill_and_remove(dir: &Path) -> usize {
+/// Returns how many of the processes it held directly were outside process
+/// group `pgid`. Blocks: async callers run it on a blocking thread.
+pub fn kill_and_remove(dir: &Path, pgid: i32) -> usize {
     if !dir.exists() {
         return 0;
     }
     let mut held = 0;
     if populated(dir) {
         held = std::fs::read_to_string(dir.join("cgroup.procs"))
-            .map(|p| p.lines().filter(|l| !l.trim().is_empty()).count())
-            .unwrap_or(0);
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| l.trim().parse::<i32>().ok())
+            .filter(|p| platform::pgid_of(*p).is_some_and(|g| g != pgid))
+            .count();
         let _ = std::fs::write(dir.join("cgroup.kill"), "1");
         let start = Instant::now();
         while populated(dir) && start.elapsed() < Duration::from_secs(10) {
@@ -263,7 +267,7 @@ fn remove_stale(base: &Path) {
             continue;
         };
         if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
-            kill_and_remove(&e.path());
+            kill_and_remove(&e.path(), 0);
         }
     }
 }

@@ -122,7 +122,7 @@ pub fn kill_all_active() -> usize {
         let _ = platform::kill_group(*pgid, Signal::Kill);
         sweep_token(&run.token);
         if let Some(dir) = &run.cgroup {
-            crate::isolation::kill_and_remove(dir);
+            crate::isolation::kill_and_remove(dir, *pgid);
         }
     }
     reap_orphans();

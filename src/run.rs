@@ -427,7 +427,7 @@ impl RunGuard {
         let cleanup = move || {
             signal_group(pgid, Signal::Kill);
             reaper::unregister(pgid);
-            let in_cgroup = cgroup.map_or(0, Cgroup::finish);
+            let in_cgroup = cgroup.map_or(0, |c| c.finish(pgid));
             in_cgroup + reaper::sweep_token(&token) + reaper::reap_orphans()
         };
         match tokio::task::spawn_blocking(cleanup).await {

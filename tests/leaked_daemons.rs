@@ -509,3 +509,66 @@ fn a_supervisor_killed_mid_run_leaves_nothing_behind() {
     assert!(log.contains("killed by signal 9"), "{log}");
     assert!(leftover_cgroups().is_empty(), "{:?}", leftover_cgroups());
 }
+
+/// unguard itself SIGKILLed mid-run (an OOM kill, a CI runner's timeout):
+/// no cleanup code of its own runs, yet each supervisor sees its control
+/// socket close and kills its subtree, the daemon included. The cgroup it
+/// left is removed by the next unguard.
+#[test]
+fn when_unguard_is_sigkilled_its_runs_die_with_it() {
+    let mark = marker("leak_ug_killed");
+    let port = 47180;
+    let run_py = format!(
+        r#"import os, socket, sys, time
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        code = "import socket, time; s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(('127.0.0.1', {port})); s.listen(4); time.sleep(300)"
+        os.execve(sys.executable, [sys.executable, "-c", code, "{mark}"], {{}})
+    os._exit(0)
+os.wait()
+time.sleep(300)
+"#
+    );
+    let spec = format!(
+        "version: 1\ntest:\n  command: [python3, run.py, {mark}]\n  preset: generic\n  timeout: 300s\nmutations:\n  - id: m\n    control: c\n    file: m.txt\n    find: ok\n    replace: BAD\n"
+    );
+    let fx = Fixture::git(&[
+        ("run.py", &run_py),
+        ("m.txt", "ok\n"),
+        ("unguard.yaml", &spec),
+    ]);
+    let mut ug = spawn(fx.unguard(&["run", "-j", "1", "--out", "out"]));
+    // The baseline's daemon is up: its suite sleeps now.
+    let start = std::time::Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "the daemon never listened"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        processes_matching(&mark).len() >= 2,
+        "the suite and its daemon run"
+    );
+    ug.child.kill().unwrap();
+    ug.child.wait().unwrap();
+    assert_no_processes(&mark, "after unguard was SIGKILLed");
+    // The next unguard removes the cgroup the killed one left behind.
+    if cgroup_available() {
+        let next = Fixture::git(&[
+            ("m.txt", "ok\n"),
+            (
+                "unguard.yaml",
+                "version: 1\ntest:\n  command: \"grep -q ok m.txt\"\nmutations:\n  - id: m\n    control: c\n    file: m.txt\n    find: ok\n    replace: BAD\n",
+            ),
+        ]);
+        let (code, o, e) = next.run(&["run", "-j", "1", "--out", "out"]);
+        assert_eq!(code, 0, "{}", ctx(code, &o, &e));
+        assert!(leftover_cgroups().is_empty(), "{:?}", leftover_cgroups());
+    }
+}
