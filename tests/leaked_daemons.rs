@@ -241,10 +241,12 @@ const SUPERVISOR_KILLER: (&str, &str, &str, &str) = (
     "wrong-reason",
 );
 
+/// The mutants in spec order; the supervisor killer first, so that later
+/// runs on its worker would meet its daemon.
 fn mutants(kill_supervisor: bool) -> Vec<(&'static str, &'static str, &'static str, &'static str)> {
     let mut m = MUTANTS.to_vec();
     if kill_supervisor {
-        m.push(SUPERVISOR_KILLER);
+        m.insert(0, SUPERVISOR_KILLER);
     }
     m
 }
