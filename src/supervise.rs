@@ -134,8 +134,14 @@ pub fn main(opts: Options) -> ! {
     let report = rt.block_on(async {
         let mut control = control_socket();
         let report = supervise(&opts, &mut control).await;
-        if let Some(c) = control.as_mut() {
-            let _ = c.write_all(report.encode().as_bytes()).await;
+        match (control.as_mut(), &report.end) {
+            (Some(c), _) => {
+                let _ = c.write_all(report.encode().as_bytes()).await;
+            }
+            (None, Some(End::SpawnFailed(m))) => {
+                eprintln!("unguard __supervise: could not start {m}")
+            }
+            (None, _) => {}
         }
         report
     });
@@ -143,6 +149,9 @@ pub fn main(opts: Options) -> ! {
     match report.end {
         Some(End::Code(c)) => std::process::exit(c),
         Some(End::Signal(s)) => {
+            // Twice: Rust's own SIGSEGV/SIGBUS handler returns the first
+            // time, after restoring the default action.
+            platform::raise(s);
             platform::raise(s);
             std::process::exit(128 + s)
         }

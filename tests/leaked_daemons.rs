@@ -574,3 +574,40 @@ time.sleep(300)
         assert!(leftover_cgroups().is_empty(), "{:?}", leftover_cgroups());
     }
 }
+
+/// The supervisor exits as its command did, for a reader without its
+/// report: the same exit code, the same signal (SIGKILL, and SIGSEGV, for
+/// which Rust keeps a handler of its own), and 127 with the message on
+/// stderr when the command cannot start.
+#[test]
+fn the_supervisor_exits_as_its_command_did() {
+    use std::os::unix::process::ExitStatusExt;
+    let supervise = |script: &str| {
+        std::process::Command::new(assert_cmd::cargo::cargo_bin("unguard"))
+            .args(["__supervise", "--grace", "1", "--", "sh", "-c", script])
+            .output()
+            .unwrap()
+    };
+    for code in [0, 1, 3, 42] {
+        let out = supervise(&format!("exit {code}"));
+        assert_eq!(out.status.code(), Some(code), "{out:?}");
+    }
+    for (sig, name) in [(9, "KILL"), (11, "SEGV"), (6, "ABRT")] {
+        let out = supervise(&format!("kill -{name} $$"));
+        assert_eq!(out.status.signal(), Some(sig), "{name}: {out:?}");
+    }
+    let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("unguard"))
+        .args(["__supervise", "--", "ug-no-such-binary-xyz"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(127), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("could not start `ug-no-such-binary-xyz`"),
+        "{err}"
+    );
+    // Output passes through: the command's stdout is the supervisor's.
+    let out = supervise("echo through; echo err >&2");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "through\n");
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "err\n");
+}
