@@ -361,7 +361,7 @@ impl ValueEnum for TimeoutPolicy {
 
 impl ValueEnum for Isolation {
     fn value_variants<'a>() -> &'a [Self] {
-        &[Isolation::Auto, Isolation::Subreaper]
+        &[Isolation::Auto, Isolation::Cgroup, Isolation::Subreaper]
     }
 
     fn to_possible_value(&self) -> Option<PossibleValue> {
@@ -369,7 +369,12 @@ impl ValueEnum for Isolation {
             Isolation::Auto => (
                 "auto",
                 "A per-run supervisor (child subreaper), plus a per-run cgroup v2 emptied with \
-                 cgroup.kill where unguard may create one below its own",
+                 cgroup.kill where unguard may create one below its own, until joining one \
+                 takes over 2 ms",
+            ),
+            Isolation::Cgroup => (
+                "cgroup",
+                "Like auto, but keeps the per-run cgroup whatever joining it costs",
             ),
             Isolation::Subreaper => (
                 "subreaper",

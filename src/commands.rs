@@ -174,8 +174,8 @@ fn engine_options(
     }
 }
 
-/// `--isolation`, else `$UNGUARD_ISOLATION` (`auto` or `subreaper`; another
-/// value is warned about and ignored), else auto.
+/// `--isolation`, else `$UNGUARD_ISOLATION` (`auto`, `cgroup` or
+/// `subreaper`; another value is warned about and ignored), else auto.
 fn isolation(exec: &ExecArgs) -> Isolation {
     use clap::ValueEnum;
     exec.isolation
@@ -184,7 +184,7 @@ fn isolation(exec: &ExecArgs) -> Isolation {
             match Isolation::from_str(v.trim(), true) {
                 Ok(i) => Some(i),
                 Err(_) => {
-                    eprintln!("unguard: warning: UNGUARD_ISOLATION={v}: expected auto or subreaper; using auto");
+                    eprintln!("unguard: warning: UNGUARD_ISOLATION={v}: expected auto, cgroup or subreaper; using auto");
                     None
                 }
             }

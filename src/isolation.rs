@@ -7,9 +7,10 @@
 //! cgroup v2 below its own (`--isolation auto`, the default), each run also
 //! gets one: the supervisor joins it before the command starts, and unguard
 //! empties it with `cgroup.kill` and removes it when the run ends, which
-//! catches even what a SIGKILLed supervisor left behind.
-//! `--isolation subreaper` forces the supervisor alone (any uid, any
-//! kernel with `PR_SET_CHILD_SUBREAPER`). Without a subreaper (not Linux)
+//! catches even what a SIGKILLed supervisor left behind. `auto` drops the
+//! cgroup once joining one proves slow ([`JOIN_BUDGET`]); `--isolation
+//! cgroup` keeps it whatever it costs; `--isolation subreaper` forces the
+//! supervisor alone (any uid, any kernel with `PR_SET_CHILD_SUBREAPER`). Without a subreaper (not Linux)
 //! runs are spawned directly: process group and run token only
 //! ([`crate::reaper`]).
 
@@ -27,9 +28,13 @@ use crate::supervise::{self, Report};
 /// `--isolation`: which mechanisms attribute a run's processes to it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Isolation {
-    /// A per-run cgroup v2 where unguard may create one, plus the supervisor.
+    /// The supervisor, plus a per-run cgroup v2 where unguard may create one
+    /// and joining it is cheap (see [`JOIN_BUDGET`]).
     #[default]
     Auto,
+    /// The supervisor, plus a per-run cgroup v2 wherever unguard may create
+    /// one, whatever joining it costs.
+    Cgroup,
     /// The per-run supervisor (child subreaper) alone.
     Subreaper,
 }
@@ -44,7 +49,35 @@ pub fn set_mode(mode: Isolation) {
 fn mode() -> Isolation {
     match MODE.load(Ordering::Relaxed) {
         0 => Isolation::Auto,
+        1 => Isolation::Cgroup,
         _ => Isolation::Subreaper,
+    }
+}
+
+/// Under `auto`, the most a supervisor may take to join its cgroup. Moving
+/// a process between cgroups waits for an RCU grace period on kernels that
+/// do not favour dynamic changes (`favordynmods`): 5 to 35 ms per run on
+/// the bench machine, against 0.3 ms when it is fast; a suite of 0.2 s
+/// would pay up to 15 % for it. Once a join took longer, `auto` stops
+/// creating cgroups for the rest of the run.
+pub const JOIN_BUDGET: Duration = Duration::from_millis(2);
+
+/// The first join over [`JOIN_BUDGET`], in microseconds (0: none yet).
+static SLOW_JOIN_US: AtomicU64 = AtomicU64::new(0);
+
+/// A supervisor took `took` to join its cgroup.
+pub fn note_join(took: Duration) {
+    if took > JOIN_BUDGET {
+        let us = u64::try_from(took.as_micros()).unwrap_or(u64::MAX).max(1);
+        let _ = SLOW_JOIN_US.compare_exchange(0, us, Ordering::Relaxed, Ordering::Relaxed);
+    }
+}
+
+/// Why `auto` runs without a cgroup now: the slow join it saw.
+fn slow_join() -> Option<Duration> {
+    match SLOW_JOIN_US.load(Ordering::Relaxed) {
+        0 => None,
+        us => Some(Duration::from_micros(us)),
     }
 }
 
@@ -58,6 +91,8 @@ pub struct Setup {
     /// `None`: spawned directly, without a supervisor.
     pub control: Option<(UnixStream, OwnedFd)>,
     pub cgroup: Option<Cgroup>,
+    /// `auto` left the cgroup out: a join took this long.
+    pub slow_join: Option<Duration>,
 }
 
 impl Setup {
@@ -70,13 +105,15 @@ impl Setup {
         let Ok((ours, theirs)) = UnixStream::pair() else {
             return Setup::direct();
         };
-        let cgroup = match mode() {
-            Isolation::Auto => Cgroup::create(),
-            Isolation::Subreaper => None,
+        let (slow_join, cgroup) = match (mode(), slow_join()) {
+            (Isolation::Auto, Some(took)) => (Some(took), None),
+            (Isolation::Auto | Isolation::Cgroup, _) => (None, Cgroup::create()),
+            (Isolation::Subreaper, _) => (None, None),
         };
         Setup {
             control: Some((ours, theirs.into())),
             cgroup,
+            slow_join,
         }
     }
 
@@ -85,18 +122,24 @@ impl Setup {
         Setup {
             control: None,
             cgroup: None,
+            slow_join: None,
         }
     }
 
     /// One line for the log header: which mechanisms this run is under.
     pub fn describe(&self) -> String {
-        match (&self.control, &self.cgroup) {
-            (Some(_), Some(cg)) => format!(
+        match (&self.control, &self.cgroup, self.slow_join) {
+            (Some(_), Some(cg), _) => format!(
                 "supervisor (child subreaper) in cgroup {}",
                 cg.dir.display()
             ),
-            (Some(_), None) => "supervisor (child subreaper)".into(),
-            (None, _) => "process group and run token (no supervisor)".into(),
+            (Some(_), None, Some(took)) => format!(
+                "supervisor (child subreaper); no cgroup: joining one took {:.1} ms here, over the {} ms budget of --isolation auto",
+                took.as_secs_f64() * 1000.0,
+                JOIN_BUDGET.as_millis()
+            ),
+            (Some(_), None, None) => "supervisor (child subreaper)".into(),
+            (None, _, _) => "process group and run token (no supervisor)".into(),
         }
     }
 
@@ -284,6 +327,7 @@ mod tests {
                 dir: PathBuf::from("/sys/fs/cgroup/unguard-1-0"),
                 done: true,
             }),
+            slow_join: None,
         };
         let argv = vec!["sh".to_string(), "-c".into(), "--grace x".into()];
         assert_eq!(

@@ -171,6 +171,9 @@ pub async fn run(inv: Invocation<'_>, mut cancel: watch::Receiver<bool>) -> RunR
     .await;
     // The supervisor has exited: its report says how the command ended.
     let report = guard.control.as_ref().and_then(isolation::read_report);
+    if let Some(us) = report.as_ref().and_then(|r| r.joined_us) {
+        isolation::note_join(Duration::from_micros(us));
+    }
     if let (Some(r), Exit::Code(_) | Exit::Signal(_)) = (&report, &exit) {
         exit = match &r.end {
             Some(End::Code(c)) => Exit::Code(*c),

@@ -79,6 +79,8 @@ pub struct Report {
     pub escaped: usize,
     /// Why the supervisor could not join its cgroup (it ran without it).
     pub cgroup_error: Option<String>,
+    /// How long joining the cgroup took, in microseconds.
+    pub joined_us: Option<u64>,
 }
 
 impl Report {
@@ -95,6 +97,9 @@ impl Report {
         if let Some(e) = &self.cgroup_error {
             out.push_str(&format!("cgroup-failed {}\n", one_line(e)));
         }
+        if let Some(us) = self.joined_us {
+            out.push_str(&format!("joined-us {us}\n"));
+        }
         out
     }
 
@@ -109,6 +114,7 @@ impl Report {
                 "spawn-failed" => r.end = Some(End::SpawnFailed(value.to_string())),
                 "escaped" => r.escaped = value.parse().unwrap_or(0),
                 "cgroup-failed" => r.cgroup_error = Some(value.to_string()),
+                "joined-us" => r.joined_us = value.parse().ok(),
                 _ => {}
             }
         }
@@ -180,8 +186,10 @@ async fn supervise(opts: &Options, control: &mut Option<UnixStream>) -> Report {
     // Before the command starts, so no SIGTERM of the group can be missed.
     let mut term = signal(SignalKind::terminate()).ok();
     if let Some(dir) = &opts.cgroup {
-        if let Err(e) = std::fs::write(dir.join("cgroup.procs"), "0") {
-            report.cgroup_error = Some(format!("{}: {e}", dir.display()));
+        let start = std::time::Instant::now();
+        match std::fs::write(dir.join("cgroup.procs"), "0") {
+            Ok(()) => report.joined_us = u64::try_from(start.elapsed().as_micros()).ok(),
+            Err(e) => report.cgroup_error = Some(format!("{}: {e}", dir.display())),
         }
     }
     let Some(program) = opts.argv.first() else {
@@ -325,16 +333,19 @@ mod tests {
                 end: Some(End::Code(3)),
                 escaped: 2,
                 cgroup_error: None,
+                joined_us: Some(14_200),
             },
             Report {
                 end: Some(End::Signal(11)),
                 escaped: 0,
                 cgroup_error: Some("/sys/fs/cgroup/x: Permission denied".into()),
+                joined_us: None,
             },
             Report {
                 end: Some(End::SpawnFailed("`nope`: No such file".into())),
                 escaped: 0,
                 cgroup_error: None,
+                joined_us: None,
             },
         ] {
             assert_eq!(Report::decode(&r.encode()), r);

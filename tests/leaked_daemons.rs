@@ -335,15 +335,28 @@ fn run_at(
     jobs: &str,
     out: &str,
     extra: &[&str],
+    mode: Option<&str>,
     want: &BTreeMap<String, String>,
 ) -> BTreeMap<String, String> {
     let mut args = vec!["run", "-j", jobs, "--out", out];
     args.extend_from_slice(extra);
-    let (code, o, e) = fx.run(&args);
+    let mut cmd = fx.unguard(&args);
+    // The mode through the environment: an older unguard without the flag
+    // still runs (and shows what it does wrong).
+    if let Some(mode) = mode {
+        cmd.env("UNGUARD_ISOLATION", mode);
+    }
+    let output = cmd.output().unwrap();
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    let (code, o, e) = (
+        output.status.code().unwrap_or(-1),
+        text(&output.stdout),
+        text(&output.stderr),
+    );
     assert_eq!(
         &fx.verdicts(out),
         want,
-        "-j {jobs} {extra:?}: a daemon of an earlier run answered (false kill)?\n{}",
+        "-j {jobs} {extra:?} {mode:?}: a daemon of an earlier run answered (false kill)?\n{}",
         ctx(code, &o, &e)
     );
     assert_eq!(code, 2, "survivors fail the gate: {}", ctx(code, &o, &e));
@@ -366,78 +379,105 @@ fn v_ok(fx: &Fixture, out: &str) {
     }
 }
 
+/// The `# isolation:` line of every log in `out`, by log name.
+fn isolation_lines(fx: &Fixture, out: &str) -> BTreeMap<String, String> {
+    let mut lines = BTreeMap::new();
+    for e in std::fs::read_dir(fx.path().join(out)).unwrap().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if !name.ends_with(".log") {
+            continue;
+        }
+        let log = std::fs::read_to_string(e.path()).unwrap_or_default();
+        let line = log
+            .lines()
+            .find(|l| l.starts_with("# isolation:"))
+            .unwrap_or_else(|| panic!("{name}: no isolation line:\n{log}"));
+        lines.insert(name, line.to_string());
+    }
+    assert!(lines.contains_key("baseline.log"), "{lines:?}");
+    lines
+}
+
 /// The `# isolation:` line of a mutant's log.
 fn isolation_line(fx: &Fixture, out: &str) -> String {
-    let log = fx.read(&format!("{out}/name-length.log"));
-    log.lines()
-        .find(|l| l.starts_with("# isolation:"))
-        .unwrap_or_else(|| panic!("no isolation line in the log:\n{log}"))
-        .to_string()
+    isolation_lines(fx, out)["name-length.log"].clone()
+}
+
+/// `mode` forced through `UNGUARD_ISOLATION` at -j 2 (into `out2`), through
+/// `--isolation` at -j 1 (into `out1`): the same right table both times.
+fn run_forced(fx: &Fixture, mark: &str, mode: &str) {
+    let want = expected(false);
+    let j2 = run_at(fx, mark, "2", "out2", &[], Some(mode), &want);
+    let j1 = run_at(fx, mark, "1", "out1", &["--isolation", mode], None, &want);
+    assert_eq!(j1, j2, "-j 1 and -j 2 differ");
 }
 
 #[test]
 fn at_j2_a_daemon_of_an_earlier_run_never_answers_under_auto_isolation() {
     let mark = marker("leak_auto");
     let fx = fixture(47100, &mark, false);
-    let j2 = run_at(&fx, &mark, "2", "out2", &[], &expected(false));
-    let j1 = run_at(&fx, &mark, "1", "out1", &[], &expected(false));
+    let j2 = run_at(&fx, &mark, "2", "out2", &[], None, &expected(false));
+    let j1 = run_at(&fx, &mark, "1", "out1", &[], None, &expected(false));
     assert_eq!(j1, j2, "-j 1 and -j 2 differ");
-    let line = isolation_line(&fx, "out2");
-    assert!(line.contains("supervisor (child subreaper)"), "{line}");
-    if cgroup_available() {
-        assert!(line.contains(" in cgroup /"), "{line}");
+    // The first run (the baseline) is in a cgroup where one can be made;
+    // auto drops them once joining one proves slow, and says so.
+    let lines = isolation_lines(&fx, "out2");
+    let cgroups = cgroup_available();
+    for (name, line) in &lines {
+        assert!(
+            line.contains("supervisor (child subreaper)"),
+            "{name}: {line}"
+        );
+        if !cgroups {
+            assert!(!line.contains("cgroup"), "{name}: {line}");
+        } else if !line.contains(" in cgroup /") {
+            assert!(
+                line.contains("no cgroup: joining one took"),
+                "{name}: {line}"
+            );
+        }
+    }
+    if cgroups {
+        assert!(lines["baseline.log"].contains(" in cgroup /"), "{lines:?}");
         assert!(leftover_cgroups().is_empty(), "{:?}", leftover_cgroups());
     } else {
-        assert!(!line.contains("cgroup"), "{line}");
         eprintln!("no writable cgroup v2 here: auto ran the supervisor alone");
     }
     assert!(fx.leftover_tmp().is_empty());
 }
 
 #[test]
+fn at_j2_a_daemon_of_an_earlier_run_never_answers_in_per_run_cgroups() {
+    let mark = marker("leak_cgroup");
+    let fx = fixture(47200, &mark, false);
+    run_forced(&fx, &mark, "cgroup");
+    let cgroups = cgroup_available();
+    for out in ["out2", "out1"] {
+        for (name, line) in isolation_lines(&fx, out) {
+            assert!(
+                line.contains("supervisor (child subreaper)"),
+                "{name}: {line}"
+            );
+            assert_eq!(line.contains(" in cgroup /"), cgroups, "{name}: {line}");
+        }
+    }
+    if cgroups {
+        assert!(leftover_cgroups().is_empty(), "{:?}", leftover_cgroups());
+    } else {
+        eprintln!("no writable cgroup v2 here: --isolation cgroup ran the supervisor alone");
+    }
+}
+
+#[test]
 fn at_j2_a_daemon_of_an_earlier_run_never_answers_under_the_forced_subreaper() {
     let mark = marker("leak_subreaper");
     let fx = fixture(47120, &mark, false);
-    // Forced through the environment at -j 2, through the flag at -j 1.
-    let (code, o, e) = {
-        let out = fx
-            .unguard(&["run", "-j", "2", "--out", "out2"])
-            .env("UNGUARD_ISOLATION", "subreaper")
-            .output()
-            .unwrap();
-        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
-        (
-            out.status.code().unwrap_or(-1),
-            text(&out.stdout),
-            text(&out.stderr),
-        )
-    };
-    let j2 = fx.verdicts("out2");
-    assert_eq!(
-        j2,
-        expected(false),
-        "-j 2, UNGUARD_ISOLATION=subreaper: a daemon of an earlier run answered (false kill)?\n{}",
-        ctx(code, &o, &e)
-    );
-    assert_no_processes(&mark, "after the run at -j 2");
-    v_ok(&fx, "out2");
-    assert_eq!(
-        isolation_line(&fx, "out2"),
-        "# isolation: supervisor (child subreaper)"
-    );
-    let j1 = run_at(
-        &fx,
-        &mark,
-        "1",
-        "out1",
-        &["--isolation", "subreaper"],
-        &expected(false),
-    );
-    assert_eq!(j1, j2, "-j 1 and -j 2 differ");
-    assert_eq!(
-        isolation_line(&fx, "out1"),
-        "# isolation: supervisor (child subreaper)"
-    );
+    run_forced(&fx, &mark, "subreaper");
+    for out in ["out2", "out1"] {
+        for (name, line) in isolation_lines(&fx, out) {
+            assert_eq!(line, "# isolation: supervisor (child subreaper)", "{name}");
+        }
+    }
 }
 
 fn euid_is_root() -> bool {
@@ -495,18 +535,18 @@ fn at_j2_a_daemon_of_an_earlier_run_never_answers_as_a_non_root_user() {
 
 /// A suite that SIGKILLs its own supervisor after starting its daemon: the
 /// daemon is reparented to unguard, and the nets behind the supervisor (the
-/// run's cgroup under auto; unguard's own subreaper, which may kill such
-/// orphans at once while every running suite is supervised) must still end
-/// it before any later run on that worker starts.
+/// run's cgroup; unguard's own subreaper, which may kill such orphans at
+/// once while every running suite is supervised) must still end it before
+/// any later run on that worker starts. Under each mechanism, at -j 2.
 #[test]
 fn a_supervisor_killed_mid_run_leaves_nothing_behind() {
     let mark = marker("leak_killed_sup");
     let fx = fixture(47160, &mark, true);
     let want = expected(true);
-    let auto = run_at(&fx, &mark, "2", "auto", &[], &want);
-    let forced = run_at(&fx, &mark, "2", "sub", &["--isolation", "subreaper"], &want);
-    assert_eq!(auto, forced);
-    let log = fx.read("auto/supervisor-killed.log");
+    let cgroup = run_at(&fx, &mark, "2", "cgroup", &[], Some("cgroup"), &want);
+    let sub = run_at(&fx, &mark, "2", "sub", &[], Some("subreaper"), &want);
+    assert_eq!(cgroup, sub);
+    let log = fx.read("cgroup/supervisor-killed.log");
     assert!(log.contains("killing the supervisor"), "{log}");
     assert!(log.contains("killed by signal 9"), "{log}");
     assert!(leftover_cgroups().is_empty(), "{:?}", leftover_cgroups());
