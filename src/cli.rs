@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use clap::builder::PossibleValue;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::isolation::Isolation;
 use crate::report::Format;
 use crate::results::TimeoutPolicy;
 
@@ -56,6 +57,23 @@ pub enum Commands {
     Init(InitArgs),
     /// List the built-in catalog of MCP controls (`--markdown` for README form).
     Catalog(CatalogArgs),
+    /// Internal: the per-run supervisor unguard starts each test command
+    /// under (see `src/supervise.rs`). Not for direct use.
+    #[command(name = "__supervise", hide = true)]
+    Supervise(SuperviseArgs),
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct SuperviseArgs {
+    /// Seconds between the group's SIGTERM and the SIGKILL of what is left.
+    #[arg(long, value_name = "SECS", default_value_t = 2.0)]
+    pub grace: f64,
+    /// A cgroup v2 directory to join before the command starts.
+    #[arg(long, value_name = "DIR")]
+    pub cgroup: Option<PathBuf>,
+    /// The test command.
+    #[arg(last = true, required = true, value_name = "ARGV")]
+    pub argv: Vec<String>,
 }
 
 #[derive(Debug, Args, Clone)]
@@ -208,6 +226,12 @@ pub struct ExecArgs {
     /// Timeout for every test run, overriding the spec (e.g. 30s, 2m).
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub timeout: Option<std::time::Duration>,
+    /// How every process a test run starts is tied to that run and killed
+    /// when it ends (whatever it does to its session, group or environment).
+    /// Default: $UNGUARD_ISOLATION, else auto. Each log's `# isolation:`
+    /// line says what ran.
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub isolation: Option<Isolation>,
 }
 
 #[derive(Debug, Args, Clone, Default)]
@@ -330,6 +354,32 @@ impl ValueEnum for TimeoutPolicy {
             ),
             TimeoutPolicy::Survived => ("survived", "Not detected: fails the gate (exit 2)"),
             TimeoutPolicy::Error => ("error", "Any timeout makes the run exit 3"),
+        };
+        Some(PossibleValue::new(name).help(help))
+    }
+}
+
+impl ValueEnum for Isolation {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[Isolation::Auto, Isolation::Cgroup, Isolation::Subreaper]
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        let (name, help) = match self {
+            Isolation::Auto => (
+                "auto",
+                "A per-run supervisor (child subreaper), plus a per-run cgroup v2 emptied with \
+                 cgroup.kill where unguard may create one below its own, until joining one \
+                 takes over 2 ms",
+            ),
+            Isolation::Cgroup => (
+                "cgroup",
+                "Like auto, but keeps the per-run cgroup whatever joining it costs",
+            ),
+            Isolation::Subreaper => (
+                "subreaper",
+                "The per-run supervisor alone: no cgroup (works for any user)",
+            ),
         };
         Some(PossibleValue::new(name).help(help))
     }

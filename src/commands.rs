@@ -7,10 +7,11 @@ use std::sync::Arc;
 
 use crate::cli::{
     AuditArgs, CatalogArgs, ExecArgs, FilterArgs, InitArgs, ListArgs, MergeArgs, ReportArgs,
-    RunArgs, TargetArgs,
+    RunArgs, SuperviseArgs, TargetArgs,
 };
 use crate::engine::{self, EngineOptions};
 use crate::error::{Context, Error, ExitCode, Result};
+use crate::isolation::Isolation;
 use crate::plan::{self, Entry, Filters, Plan};
 use crate::report::markdown::Template;
 use crate::report::Format;
@@ -193,7 +194,38 @@ fn engine_options(
         recheck_kills: usize::from(exec.recheck_kills),
         thresholds: spec.thresholds,
         selection: plan.selection.clone(),
+        isolation: isolation(exec),
     }
+}
+
+/// `--isolation`, else `$UNGUARD_ISOLATION` (`auto`, `cgroup` or
+/// `subreaper`; another value is warned about and ignored), else auto.
+fn isolation(exec: &ExecArgs) -> Isolation {
+    use clap::ValueEnum;
+    exec.isolation
+        .or_else(|| {
+            let v = std::env::var("UNGUARD_ISOLATION").ok()?;
+            match Isolation::from_str(v.trim(), true) {
+                Ok(i) => Some(i),
+                Err(_) => {
+                    eprintln!("unguard: warning: UNGUARD_ISOLATION={v}: expected auto, cgroup or subreaper; using auto");
+                    None
+                }
+            }
+        })
+        .unwrap_or_default()
+}
+
+/// The hidden `__supervise`: becomes the per-run supervisor of one test
+/// command (never returns).
+pub fn supervise(args: &SuperviseArgs) -> Result<ExitCode> {
+    let grace = std::time::Duration::try_from_secs_f64(args.grace)
+        .map_err(|e| Error::Usage(format!("--grace {}: {e}", args.grace)))?;
+    crate::supervise::main(crate::supervise::Options {
+        grace,
+        cgroup: args.cgroup.clone(),
+        argv: args.argv.clone(),
+    })
 }
 
 /// The `--template` file, when given.

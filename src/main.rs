@@ -29,6 +29,7 @@ fn main() -> std::process::ExitCode {
         cli::Commands::Audit(a) => commands::audit(a),
         cli::Commands::Init(a) => commands::init(a),
         cli::Commands::Catalog(a) => commands::catalog(a),
+        cli::Commands::Supervise(a) => commands::supervise(a),
     };
     result.unwrap_or_else(|e| e.print()).into()
 }

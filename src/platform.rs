@@ -71,6 +71,51 @@ pub fn try_reap(id: i32) -> io::Result<bool> {
     Ok(waited.is_some())
 }
 
+/// What [`reap_any`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reaped {
+    /// This child had exited and is reaped now.
+    One(i32),
+    /// Children are left, all still running.
+    Running,
+    /// No child at all, running or exited (`ECHILD`): the authoritative
+    /// "none left".
+    NoChildren,
+}
+
+/// `waitpid(-1, WNOHANG)`: reap any one exited child. Never blocks.
+pub fn reap_any() -> Reaped {
+    match rustix::process::wait(rustix::process::WaitOptions::NOHANG) {
+        Ok(Some((p, _))) => Reaped::One(p.as_raw_nonzero().get()),
+        Ok(None) => Reaped::Running,
+        Err(rustix::io::Errno::CHILD) => Reaped::NoChildren,
+        // EINTR and the like: nothing reaped this time.
+        Err(_) => Reaped::Running,
+    }
+}
+
+/// The process group of `id` (`getpgid`); `None` once it is gone.
+pub fn pgid_of(id: i32) -> Option<i32> {
+    let p = pid(id).ok()?;
+    rustix::process::getpgid(Some(p))
+        .ok()
+        .map(|g| g.as_raw_nonzero().get())
+}
+
+/// The caller's own process group.
+pub fn own_pgid() -> i32 {
+    rustix::process::getpgrp().as_raw_nonzero().get()
+}
+
+/// Send signal number `sig` to the caller itself, e.g. to die of the
+/// signal a child died of. Returns when the signal did not end the process
+/// (it is handled or ignored here) or is not a known signal.
+pub fn raise(sig: i32) {
+    if let Some(s) = rustix::process::Signal::from_named_raw(sig) {
+        let _ = rustix::process::kill_process(rustix::process::getpid(), s);
+    }
+}
+
 /// A pipe as `(read, write)`, both ends close-on-exec (a child gets its
 /// copies through `Stdio`, which dup2s them; no other child inherits them).
 pub fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
@@ -84,6 +129,30 @@ pub struct ChildProc {
     pub pid: i32,
     /// Exited, waiting to be reaped.
     pub zombie: bool,
+}
+
+/// The directory of cgroup `own` (a `0::` path of `/proc/<pid>/cgroup`)
+/// under the first `cgroup2` mount of `mountinfo` (the text of
+/// `/proc/<pid>/mountinfo`) whose root holds it.
+pub fn cgroup2_dir_in(mountinfo: &str, own: &str) -> Option<std::path::PathBuf> {
+    // `id parent major:minor root mount-point options… - fstype source …`,
+    // with spaces in paths written as `\040`.
+    let unescape = |s: &str| {
+        s.replace("\\040", " ")
+            .replace("\\011", "\t")
+            .replace("\\012", "\n")
+            .replace("\\134", "\\")
+    };
+    mountinfo.lines().find_map(|line| {
+        let (mount, fs) = line.split_once(" - ")?;
+        if fs.split_whitespace().next()? != "cgroup2" {
+            return None;
+        }
+        let f: Vec<&str> = mount.split_whitespace().collect();
+        let (root, point) = (unescape(f.get(3)?), unescape(f.get(4)?));
+        let rel = std::path::Path::new(own).strip_prefix(&root).ok()?;
+        Some(std::path::Path::new(&point).join(rel))
+    })
 }
 
 /// Whether a failed [`reflink`] means the filesystem (or this pair of
@@ -126,15 +195,16 @@ mod linux {
         rustix::process::set_child_subreaper(Some(rustix::process::Pid::INIT)).is_ok()
     }
 
-    /// `(state, ppid)` from `/proc/<pid>/stat`.
-    fn stat(pid: i32) -> Option<(char, i32)> {
+    /// `(state, ppid, pgrp)` from `/proc/<pid>/stat`.
+    fn stat(pid: i32) -> Option<(char, i32, i32)> {
         let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-        // `pid (comm) state ppid …`; comm may contain spaces and parens.
+        // `pid (comm) state ppid pgrp …`; comm may contain spaces and parens.
         let rest = stat.get(stat.rfind(')')? + 2..)?;
         let mut f = rest.split_whitespace();
         let state = f.next()?.chars().next()?;
         let ppid = f.next()?.parse().ok()?;
-        Some((state, ppid))
+        let pgrp = f.next()?.parse().ok()?;
+        Some((state, ppid, pgrp))
     }
 
     fn pids() -> impl Iterator<Item = i32> {
@@ -157,11 +227,65 @@ mod linux {
     /// `pid`, if it is (still) a child of unguard: one read of its
     /// `/proc/<pid>/stat`.
     pub fn child(pid: i32) -> Option<ChildProc> {
-        let (state, ppid) = stat(pid)?;
+        let (state, ppid, _) = stat(pid)?;
         (ppid == me()).then_some(ChildProc {
             pid,
             zombie: state == 'Z',
         })
+    }
+
+    /// Pids of the caller's children, exited ones included: the
+    /// `/proc/self/task/*/children` lists where the kernel keeps them
+    /// (`CONFIG_PROC_CHILDREN`), else a scan of every process's parent. A
+    /// child forked or reparented during the read may be missed: callers
+    /// loop until [`super::reap_any`] says none is left.
+    pub fn child_pids() -> Vec<i32> {
+        let mut out = Vec::new();
+        let mut listed = false;
+        for task in std::fs::read_dir("/proc/self/task")
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            if let Ok(text) = std::fs::read_to_string(task.path().join("children")) {
+                listed = true;
+                out.extend(
+                    text.split_whitespace()
+                        .filter_map(|p| p.parse::<i32>().ok()),
+                );
+            }
+        }
+        if !listed {
+            out = pids()
+                .filter(|p| stat(*p).is_some_and(|s| s.1 == me()))
+                .collect();
+        }
+        out
+    }
+
+    /// Live (not exited) processes other than the caller in process group
+    /// `pgid`: a scan of `/proc`.
+    pub fn group_members(pgid: i32) -> Vec<i32> {
+        let me = me();
+        pids()
+            .filter(|p| *p != me)
+            .filter(|p| stat(*p).is_some_and(|(state, _, g)| g == pgid && state != 'Z'))
+            .collect()
+    }
+
+    /// Whether a per-run supervisor can attribute processes here (it needs
+    /// a child subreaper).
+    pub const SUPERVISOR: bool = true;
+
+    /// The caller's own cgroup directory in the cgroup v2 hierarchy: the
+    /// `cgroup2` mount from `/proc/self/mountinfo` joined with the `0::`
+    /// path of `/proc/self/cgroup`. `None` without a v2 hierarchy (or when
+    /// the caller's cgroup lies outside every v2 mount).
+    pub fn cgroup2_own_dir() -> Option<std::path::PathBuf> {
+        let cgroups = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+        let own = cgroups.lines().find_map(|l| l.strip_prefix("0::"))?;
+        let mounts = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+        super::cgroup2_dir_in(&mounts, own)
     }
 
     /// Pids of the live processes other than unguard whose environment holds
@@ -219,6 +343,23 @@ mod portable {
     /// No child subreaper here.
     pub fn become_subreaper() -> bool {
         false
+    }
+
+    /// No child subreaper, so no per-run supervisor: runs are spawned
+    /// directly (process group and token only).
+    pub const SUPERVISOR: bool = false;
+
+    pub fn child_pids() -> Vec<i32> {
+        Vec::new()
+    }
+
+    pub fn group_members(_pgid: i32) -> Vec<i32> {
+        Vec::new()
+    }
+
+    /// No cgroups here.
+    pub fn cgroup2_own_dir() -> Option<std::path::PathBuf> {
+        None
     }
 
     /// Not known here: handled as not ignored.

@@ -1,16 +1,23 @@
 //! Making sure no process a suite started outlives its run.
 //!
-//! Three nets, from tight to wide:
+//! The first net is the run's own supervisor and cgroup
+//! ([`crate::isolation`]): every process the run starts stays in the
+//! supervisor's subtree (it is their child subreaper) and, where available,
+//! in the run's cgroup, and is killed when the run ends. Behind it, for a
+//! supervisor that was itself killed and for runs without one, three nets
+//! from tight to wide:
 //! 1. every run is its own process group, killed as a whole (`run`);
 //! 2. every run carries a token in its environment; processes that left the
 //!    group (`setsid`, `start_new_session=True`) still carry it and are found
 //!    in `/proc/*/environ`;
 //! 3. unguard is a *child subreaper* (`PR_SET_CHILD_SUBREAPER`): a process
-//!    that double-forked out of its group **and** cleared its environment is
-//!    reparented to unguard instead of init when its parent exits, so it
-//!    shows up as a child of unguard that is not a running suite. Such
-//!    orphans are killed and reaped as soon as no other suite is running
-//!    (with `-j 1`: after every run), and always at the end of the run.
+//!    that double-forked out of its group **and** cleared its environment,
+//!    and whose supervisor is gone, is reparented to unguard instead of init,
+//!    so it shows up as a child of unguard that is not a running suite. Such
+//!    orphans are killed and reaped after every run while every running
+//!    suite has a supervisor (orphans of a live supervised run never reach
+//!    unguard), otherwise as soon as no suite is running, and always at the
+//!    end of the run.
 //!
 //! The registry of running suites (their process-group ids) also serves the
 //! second Ctrl-C, which kills them all at once.
@@ -24,6 +31,8 @@
 //! waits block a thread: async callers use [`reap_orphans_async`].
 
 use std::collections::BTreeMap;
+use std::os::unix::net::UnixStream;
+use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -32,9 +41,19 @@ use crate::platform::{self, ChildProc, Signal};
 /// Environment variable carrying a token unique to one run.
 pub const RUN_TOKEN_VAR: &str = "UNGUARD_RUN_TOKEN";
 
-/// Process-group ids (= leader pids) of the suites running right now, with
-/// their run tokens.
-static ACTIVE: Mutex<BTreeMap<i32, String>> = Mutex::new(BTreeMap::new());
+/// What the registry keeps of a running suite.
+struct Running {
+    token: String,
+    /// A handle on unguard's end of the supervisor's control socket:
+    /// shutting it down makes the supervisor kill its subtree at once.
+    control: Option<UnixStream>,
+    /// The run's cgroup, if it has one.
+    cgroup: Option<PathBuf>,
+}
+
+/// Process-group ids (= leader pids: the supervisors, or the suites run
+/// without one) of the suites running right now.
+static ACTIVE: Mutex<BTreeMap<i32, Running>> = Mutex::new(BTreeMap::new());
 
 /// Held for the whole of [`reap_orphans`]: one reaper at a time.
 static REAPING: Mutex<()> = Mutex::new(());
@@ -46,7 +65,7 @@ pub fn new_run_token() -> String {
     format!("{}-{n}", std::process::id())
 }
 
-fn active() -> std::sync::MutexGuard<'static, BTreeMap<i32, String>> {
+fn active() -> std::sync::MutexGuard<'static, BTreeMap<i32, Running>> {
     ACTIVE.lock().unwrap_or_else(|p| p.into_inner())
 }
 
@@ -58,15 +77,24 @@ pub fn become_subreaper() -> bool {
 }
 
 /// Spawn `cmd` and register its process group, atomically with respect to
-/// [`reap_orphans`] (which must never mistake a fresh suite for an orphan).
+/// [`reap_orphans`] (which must never mistake a fresh suite for an orphan),
+/// with what [`kill_all_active`] needs: the run token, a handle on the
+/// supervisor's control socket and the run's cgroup.
 pub fn spawn_registered(
     cmd: &mut tokio::process::Command,
     token: &str,
+    control: Option<UnixStream>,
+    cgroup: Option<PathBuf>,
 ) -> std::io::Result<tokio::process::Child> {
     let mut g = active();
     let child = cmd.spawn()?;
     if let Some(pid) = child.id() {
-        g.insert(pid as i32, token.to_string());
+        let running = Running {
+            token: token.to_string(),
+            control,
+            cgroup,
+        };
+        g.insert(pid as i32, running);
     }
     Ok(child)
 }
@@ -76,15 +104,27 @@ pub fn unregister(pgid: i32) {
     active().remove(&pgid);
 }
 
-/// SIGKILL every running suite: its process group, its escaped processes
-/// and every orphan (second Ctrl-C). Returns the number of suites.
+/// SIGKILL every running suite (second Ctrl-C): each supervisor is told to
+/// kill its subtree at once (its control socket shut down) and given a
+/// moment for it; then its process group, its escaped processes, its cgroup
+/// and every orphan go. Returns the number of suites.
 pub fn kill_all_active() -> usize {
-    let suites: Vec<(i32, String)> = active().iter().map(|(p, t)| (*p, t.clone())).collect();
-    for (pgid, token) in &suites {
-        let _ = platform::kill_group(*pgid, Signal::Kill);
-        sweep_token(token);
+    let suites: Vec<(i32, Running)> = std::mem::take(&mut *active()).into_iter().collect();
+    for (_, run) in &suites {
+        if let Some(c) = &run.control {
+            let _ = c.shutdown(std::net::Shutdown::Both);
+        }
     }
-    active().clear();
+    for (pgid, run) in &suites {
+        if run.control.is_some() {
+            crate::isolation::await_exit(*pgid, Duration::from_secs(2));
+        }
+        let _ = platform::kill_group(*pgid, Signal::Kill);
+        sweep_token(&run.token);
+        if let Some(dir) = &run.cgroup {
+            crate::isolation::kill_and_remove(dir, *pgid);
+        }
+    }
     reap_orphans();
     suites.len()
 }
@@ -141,8 +181,9 @@ fn reap(pid: i32, limit: Duration) -> bool {
 }
 
 /// Kill and reap orphans that were reparented to unguard (see the module
-/// docs). Only when no suite is running, since then every child of unguard
-/// is an orphan of a finished run; otherwise only reaps the dead ones.
+/// docs). Only when every running suite has a supervisor (or none runs),
+/// since then every other child of unguard is an orphan of a finished run
+/// or a dead supervisor; otherwise only reaps the dead ones.
 /// Returns how many live orphans were killed. Blocks for up to a second per
 /// orphan (never under the registry's lock); from async code use
 /// [`reap_orphans_async`].
@@ -179,7 +220,13 @@ fn reap_orphans_with(
         let mut dying: Vec<(i32, Duration)> = Vec::new();
         {
             let g = active();
-            let idle = g.is_empty();
+            // With every running suite under a supervisor, no live run's
+            // orphan is reparented to unguard (it goes to its supervisor):
+            // every unregistered child is left over from a finished run or
+            // a killed supervisor, and can go now. A suite spawned without
+            // one may still be talking to its own orphan: then only when
+            // nothing runs.
+            let idle = g.values().all(|r| r.control.is_some());
             for c in children {
                 if g.contains_key(&c.pid) {
                     continue;
@@ -229,6 +276,14 @@ mod tests {
             .stdin(Stdio::null())
             .spawn()
             .unwrap()
+    }
+
+    fn running() -> Running {
+        Running {
+            token: "token".into(),
+            control: None,
+            cgroup: None,
+        }
     }
 
     fn live(pid: i32) -> ChildProc {
@@ -286,7 +341,7 @@ mod tests {
         // The scan sees the new process; `spawn_registered` registers it
         // before the reaper gets the lock.
         let scan = || {
-            active().insert(pid, "token".into());
+            active().insert(pid, running());
             vec![live(pid)]
         };
         assert_eq!(reap_orphans_with(&scan, &never_wait), 0);
@@ -309,13 +364,13 @@ mod tests {
 
     #[cfg(target_os = "linux")]
     #[test]
-    fn while_a_suite_runs_only_dead_orphans_are_reaped() {
+    fn while_an_unsupervised_suite_runs_only_dead_orphans_are_reaped() {
         let _serial = serial();
         let mut suite = sleeper();
         let mut orphan = sleeper();
         let dead = Command::new("true").spawn().unwrap();
         let (s, o, d) = (suite.id() as i32, orphan.id() as i32, dead.id() as i32);
-        active().insert(s, "token".into());
+        active().insert(s, running());
         let start = Instant::now();
         while !platform::child(d).is_some_and(|c| c.zombie) {
             assert!(start.elapsed() < Duration::from_secs(20), "never exited");
@@ -335,5 +390,26 @@ mod tests {
             c.wait().unwrap();
         }
         drop(dead);
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn while_only_supervised_suites_run_a_live_orphan_is_killed() {
+        let _serial = serial();
+        let mut suite = sleeper();
+        let orphan = sleeper();
+        let (s, o) = (suite.id() as i32, orphan.id() as i32);
+        let (ours, _theirs) = UnixStream::pair().unwrap();
+        let mut supervised = running();
+        supervised.control = Some(ours);
+        active().insert(s, supervised);
+        let scan = || [s, o].into_iter().filter_map(platform::child).collect();
+        assert_eq!(reap_orphans_with(&scan, &reap), 1);
+        unregister(s);
+        assert_eq!(platform::child(o), None, "killed and reaped");
+        assert!(suite.try_wait().unwrap().is_none(), "the suite was killed");
+        suite.kill().unwrap();
+        suite.wait().unwrap();
+        drop(orphan);
     }
 }

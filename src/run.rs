@@ -1,7 +1,10 @@
-//! Running a test command: its own process group, stdin from /dev/null,
-//! output to a log file, a timeout that kills the whole process tree.
+//! Running a test command: under its own supervisor, in its own process
+//! group, stdin from /dev/null, output to a log file, a timeout that kills
+//! the whole process tree.
 
 use std::io::Write;
+use std::os::fd::OwnedFd;
+use std::os::unix::net::UnixStream;
 use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -9,9 +12,11 @@ use std::time::{Duration, Instant};
 use tokio::sync::watch;
 
 use crate::capture::{self, Capture};
+use crate::isolation::{self, Cgroup, Setup};
 use crate::platform::{self, Signal};
 use crate::reaper::{self, RUN_TOKEN_VAR};
 use crate::spec::Command;
+use crate::supervise::End;
 
 /// Grace period between SIGTERM and SIGKILL for a process group, unless
 /// `UNGUARD_KILL_GRACE` (seconds) says otherwise.
@@ -115,8 +120,10 @@ fn signal_group(pgid: i32, sig: Signal) {
 }
 
 /// Run the invocation to completion, timeout or cancellation. Never leaves a
-/// process of the group alive: after the leader exits, stragglers that stayed
-/// in its group (background servers, stuck grandchildren) are killed too.
+/// process of the run alive: the command runs under its own supervisor
+/// ([`crate::isolation`]), which kills everything the command started when
+/// its leader exits; after that the group, the run token and the run's
+/// cgroup are swept too.
 pub async fn run(inv: Invocation<'_>, mut cancel: watch::Receiver<bool>) -> RunResult {
     let started = Instant::now();
     let argv = argv(inv.command, &inv.substitutions);
@@ -124,12 +131,13 @@ pub async fn run(inv: Invocation<'_>, mut cancel: watch::Receiver<bool>) -> RunR
         exit: Exit::SpawnFailed(msg),
         duration: started.elapsed(),
     };
-    let mut log = match open_log(&inv, &argv) {
+    let setup = Setup::prepare();
+    let mut log = match open_log(&inv, &argv, &setup) {
         Ok(f) => f,
         Err(msg) => return failed(msg),
     };
     let token = reaper::new_run_token();
-    let (mut child, capture) = match spawn(&inv, &argv, &token, &log) {
+    let (mut child, capture, supervised) = match spawn(&inv, &argv, &token, &log, setup) {
         Ok(spawned) => spawned,
         Err(msg) => {
             let _ = writeln!(log, "# unguard: could not start {msg}");
@@ -140,39 +148,73 @@ pub async fn run(inv: Invocation<'_>, mut cancel: watch::Receiver<bool>) -> RunR
         let _ = writeln!(log, "# unguard: cannot read the suite's output: {e}");
         None
     });
+    if let Some(note) = &supervised.note {
+        let _ = writeln!(log, "# unguard: {note}");
+    }
     let pgid = child.id().map(|p| p as i32).unwrap_or(0);
     // From here on, even a panic (unwinding through this frame) kills the
-    // suite's group and its escaped processes.
+    // run's processes and removes its cgroup.
     let guard = RunGuard {
         pgid,
         token: token.clone(),
+        control: supervised.control,
+        cgroup: supervised.cgroup,
         armed: true,
     };
-    let exit = wait(&mut child, pgid, inv.timeout, &mut cancel).await;
+    let mut exit = wait(
+        &mut child,
+        pgid,
+        guard.supervised(),
+        inv.timeout,
+        &mut cancel,
+    )
+    .await;
+    // The supervisor has exited: its report says how the command ended.
+    let report = guard.control.as_ref().and_then(isolation::read_report);
+    if let Some(us) = report.as_ref().and_then(|r| r.joined_us) {
+        isolation::note_join(Duration::from_micros(us));
+    }
+    if let (Some(r), Exit::Code(_) | Exit::Signal(_)) = (&report, &exit) {
+        exit = match &r.end {
+            Some(End::Code(c)) => Exit::Code(*c),
+            Some(End::Signal(s)) => Exit::Signal(*s),
+            Some(End::SpawnFailed(m)) => Exit::SpawnFailed(m.clone()),
+            None => exit,
+        };
+    }
     test_hook_panic(&inv.label);
-    // Whatever is left in the group (daemons, background jobs) goes too, and
-    // so does anything that escaped the group but still carries the token, and
-    // (when no other suite runs) any orphan reparented to unguard.
+    // Whatever is left in the group goes too, and so does anything that
+    // escaped the group but still carries the token, anything left in the
+    // cgroup, and (when no other suite runs) any orphan reparented to unguard.
     let duration = started.elapsed();
-    let escaped = guard.finish().await;
+    let swept = guard.finish().await;
     let captured = match capture {
         Some(c) => c.finish().await,
         None => Default::default(),
     };
-    write_footer(&mut log, captured, escaped, &exit, duration);
+    let escaped = swept + report.as_ref().map_or(0, |r| r.escaped);
+    let notes = report.and_then(|r| r.cgroup_error).map(|e| {
+        format!("the supervisor could not join the run's cgroup ({e}); it attributed the run's processes alone")
+    });
+    if let Exit::SpawnFailed(m) = &exit {
+        let _ = writeln!(log, "# unguard: could not start {m}");
+    }
+    write_footer(&mut log, captured, escaped, notes, &exit, duration);
     RunResult { exit, duration }
 }
 
-/// Create the log and write its header: what runs, where, under which timeout.
-fn open_log(inv: &Invocation<'_>, argv: &[String]) -> Result<std::fs::File, String> {
+/// Create the log and write its header: what runs, where, under which
+/// timeout and isolation.
+fn open_log(inv: &Invocation<'_>, argv: &[String], setup: &Setup) -> Result<std::fs::File, String> {
     let mut log = std::fs::File::create(inv.log)
         .map_err(|e| format!("cannot create log {}: {e}", inv.log.display()))?;
     let _ = writeln!(
         log,
-        "# unguard: {}\n# cwd: {}\n# timeout: {:.1}s\n$ {}\n",
+        "# unguard: {}\n# cwd: {}\n# timeout: {:.1}s\n# isolation: {}\n$ {}\n",
         inv.label,
         inv.cwd.display(),
         inv.timeout.as_secs_f64(),
+        setup.describe(),
         match inv.command {
             Command::Shell(_) => argv[2].clone(),
             Command::Argv(_) => argv.join(" "),
@@ -181,43 +223,124 @@ fn open_log(inv: &Invocation<'_>, argv: &[String]) -> Result<std::fs::File, Stri
     Ok(log)
 }
 
-/// Start the suite in its own process group, registered with the reaper,
-/// stdout and stderr on one pipe read into `log`. The capture may fail on
-/// its own (the suite still runs, uncaptured).
+/// How a run was started: its supervisor's control socket and its cgroup
+/// (both `None` when spawned directly), and a note for the log.
+struct Supervised {
+    control: Option<UnixStream>,
+    cgroup: Option<Cgroup>,
+    note: Option<String>,
+}
+
+type Spawned = (
+    tokio::process::Child,
+    std::io::Result<Option<Capture>>,
+    Supervised,
+);
+
+/// Start the suite (under its supervisor, see [`Setup`]) in its own process
+/// group, registered with the reaper, stdout and stderr on one pipe read
+/// into `log`. The capture may fail on its own (the suite still runs,
+/// uncaptured). If the supervisor cannot be started, the suite is started
+/// directly.
 fn spawn(
     inv: &Invocation<'_>,
     argv: &[String],
     token: &str,
     log: &std::fs::File,
-) -> Result<(tokio::process::Child, std::io::Result<Option<Capture>>), String> {
+    setup: Setup,
+) -> Result<Spawned, String> {
     // stdout and stderr share one pipe, read into the log with a size cap.
     let (pipe, log_for_capture) = match (capture::pipe(), log.try_clone()) {
         (Ok(p), Ok(l)) => (p, l),
         (Err(e), _) | (_, Err(e)) => return Err(format!("(setting up the output pipe: {e})")),
     };
-    let stderr = pipe
-        .write
-        .try_clone()
-        .map_err(|e| format!("(duplicating the pipe: {e})"))?;
-    let mut cmd = tokio::process::Command::new(&argv[0]);
-    cmd.args(&argv[1..])
+    let mut note = None;
+    let args = setup.supervisor_args(argv, kill_grace());
+    let (child, control, cgroup) = match setup.control {
+        Some((ours, theirs)) => {
+            let mut cmd = command(
+                inv,
+                token,
+                isolation::self_exe(),
+                &args,
+                &pipe.write,
+                Stdio::from(theirs),
+            )?;
+            cmd.arg0("unguard");
+            let registry_handle = ours.try_clone().ok();
+            let cg = setup.cgroup.as_ref().map(|c| c.dir().to_path_buf());
+            match reaper::spawn_registered(&mut cmd, token, registry_handle, cg) {
+                Ok(child) => (child, Some(ours), setup.cgroup),
+                Err(e) => {
+                    note = Some(format!(
+                        "could not start the supervisor ({e}); the suite runs without it"
+                    ));
+                    drop(setup.cgroup);
+                    let mut cmd =
+                        command(inv, token, &argv[0], &argv[1..], &pipe.write, Stdio::null())?;
+                    let child = reaper::spawn_registered(&mut cmd, token, None, None);
+                    (
+                        child.map_err(|e| format!("`{}`: {e}", argv[0]))?,
+                        None,
+                        None,
+                    )
+                }
+            }
+        }
+        None => {
+            let mut cmd = command(inv, token, &argv[0], &argv[1..], &pipe.write, Stdio::null())?;
+            let child = reaper::spawn_registered(&mut cmd, token, None, None);
+            (
+                child.map_err(|e| format!("`{}`: {e}", argv[0]))?,
+                None,
+                None,
+            )
+        }
+    };
+    // unguard's copy of the pipe's write end goes here (the commands' copies
+    // went with them), so the pipe reaches EOF when the suite's processes
+    // close theirs.
+    drop(pipe.write);
+    let capture = Capture::start(pipe.read, log_for_capture).map(Some);
+    Ok((
+        child,
+        capture,
+        Supervised {
+            control,
+            cgroup,
+            note,
+        },
+    ))
+}
+
+/// The command: `program args…` in the run's cwd and environment (plus
+/// the run token), in a new process group, stdout and stderr on copies of
+/// `out`.
+fn command(
+    inv: &Invocation<'_>,
+    token: &str,
+    program: &str,
+    args: &[String],
+    out: &OwnedFd,
+    stdin: Stdio,
+) -> Result<tokio::process::Command, String> {
+    let dup = || {
+        out.try_clone()
+            .map_err(|e| format!("(duplicating the pipe: {e})"))
+    };
+    let mut cmd = tokio::process::Command::new(program);
+    cmd.args(args)
         .current_dir(inv.cwd)
-        .stdin(Stdio::null())
-        .stdout(Stdio::from(pipe.write))
-        .stderr(Stdio::from(stderr))
+        .stdin(stdin)
+        .stdout(Stdio::from(dup()?))
+        .stderr(Stdio::from(dup()?))
         .process_group(0)
         .kill_on_drop(true);
     for (k, v) in &inv.env {
         cmd.env(k, v);
     }
     cmd.env(RUN_TOKEN_VAR, token);
-    let child = reaper::spawn_registered(&mut cmd, token);
-    // `cmd` goes with unguard's copies of the pipe's write end, so the pipe
-    // reaches EOF when the suite's processes close theirs.
-    drop(cmd);
-    let child = child.map_err(|e| format!("`{}`: {e}", argv[0]))?;
-    let capture = Capture::start(pipe.read, log_for_capture).map(Some);
-    Ok((child, capture))
+    Ok(cmd)
 }
 
 /// Wait for the suite to exit, or terminate its group at the timeout or
@@ -225,6 +348,7 @@ fn spawn(
 async fn wait(
     child: &mut tokio::process::Child,
     pgid: i32,
+    supervised: bool,
     timeout: Duration,
     cancel: &mut watch::Receiver<bool>,
 ) -> Exit {
@@ -236,11 +360,11 @@ async fn wait(
             Err(e) => Exit::SpawnFailed(format!("waiting for the child: {e}")),
         },
         _ = &mut deadline => {
-            terminate(child, pgid).await;
+            terminate(child, pgid, supervised).await;
             Exit::Timeout
         }
         _ = wait_cancel(cancel) => {
-            terminate(child, pgid).await;
+            terminate(child, pgid, supervised).await;
             Exit::Interrupted
         }
     }
@@ -251,6 +375,7 @@ fn write_footer(
     log: &mut std::fs::File,
     captured: capture::Captured,
     escaped: usize,
+    notes: Option<String>,
     exit: &Exit,
     duration: Duration,
 ) {
@@ -259,6 +384,9 @@ fn write_footer(
             log,
             "\n# unguard: a process outside the suite's reach still held its output open; stopped reading"
         );
+    }
+    if let Some(note) = notes {
+        let _ = writeln!(log, "\n# unguard: {note}");
     }
     if escaped > 0 {
         let _ = writeln!(
@@ -279,20 +407,31 @@ fn write_footer(
 struct RunGuard {
     pgid: i32,
     token: String,
+    /// unguard's end of the supervisor's control socket.
+    control: Option<UnixStream>,
+    cgroup: Option<Cgroup>,
     armed: bool,
 }
 
 impl RunGuard {
-    /// SIGKILL the group, forget it, kill escaped processes, then kill and
-    /// reap orphans (when no other suite runs); returns how many processes
-    /// escaped. On a blocking thread: the sweep and the reaping sleep.
+    fn supervised(&self) -> bool {
+        self.control.is_some()
+    }
+
+    /// SIGKILL the group, forget it, empty and remove the run's cgroup,
+    /// kill escaped processes, then kill and reap orphans (when no other
+    /// suite runs); returns how many processes were found outside the
+    /// supervisor's reach. On a blocking thread: the sweep and the reaping
+    /// sleep.
     async fn finish(mut self) -> usize {
         self.armed = false;
         let (pgid, token) = (self.pgid, std::mem::take(&mut self.token));
+        let cgroup = self.cgroup.take();
         let cleanup = move || {
             signal_group(pgid, Signal::Kill);
             reaper::unregister(pgid);
-            reaper::sweep_token(&token) + reaper::reap_orphans()
+            let in_cgroup = cgroup.map_or(0, |c| c.finish(pgid));
+            in_cgroup + reaper::sweep_token(&token) + reaper::reap_orphans()
         };
         match tokio::task::spawn_blocking(cleanup).await {
             Ok(n) => n,
@@ -304,10 +443,17 @@ impl RunGuard {
 
 impl Drop for RunGuard {
     /// A panic is unwinding past the run: clean up right here (blocking).
+    /// The supervisor, told to stop (its control socket shut down), kills
+    /// its subtree at once; then the group, the token and the cgroup.
     fn drop(&mut self) {
         if self.armed {
+            if let Some(c) = &self.control {
+                let _ = c.shutdown(std::net::Shutdown::Both);
+                isolation::await_exit(self.pgid, Duration::from_secs(2));
+            }
             signal_group(self.pgid, Signal::Kill);
             reaper::unregister(self.pgid);
+            drop(self.cgroup.take());
             reaper::sweep_token(&self.token);
         }
     }
@@ -336,19 +482,29 @@ async fn wait_cancel(cancel: &mut watch::Receiver<bool>) {
     }
 }
 
+/// How much longer than the grace unguard waits for a supervisor to finish
+/// its own grace and clean-up before it SIGKILLs the group itself.
+const SUPERVISOR_MARGIN: Duration = Duration::from_secs(2);
+
 /// SIGTERM the group, give the whole group (not just its leader) the grace
 /// period to run its handlers and exit, then SIGKILL what is left and reap
-/// the leader.
-async fn terminate(child: &mut tokio::process::Child, pgid: i32) {
+/// the leader. Under a supervisor (in the group, catching the SIGTERM) the
+/// supervisor does the waiting and the killing of its whole subtree;
+/// unguard only waits for it (and kills the group if it does not finish).
+async fn terminate(child: &mut tokio::process::Child, pgid: i32, supervised: bool) {
     signal_group(pgid, Signal::Term);
     let grace = kill_grace();
-    let deadline = Instant::now() + grace;
-    let _ = tokio::time::timeout(grace, child.wait()).await;
-    while Instant::now() < deadline && platform::group_alive(pgid) {
-        // Members whose parent died were reparented to unguard: reap the
-        // dead ones, or they would keep the group "alive" as zombies.
-        reaper::reap_orphans_async().await;
-        tokio::time::sleep(Duration::from_millis(20)).await;
+    if supervised {
+        let _ = tokio::time::timeout(grace + SUPERVISOR_MARGIN, child.wait()).await;
+    } else {
+        let deadline = Instant::now() + grace;
+        let _ = tokio::time::timeout(grace, child.wait()).await;
+        while Instant::now() < deadline && platform::group_alive(pgid) {
+            // Members whose parent died were reparented to unguard: reap the
+            // dead ones, or they would keep the group "alive" as zombies.
+            reaper::reap_orphans_async().await;
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
     }
     signal_group(pgid, Signal::Kill);
     let _ = child.wait().await;

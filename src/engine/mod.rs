@@ -63,6 +63,8 @@ pub struct EngineOptions {
     pub gate: GateConfig,
     pub thresholds: Thresholds,
     pub selection: Selection,
+    /// How each run's processes are tied to it (`--isolation`).
+    pub isolation: crate::isolation::Isolation,
 }
 
 impl EngineOptions {
@@ -180,6 +182,7 @@ pub fn execute(
     manifest: Manifest,
     opts: EngineOptions,
 ) -> Result<Results> {
+    crate::isolation::set_mode(opts.isolation);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(opts.jobs.clamp(1, 8))
         .enable_all()
