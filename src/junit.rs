@@ -207,11 +207,7 @@ pub fn read(path: &Path) -> Result<Report, ReportError> {
 /// symlink, is refused).
 pub fn read_regular_file(path: &Path) -> std::io::Result<Vec<u8>> {
     use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut f = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
-        .open(path)?;
+    let mut f = crate::platform::open_nonblocking(path)?;
     let meta = f.metadata()?;
     if !meta.is_file() {
         return Err(std::io::Error::other(format!(

@@ -8,8 +8,10 @@
 //! reflink (so copies fall back to a plain copy), no hint. A port touches
 //! this module only; nothing here needs `unsafe`.
 
+use std::fs::File;
 use std::io;
 use std::os::fd::OwnedFd;
+use std::path::Path;
 
 use rustix::process::Pid;
 
@@ -153,6 +155,38 @@ pub fn cgroup2_dir_in(mountinfo: &str, own: &str) -> Option<std::path::PathBuf> 
         let rel = std::path::Path::new(own).strip_prefix(&root).ok()?;
         Some(std::path::Path::new(&point).join(rel))
     })
+}
+
+/// What became of a non-blocking attempt at an exclusive `flock`.
+#[derive(Debug)]
+pub enum Flock {
+    /// The open file description `f` holds the lock now.
+    Taken,
+    /// Another open file description (another process) holds it.
+    Busy,
+    /// The file system cannot lock (some network mounts).
+    Unsupported(io::Error),
+}
+
+/// Try to take an exclusive advisory lock on `f` (a file or a directory)
+/// without waiting. It lasts as long as `f`'s open file description.
+pub fn try_lock_exclusive(f: &File) -> Flock {
+    use rustix::fs::FlockOperation;
+    match rustix::fs::flock(f, FlockOperation::NonBlockingLockExclusive) {
+        Ok(()) => Flock::Taken,
+        Err(rustix::io::Errno::WOULDBLOCK) => Flock::Busy,
+        Err(e) => Flock::Unsupported(e.into()),
+    }
+}
+
+/// Open `path` for reading without blocking on it: a FIFO with no writer
+/// would otherwise block `open` forever.
+pub fn open_nonblocking(path: &Path) -> io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
+        .open(path)
 }
 
 /// Whether a failed [`reflink`] means the filesystem (or this pair of

@@ -241,9 +241,19 @@ async fn wait(
     let mut until: Option<Instant> = None;
     loop {
         let deadline = until.unwrap_or_else(|| Instant::now() + Duration::from_secs(86_400));
+        // Biased, SIGTERM first: the group's SIGTERM reaches us before the
+        // leader can die of it, and both wake the runtime in the same turn;
+        // taken in random order, the leader's exit could win and the rest of
+        // the group would lose its grace.
         tokio::select! {
-            status = child.wait() => return (status.ok(), until),
+            biased;
             _ = recv(term), if until.is_none() => until = Some(Instant::now() + grace),
+            status = child.wait() => {
+                if until.is_none() && term_pending(term).await {
+                    until = Some(Instant::now() + grace);
+                }
+                return (status.ok(), until);
+            }
             _ = tokio::time::sleep_until(deadline), if until.is_some() => break,
             _ = closed(control) => {
                 // unguard is gone or wants it all dead: no grace.
@@ -265,6 +275,14 @@ async fn recv(term: &mut Option<Signal>) {
         }
         None => std::future::pending().await,
     }
+}
+
+/// Whether a SIGTERM has arrived that [`recv`] has not taken yet (polled
+/// once, never waits).
+async fn term_pending(term: &mut Option<Signal>) -> bool {
+    tokio::time::timeout(Duration::ZERO, recv(term))
+        .await
+        .is_ok()
 }
 
 /// EOF (or an error) on the control socket; never without one.

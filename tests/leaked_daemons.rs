@@ -394,7 +394,7 @@ fn isolation_lines(fx: &Fixture, out: &str) -> BTreeMap<String, String> {
             .unwrap_or_else(|| panic!("{name}: no isolation line:\n{log}"));
         lines.insert(name, line.to_string());
     }
-    assert!(lines.contains_key("baseline.log"), "{lines:?}");
+    assert!(lines.contains_key("@baseline.log"), "{lines:?}");
     lines
 }
 
@@ -438,7 +438,7 @@ fn at_j2_a_daemon_of_an_earlier_run_never_answers_under_auto_isolation() {
         }
     }
     if cgroups {
-        assert!(lines["baseline.log"].contains(" in cgroup /"), "{lines:?}");
+        assert!(lines["@baseline.log"].contains(" in cgroup /"), "{lines:?}");
         assert!(leftover_cgroups().is_empty(), "{:?}", leftover_cgroups());
     } else {
         eprintln!("no writable cgroup v2 here: auto ran the supervisor alone");

@@ -6,18 +6,15 @@
 //!
 //! The descriptor is close-on-exec (std opens every file so): no suite
 //! inherits the lock, so a daemon a suite leaves behind cannot hold it.
-//! This module makes its own OS call (`flock`, through rustix's safe
-//! wrapper) instead of going through `crate::platform`.
+//! The `flock` itself is [`platform::try_lock_exclusive`].
 
 use std::fs::File;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::sync::Mutex;
 
-use rustix::fs::FlockOperation;
-use rustix::io::Errno;
-
 use crate::error::{Error, Result};
+use crate::platform::{self, Flock};
 
 /// Locks this process holds: (device, inode) of the directory, and the open
 /// directory that carries the lock (closing it would release the lock).
@@ -44,15 +41,15 @@ pub(super) fn lock(dir: &Path) -> Result<Locked> {
     if held.iter().any(|(d, i, _)| (*d, *i) == key) {
         return Ok(Locked::Ours);
     }
-    match rustix::fs::flock(&f, FlockOperation::NonBlockingLockExclusive) {
-        Ok(()) => {
+    match platform::try_lock_exclusive(&f) {
+        Flock::Taken => {
             held.push((key.0, key.1, f));
             Ok(Locked::Ours)
         }
-        Err(Errno::WOULDBLOCK) => Ok(Locked::Busy),
+        Flock::Busy => Ok(Locked::Busy),
         // A file system without flock (some network mounts): run unlocked,
         // as unguard did before it locked.
-        Err(e) => {
+        Flock::Unsupported(e) => {
             eprintln!(
                 "unguard: warning: cannot lock {} ({e}); another run on it would not be stopped",
                 dir.display()
@@ -84,10 +81,7 @@ pub(super) fn busy_elsewhere(dir: &Path) -> bool {
             return false;
         }
     }
-    matches!(
-        rustix::fs::flock(&f, FlockOperation::NonBlockingLockExclusive),
-        Err(Errno::WOULDBLOCK)
-    )
+    matches!(platform::try_lock_exclusive(&f), Flock::Busy)
 }
 
 /// The holder's record, written into the marker file: who to name when
@@ -150,9 +144,9 @@ mod tests {
         );
         // Another open file description conflicts, as another process would.
         let other = File::open(d.path()).unwrap();
-        assert!(rustix::fs::flock(&other, FlockOperation::NonBlockingLockExclusive).is_err());
+        assert!(matches!(platform::try_lock_exclusive(&other), Flock::Busy));
         release(d.path());
-        rustix::fs::flock(&other, FlockOperation::NonBlockingLockExclusive).unwrap();
+        assert!(matches!(platform::try_lock_exclusive(&other), Flock::Taken));
         let rec = holder_record();
         let said = describe_holder(&rec);
         assert!(
