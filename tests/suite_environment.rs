@@ -60,6 +60,14 @@ fn verdicts_at(out: &Path) -> BTreeMap<String, String> {
         .collect()
 }
 
+/// The baseline's log in `out`: `@baseline.log`, or `baseline.log` as it
+/// was named before issue 11 (so that the old binary fails at the effect).
+fn baseline_log(out: &Path) -> String {
+    std::fs::read_to_string(out.join("@baseline.log"))
+        .or_else(|_| std::fs::read_to_string(out.join("baseline.log")))
+        .unwrap()
+}
+
 /// The value after `prefix` on the first line of `log` starting with it.
 fn line_value<'a>(log: &'a str, prefix: &str) -> Option<&'a str> {
     log.lines().find_map(|l| l.strip_prefix(prefix))
@@ -128,7 +136,7 @@ fn a_hooks_git_variables_never_reach_the_suite() {
     // The suite ran against the mutant, and git found no repository.
     assert_eq!(code, 0, "{c}");
     assert_eq!(verdicts_at(&out)["v"], "killed", "{c}");
-    let log = std::fs::read_to_string(out.join("@baseline.log")).unwrap();
+    let log = baseline_log(&out);
     let gd = line_value(&log, "gitdir: ").unwrap_or_default();
     assert!(gd.contains("not a git repository"), "{log}");
     let names = line_value(&log, "# environment: ").unwrap_or_default();
@@ -214,7 +222,7 @@ fn pwd_from_the_users_shell_is_the_copy() {
         let v = fx.verdicts(out);
         assert_eq!(v["v"], "killed", "{c}");
         assert_eq!(v["o"], "killed", "{c}");
-        let log = std::fs::read_to_string(fx.path().join(out).join("@baseline.log")).unwrap();
+        let log = baseline_log(&fx.path().join(out));
         let names = line_value(&log, "# environment: ").unwrap_or_default();
         assert!(names.contains("PWD"), "{log}");
         tables.push(v);
@@ -262,7 +270,7 @@ fn paths_under_the_root_point_into_the_copy() {
             .env("OLDPWD", format!("{a}/src")),
     );
     let c = ctx(code, &stdout, &stderr);
-    let log = std::fs::read_to_string(fx.path().join("out/@baseline.log")).unwrap();
+    let log = baseline_log(&fx.path().join("out"));
     let copy = line_value(&log, "# cwd: ").unwrap();
 
     // The effect: the suite's paths are the copy's.
