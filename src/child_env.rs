@@ -66,6 +66,9 @@ pub struct ChildEnv {
     pub rewritten: Vec<String>,
     /// Names of inherited variables dropped (for the log).
     pub dropped: Vec<String>,
+    /// What the log should say besides (e.g. why there is no private
+    /// repository).
+    pub notes: Vec<String>,
 }
 
 impl ChildEnv {
@@ -91,10 +94,10 @@ impl ChildEnv {
     }
 
     /// One line for the run log naming what was rewritten and dropped
-    /// (names only); `None` when nothing was.
+    /// (names only), and the notes; `None` when there is nothing to say.
     pub fn describe(&self) -> Option<String> {
         if self.rewritten.is_empty() && self.dropped.is_empty() {
-            return None;
+            return (!self.notes.is_empty()).then(|| self.notes.join("; "));
         }
         let list = |v: &[String]| {
             if v.is_empty() {
@@ -103,11 +106,16 @@ impl ChildEnv {
                 v.join(", ")
             }
         };
-        Some(format!(
+        let mut line = format!(
             "rewritten to the copy: {}; dropped: {}",
             list(&self.rewritten),
             list(&self.dropped)
-        ))
+        );
+        for n in &self.notes {
+            line.push_str("; ");
+            line.push_str(n);
+        }
+        Some(line)
     }
 }
 
@@ -176,6 +184,62 @@ pub fn confine(
     // unguard's own and `test.env` values come last: they win.
     set.append(&mut env.set);
     env.set = set;
+}
+
+/// `workspace.git: private`: make a fresh repository of `copy` at
+/// `git_dir` (outside the copy, in the run's own dir: gone after the run,
+/// so no run sees another's commits and the copy stays as recorded), its
+/// one commit what `git add -A` takes from the copy as the run starts
+/// (the mutant included). Returns the variables that point the suite's git
+/// at it; an error says why there is none. git runs with none of the
+/// inherited locators, no hooks and a fixed identity.
+pub fn private_repo(git_dir: &Path, copy: &Path) -> Result<Vec<(String, String)>, String> {
+    let vars = vec![
+        ("GIT_DIR".to_string(), git_dir.display().to_string()),
+        ("GIT_WORK_TREE".to_string(), copy.display().to_string()),
+    ];
+    let steps: [&[&str]; 3] = [
+        &["init", "-q"],
+        &["add", "-A"],
+        &[
+            "commit",
+            "-q",
+            "--no-verify",
+            "--allow-empty",
+            "-m",
+            "unguard: the copy under test",
+        ],
+    ];
+    for args in steps {
+        let mut cmd = std::process::Command::new("git");
+        cmd.args([
+            "-c",
+            "user.name=unguard",
+            "-c",
+            "user.email=unguard@localhost",
+            "-c",
+            "commit.gpgsign=false",
+            "-c",
+            "init.defaultBranch=main",
+            "-c",
+            "core.hooksPath=/dev/null",
+        ])
+        .args(args)
+        .current_dir(copy)
+        .stdin(std::process::Stdio::null());
+        for k in GIT_LOCATORS {
+            cmd.env_remove(k);
+        }
+        cmd.envs(vars.iter().map(|(k, v)| (k, v)));
+        let out = cmd
+            .output()
+            .map_err(|e| format!("cannot run `git {}`: {e}", args[0]))?;
+        if !out.status.success() {
+            let err = String::from_utf8_lossy(&out.stderr);
+            return Err(format!("`git {}` failed: {}", args[0], err.trim()));
+        }
+    }
+    Ok(vars)
 }
 
 /// What becomes of one inherited value.
@@ -271,9 +335,7 @@ fn resolve(p: &Path) -> Option<PathBuf> {
 /// does (e.g. a `CARGO_TARGET_DIR` the build will create). Not followed
 /// out of the copy: a link into the checkout is still a counterpart.
 fn has_counterpart(there: &Path, copy: &Path) -> bool {
-    there == copy
-        || there.symlink_metadata().is_ok()
-        || there.parent().is_some_and(|d| d.is_dir())
+    there == copy || there.symlink_metadata().is_ok() || there.parent().is_some_and(|d| d.is_dir())
 }
 
 #[cfg(test)]
@@ -326,14 +388,8 @@ mod tests {
         assert_eq!(get("PWD"), Some(c.clone()));
         assert_eq!(get("KEEP_ME"), Some(format!("{r}/src")));
         assert_eq!(get("GIT_AUTHOR_NAME"), None);
-        assert_eq!(
-            get(GIT_CEILING),
-            Some(area.path().display().to_string())
-        );
-        assert_eq!(
-            env.rewritten,
-            vec!["CARGO_TARGET_DIR", "PWD", "PYTHONPATH"]
-        );
+        assert_eq!(get(GIT_CEILING), Some(area.path().display().to_string()));
+        assert_eq!(env.rewritten, vec!["CARGO_TARGET_DIR", "PWD", "PYTHONPATH"]);
         assert_eq!(env.dropped, vec!["GIT_DIR", "OLDPWD", "VIRTUAL_ENV"]);
         assert!(env.remove.contains(&"GIT_DIR".to_string()));
         assert!(!env.remove.contains(&"HOME".to_string()));

@@ -108,7 +108,14 @@ fn a_hooks_git_variables_never_reach_the_suite() {
     let wt = side.path().join("wt");
     git(
         fx.path(),
-        &["worktree", "add", "-q", "-b", "feature", wt.to_str().unwrap()],
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "feature",
+            wt.to_str().unwrap(),
+        ],
     );
     let gitdir = fx.path().join(".git/worktrees/wt").canonicalize().unwrap();
     let index = gitdir.join("index");
@@ -140,10 +147,7 @@ fn a_hooks_git_variables_never_reach_the_suite() {
     let gd = line_value(&log, "gitdir: ").unwrap_or_default();
     assert!(gd.contains("not a git repository"), "{log}");
     let names = line_value(&log, "# environment: ").unwrap_or_default();
-    assert!(
-        names.contains("dropped: GIT_DIR, GIT_INDEX_FILE"),
-        "{log}"
-    );
+    assert!(names.contains("dropped: GIT_DIR, GIT_INDEX_FILE"), "{log}");
     assert!(!names.contains(gitdir.to_str().unwrap()), "{log}");
 }
 
@@ -204,14 +208,19 @@ fn pwd_from_the_users_shell_is_the_copy() {
             &spec(
                 "[make, -s, test]",
                 "m.py",
-                &[("v", "VALUE = 1", "VALUE = 2"), ("o", "OTHER = 1", "OTHER = 3")],
+                &[
+                    ("v", "VALUE = 1", "VALUE = 2"),
+                    ("o", "OTHER = 1", "OTHER = 3"),
+                ],
             ),
         ),
     ]);
     let mut tables = Vec::new();
     for (j, out) in [("1", "out1"), ("2", "out2")] {
-        let (code, stdout, stderr) =
-            output(fx.unguard(&["run", "-j", j, "--out", out]).env("PWD", fx.path()));
+        let (code, stdout, stderr) = output(
+            fx.unguard(&["run", "-j", j, "--out", out])
+                .env("PWD", fx.path()),
+        );
         let c = ctx(code, &stdout, &stderr);
         // The effect: nothing the suite wrote into `$PWD` is in the checkout.
         assert!(
@@ -293,8 +302,119 @@ fn paths_under_the_root_point_into_the_copy() {
     assert_eq!(code, 0, "{c}");
     assert_eq!(fx.verdicts("out")["v"], "killed", "{c}");
     let names = line_value(&log, "# environment: ").unwrap_or_default();
-    for n in ["PYTHONPATH", "VIRTUAL_ENV", "CARGO_TARGET_DIR", "PWD", "OLDPWD"] {
+    for n in [
+        "PYTHONPATH",
+        "VIRTUAL_ENV",
+        "CARGO_TARGET_DIR",
+        "PWD",
+        "OLDPWD",
+    ] {
         assert!(names.contains(n), "{n} not named: {log}");
     }
     assert!(!names.contains('/'), "values leaked into the log: {log}");
+}
+
+/// `workspace.git: private`: a suite that needs git metadata gets a fresh
+/// repository of its copy for each run (even under a hook's `GIT_DIR`):
+/// the top level is the copy, its commit is the copy as the run starts
+/// (the mutant included), a commit the suite makes reaches neither the
+/// user's repository nor the next run. Same verdicts at `-j 1` and `-j 2`.
+#[test]
+fn a_suite_can_opt_in_to_a_private_repository() {
+    let suite = format!(
+        "set -e\n\
+         top=$(git rev-parse --show-toplevel)\n\
+         [ \"$top\" = \"$PWD\" ] || {{ echo \"toplevel: $top\"; exit 5; }}\n\
+         git diff --quiet HEAD || {{ echo 'the commit is not the copy'; exit 6; }}\n\
+         git add -A\n\
+         git -c user.name=s -c user.email=s@s commit -q --allow-empty -m suite\n\
+         echo \"commits: $(git rev-list --count HEAD)\"\n\
+         exec {} run.py\n",
+        python()
+    );
+    let fx = Fixture::git(&[
+        ("m.py", "VALUE = 1\nOTHER = 1\n"),
+        (
+            "run.py",
+            "import m, sys\nsys.exit(0 if m.VALUE == 1 and m.OTHER == 1 else 1)\n",
+        ),
+        ("suite.sh", &suite),
+        (
+            "unguard.yaml",
+            &format!(
+                "workspace:\n  git: private\n{}",
+                spec(
+                    "sh suite.sh",
+                    "m.py",
+                    &[
+                        ("v", "VALUE = 1", "VALUE = 2"),
+                        ("o", "OTHER = 1", "OTHER = 3")
+                    ]
+                )
+            ),
+        ),
+    ]);
+    let head_before = git(fx.path(), &["rev-parse", "HEAD"]);
+    let gitdir = fx.path().join(".git");
+    let mut tables = Vec::new();
+    for (j, out) in [("1", "out1"), ("2", "out2")] {
+        let (code, stdout, stderr) = output(
+            fx.unguard(&["run", "-j", j, "--out", out])
+                .env("GIT_DIR", &gitdir)
+                .env("GIT_INDEX_FILE", gitdir.join("index")),
+        );
+        let c = ctx(code, &stdout, &stderr);
+        assert_eq!(git(fx.path(), &["rev-parse", "HEAD"]), head_before, "{c}");
+        let v: BTreeMap<String, String> =
+            std::fs::read_to_string(fx.path().join(out).join("outcomes.json"))
+                .map(|_| fx.verdicts(out))
+                .unwrap_or_default();
+        assert_eq!(v.get("v").map(String::as_str), Some("killed"), "{c}");
+        assert_eq!(v.get("o").map(String::as_str), Some("killed"), "{c}");
+        assert_eq!(code, 0, "{c}");
+        // Every run had its own repository: one commit of unguard's, one of its own.
+        let mut logs = 0;
+        for e in std::fs::read_dir(fx.path().join(out)).unwrap().flatten() {
+            let text = std::fs::read_to_string(e.path()).unwrap_or_default();
+            if let Some(n) = line_value(&text, "commits: ") {
+                assert_eq!(n, "2", "{}: {text}", e.path().display());
+                logs += 1;
+            }
+        }
+        assert!(logs >= 3, "baseline and both mutants ran git: {logs} logs");
+        tables.push(v);
+    }
+    assert_eq!(tables[0], tables[1]);
+    assert_eq!(
+        git(
+            fx.path(),
+            &["status", "--porcelain", "--untracked-files=no"]
+        ),
+        ""
+    );
+}
+
+/// A `workspace.git` value unguard does not know is refused with the fix.
+#[test]
+fn an_unknown_workspace_git_value_is_refused() {
+    let fx = Fixture::git(&[
+        ("m.py", "VALUE = 1\n"),
+        ("run.py", &run_py()),
+        (
+            "unguard.yaml",
+            &format!(
+                "workspace:\n  git: shared\n{}",
+                spec("python3 run.py", "m.py", &[("v", "VALUE = 1", "VALUE = 2")])
+            ),
+        ),
+    ]);
+    let (code, stdout, stderr) = fx.run(&["run", "--out", "out"]);
+    let c = ctx(code, &stdout, &stderr);
+    assert!(
+        stderr.contains("unknown `workspace.git` value `shared`")
+            && stderr.contains("git: private"),
+        "{c}"
+    );
+    assert_eq!(code, 1, "{c}");
+    assert!(!fx.path().join("out/outcomes.json").exists(), "{c}");
 }

@@ -15,7 +15,7 @@ use crate::error::Result;
 use crate::junit::{self, Reading};
 use crate::progress::Progress;
 use crate::run::{self, Exit, Invocation, RunResult};
-use crate::spec::TestConfig;
+use crate::spec::{SuiteGit, TestConfig};
 use crate::suite_log::{self, Observed};
 use crate::workspace::{RunDirs, Scratch};
 
@@ -48,7 +48,15 @@ pub(super) fn env_for(cfg: &TestConfig, worker: usize, label: &str, scratch: &Sc
         env.push(("PYTHONDONTWRITEBYTECODE".into(), String::new()));
     }
     per_run_dirs(cfg, &mut env, &scratch.run);
+    let mut notes = Vec::new();
+    if cfg.git == SuiteGit::Private && !cfg.env.contains_key("GIT_DIR") {
+        match child_env::private_repo(&scratch.run.dir.join("git"), &scratch.tree) {
+            Ok(vars) => env.extend(vars),
+            Err(e) => notes.push(format!("no private git repository ({e})")),
+        }
+    }
     let mut env = ChildEnv::with(env);
+    env.notes = notes;
     child_env::confine(
         &mut env,
         std::env::vars_os(),
@@ -237,8 +245,8 @@ pub(super) async fn run_suite(
     if !call.select.is_empty() {
         // Without the plugin the whole suite runs: still a valid re-check.
         let dir = scratch.junit_dir.with_file_name("select");
-        if let Ok(extra) =
-            select::install(&dir).and_then(|dir| select::env(&dir, call.select, call.label, &env.visible()))
+        if let Ok(extra) = select::install(&dir)
+            .and_then(|dir| select::env(&dir, call.select, call.label, &env.visible()))
         {
             env.set.extend(extra);
         }
