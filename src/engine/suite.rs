@@ -51,7 +51,10 @@ pub(super) fn env_for(cfg: &TestConfig, worker: usize, label: &str, scratch: &Sc
     let mut notes = Vec::new();
     if cfg.git == SuiteGit::Private && !cfg.env.contains_key("GIT_DIR") {
         match child_env::private_repo(&scratch.run.dir.join("git"), &scratch.tree) {
-            Ok(vars) => env.extend(vars),
+            Ok(vars) => {
+                env.extend(vars);
+                notes.push("GIT_DIR, GIT_WORK_TREE: a private repository of the copy (workspace.git: private)".into());
+            }
             Err(e) => notes.push(format!("no private git repository ({e})")),
         }
     }
