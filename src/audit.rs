@@ -199,6 +199,7 @@ pub fn test_config(detected: &Detected, command: Option<&str>) -> Result<TestCon
         fail_codes: preset.fail_codes(),
         preset,
         check: None,
+        git: Default::default(),
     })
 }
 

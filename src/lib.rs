@@ -16,6 +16,7 @@ pub mod audit;
 pub mod capture;
 pub mod catalog;
 pub mod changes;
+pub mod child_env;
 pub mod cli;
 pub mod commands;
 pub mod detect;

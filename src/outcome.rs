@@ -669,6 +669,7 @@ mod tests {
             fail_codes: codes,
             preset,
             check: None,
+            git: Default::default(),
         }
     }
     fn run(exit: Exit) -> RunResult {

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::watch;
 
 use crate::capture::{self, Capture};
+use crate::child_env::ChildEnv;
 use crate::isolation::{self, Cgroup, Setup};
 use crate::platform::{self, Signal};
 use crate::reaper::{self, RUN_TOKEN_VAR};
@@ -67,8 +68,8 @@ pub struct RunResult {
 pub struct Invocation<'a> {
     pub command: &'a Command,
     pub cwd: &'a Path,
-    /// Extra environment on top of unguard's own.
-    pub env: Vec<(String, String)>,
+    /// unguard's own environment with these changes (see [`crate::child_env`]).
+    pub env: ChildEnv,
     /// Placeholders like `{junit}` → value, expanded in the command.
     pub substitutions: Vec<(&'static str, String)>,
     pub log: &'a Path,
@@ -204,17 +205,21 @@ pub async fn run(inv: Invocation<'_>, mut cancel: watch::Receiver<bool>) -> RunR
 }
 
 /// Create the log and write its header: what runs, where, under which
-/// timeout and isolation.
+/// timeout and isolation, and which inherited variables were rewritten to
+/// the copy or dropped (names only: values may be secrets).
 fn open_log(inv: &Invocation<'_>, argv: &[String], setup: &Setup) -> Result<std::fs::File, String> {
     let mut log = std::fs::File::create(inv.log)
         .map_err(|e| format!("cannot create log {}: {e}", inv.log.display()))?;
     let _ = writeln!(
         log,
-        "# unguard: {}\n# cwd: {}\n# timeout: {:.1}s\n# isolation: {}\n$ {}\n",
+        "# unguard: {}\n# cwd: {}\n# timeout: {:.1}s\n# isolation: {}\n{}$ {}\n",
         inv.label,
         inv.cwd.display(),
         inv.timeout.as_secs_f64(),
         setup.describe(),
+        inv.env
+            .describe()
+            .map_or(String::new(), |d| format!("# environment: {d}\n")),
         match inv.command {
             Command::Shell(_) => argv[2].clone(),
             Command::Argv(_) => argv.join(" "),
@@ -336,7 +341,10 @@ fn command(
         .stderr(Stdio::from(dup()?))
         .process_group(0)
         .kill_on_drop(true);
-    for (k, v) in &inv.env {
+    for k in &inv.env.remove {
+        cmd.env_remove(k);
+    }
+    for (k, v) in &inv.env.set {
         cmd.env(k, v);
     }
     cmd.env(RUN_TOKEN_VAR, token);

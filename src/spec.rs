@@ -100,6 +100,8 @@ enum RawCommand {
 struct RawWorkspace {
     #[serde(default)]
     link: Vec<Spanned<String>>,
+    #[serde(default)]
+    git: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -246,6 +248,21 @@ pub struct TestConfig {
     pub preset: Preset,
     /// Optional viability check run on each mutant before the suite.
     pub check: Option<Command>,
+    /// `workspace.git`: which git repository the suite sees (the same for
+    /// every test config of a spec).
+    pub git: SuiteGit,
+}
+
+/// `workspace.git`: the git repository a suite sees in its copy.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum SuiteGit {
+    /// None: git finds no repository in the copy (the default).
+    #[default]
+    None,
+    /// `private`: a fresh repository of the copy for each run, outside it
+    /// (`GIT_DIR`, `GIT_WORK_TREE`), its one commit the copy as the run
+    /// starts (the mutant included); see [`crate::child_env`].
+    Private,
 }
 
 /// How a mutation finds its site.
@@ -699,6 +716,8 @@ pub fn load(root: &Path, spec_path: &Path) -> Result<Spec, Diagnostics> {
         }
     };
     let link = resolve_links(&src, raw.workspace.as_ref(), &mut diags);
+    let git = resolve_git(&src, raw.workspace.as_ref(), &mut diags);
+    let global = global.map(|g| TestConfig { git, ..g });
 
     // Mutations from the main file and every include, in order.
     let include_files = resolve_includes(&root, &src, &raw.include, &mut diags);
@@ -725,6 +744,31 @@ pub fn load(root: &Path, spec_path: &Path) -> Result<Spec, Diagnostics> {
         timeout_is,
         thresholds,
     })
+}
+
+/// `workspace.git`: `private` or `none` (the default).
+fn resolve_git(
+    src: &SourceFile,
+    workspace: Option<&RawWorkspace>,
+    diags: &mut Diagnostics,
+) -> SuiteGit {
+    let Some(g) = workspace.and_then(|ws| ws.git.as_ref()) else {
+        return SuiteGit::None;
+    };
+    match g.value.as_str() {
+        "private" => SuiteGit::Private,
+        "none" => SuiteGit::None,
+        other => {
+            diags.push(
+                src.at(g, format!("unknown `workspace.git` value `{other}`"))
+                    .with_fix(
+                        "use `git: private` (the suite gets a fresh repository of its copy for each run) \
+                         or leave it out (git finds no repository: never the user's)",
+                    ),
+            );
+            SuiteGit::None
+        }
+    }
 }
 
 /// `workspace.link`: top-level directory names to symlink into every copy.
@@ -1085,6 +1129,7 @@ fn resolve_test(
         fail_codes,
         preset,
         check,
+        git: base.map(|b| b.git).unwrap_or_default(),
     })
 }
 

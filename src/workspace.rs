@@ -673,6 +673,11 @@ impl Scratch {
         self.runs += 1;
     }
 
+    /// The user's checkout this is a copy of (canonical).
+    pub fn root(&self) -> &Path {
+        &self.pristine.manifest.root
+    }
+
     /// Per-run JUnit path (fresh for each run).
     pub fn next_junit_path(&self, label: &str) -> PathBuf {
         self.junit_dir.join(format!("{}-{label}.xml", self.runs))

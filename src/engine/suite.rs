@@ -10,11 +10,12 @@ use std::time::Duration;
 use tokio::sync::watch;
 
 use super::select;
+use crate::child_env::{self, ChildEnv};
 use crate::error::Result;
 use crate::junit::{self, Reading};
 use crate::progress::Progress;
 use crate::run::{self, Exit, Invocation, RunResult};
-use crate::spec::TestConfig;
+use crate::spec::{SuiteGit, TestConfig};
 use crate::suite_log::{self, Observed};
 use crate::workspace::{RunDirs, Scratch};
 
@@ -24,13 +25,9 @@ const PYTEST_ADDOPTS: &str = "PYTEST_ADDOPTS";
 
 /// The environment of every run in `scratch` by `worker`; `label` is the
 /// mutant id, `baseline` or `canary`. [`Scratch::begin_run`] made the run's
-/// own dirs.
-pub(super) fn env_for(
-    cfg: &TestConfig,
-    worker: usize,
-    label: &str,
-    scratch: &Scratch,
-) -> Vec<(String, String)> {
+/// own dirs. What is inherited is confined to the copy (see
+/// [`child_env`]): nothing in it points at the user's checkout.
+pub(super) fn env_for(cfg: &TestConfig, worker: usize, label: &str, scratch: &Scratch) -> ChildEnv {
     let mut env: Vec<(String, String)> = cfg
         .env
         .iter()
@@ -51,6 +48,27 @@ pub(super) fn env_for(
         env.push(("PYTHONDONTWRITEBYTECODE".into(), String::new()));
     }
     per_run_dirs(cfg, &mut env, &scratch.run);
+    let mut notes = Vec::new();
+    if cfg.git == SuiteGit::Private && !cfg.env.contains_key("GIT_DIR") {
+        match child_env::private_repo(&scratch.run.dir.join("git"), &scratch.tree) {
+            Ok(vars) => {
+                env.extend(vars);
+                notes.push("GIT_DIR, GIT_WORK_TREE: a private repository of the copy (workspace.git: private)".into());
+            }
+            Err(e) => notes.push(format!("no private git repository ({e})")),
+        }
+    }
+    let mut env = ChildEnv::with(env);
+    env.notes = notes;
+    child_env::confine(
+        &mut env,
+        std::env::vars_os(),
+        &child_env::Place {
+            root: scratch.root(),
+            copy: &scratch.tree,
+            cwd: &scratch.tree,
+        },
+    );
     env
 }
 
@@ -82,7 +100,7 @@ fn per_run_dirs(cfg: &TestConfig, env: &mut Vec<(String, String)>, run: &RunDirs
 /// Append `opt` to `PYTEST_ADDOPTS` in `env` (the value `test.env` or an
 /// earlier step set, else unguard's own environment's).
 fn append_pytest_addopts(env: &mut Vec<(String, String)>, opt: &str) {
-    let base = match env.iter().position(|(k, _)| k == PYTEST_ADDOPTS) {
+    let base = match env.iter().rposition(|(k, _)| k == PYTEST_ADDOPTS) {
         Some(i) => Some(env.remove(i).1),
         None => std::env::var(PYTEST_ADDOPTS).ok(),
     };
@@ -224,16 +242,16 @@ pub(super) async fn run_suite(
     let injected = call.cfg.junit.is_none().then(|| {
         let p = scratch.next_junit_path(&format!("{}.pytest", call.label));
         let _ = std::fs::remove_file(&p);
-        ask_pytest_for_junit(call.cfg, &mut env, &scratch.tree, &p);
+        ask_pytest_for_junit(call.cfg, &mut env.set, &scratch.tree, &p);
         p
     });
     if !call.select.is_empty() {
         // Without the plugin the whole suite runs: still a valid re-check.
         let dir = scratch.junit_dir.with_file_name("select");
-        if let Ok(extra) =
-            select::install(&dir).and_then(|dir| select::env(&dir, call.select, call.label, &env))
+        if let Ok(extra) = select::install(&dir)
+            .and_then(|dir| select::env(&dir, call.select, call.label, &env.visible()))
         {
-            env.extend(extra);
+            env.set.extend(extra);
         }
     }
     let mut substitutions = vec![("{junit}", junit_path.display().to_string())];
