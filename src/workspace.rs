@@ -310,7 +310,7 @@ struct Area {
 }
 
 impl Area {
-    /// Make and register a fresh dir named `<prefix>XXXXXX`; refused once
+    /// Make and register a fresh private (0700) dir named `<prefix>XXXXXX`; refused once
     /// the run is interrupted.
     fn new(prefix: &str) -> Result<Area> {
         let dir = {
@@ -319,8 +319,11 @@ impl Area {
             if live.closed || INTERRUPTED.load(Ordering::SeqCst) {
                 return Err(Error::Interrupted);
             }
+            // 0700: the temp dir is shared, and the copy holds the user's
+            // sources and secrets (tempfile alone leaves it to the umask).
             let dir = tempfile::Builder::new()
                 .prefix(prefix)
+                .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
                 .tempdir()
                 .context("creating a scratch directory")?;
             live.dirs.push(dir.path().to_path_buf());
