@@ -47,6 +47,10 @@ pub struct Manifest {
     pub links: Vec<String>,
     /// Whether the tree came from git (for messages).
     pub from_git: bool,
+    /// Symlinks of the tree that lead outside the root, with the target they
+    /// get in a copy (their original target: see [`copied_link_target`]). A
+    /// suite can write through them; the run names them. Sorted.
+    pub outside_links: Vec<(String, PathBuf)>,
 }
 
 fn rel_string(p: &Path) -> String {
@@ -158,13 +162,29 @@ pub fn manifest(root: &Path, exclude: &[PathBuf], extra_links: &[String]) -> Res
     entries.dedup();
     opaque.sort();
     opaque.dedup();
+    let outside_links = outside_links(&root, &entries);
     Ok(Manifest {
         root,
         entries,
         opaque,
         links,
         from_git,
+        outside_links,
     })
+}
+
+/// The symlinks among `entries` whose copy leads outside `root` (see
+/// [`Manifest::outside_links`]).
+fn outside_links(root: &Path, entries: &[String]) -> Vec<(String, PathBuf)> {
+    entries
+        .iter()
+        .filter_map(|e| {
+            let target = std::fs::read_link(root.join(e)).ok()?;
+            // Mapped onto a copy at `root` itself: what stays inside stays under it.
+            let copied = copied_link_target(root, root, Path::new(e), &target);
+            (copied.is_absolute() && !copied.starts_with(root)).then(|| (e.clone(), copied))
+        })
+        .collect()
 }
 
 /// Tracked files (working-tree contents) plus untracked, non-ignored files under `root`.
@@ -733,8 +753,13 @@ impl Reference for Restorer<'_> {
         }
         let src = self.pristine.tree.join(rel);
         if now.is_symlink() {
-            let target = |p: &Path| std::fs::read_link(p).ok();
-            return target(dst).is_some() && target(dst) == target(&src);
+            // The link as a copy of the pristine copy has it (see
+            // [`copied_link_target`]).
+            let Ok(target) = std::fs::read_link(&src) else {
+                return false;
+            };
+            let copied = copied_link_target(&self.pristine.tree, self.tree, rel, &target);
+            return std::fs::read_link(dst).is_ok_and(|t| t == copied);
         }
         now.mode == rec.mode && now.mtime() == rec.mtime() && same_bytes(&src, dst).unwrap_or(false)
     }
@@ -969,7 +994,7 @@ fn copy_entry(
     };
     if meta.file_type().is_symlink() {
         let target = std::fs::read_link(&src)?;
-        return std::os::unix::fs::symlink(&target, &dst);
+        return std::os::unix::fs::symlink(copied_link_target(root, tree, rel, &target), &dst);
     }
     if !meta.is_file() {
         return Ok(());
@@ -1010,6 +1035,63 @@ fn copy_entry(
         let _ = to.set_modified(m);
     }
     Ok(())
+}
+
+/// Where the symlink `rel` of the tree `from` (the checkout, or the
+/// pristine copy) points in its copy `to`, given its `target`:
+/// - absolute and into `from` (as written or once resolved): the same path
+///   under `to`, so that nothing written through it reaches `from`;
+/// - relative and staying inside `from` (lexically): the same relative
+///   target, which resolves inside the copy too;
+/// - leaving `from` (relative) : the absolute original target, resolved
+///   where it can be, so that the copy never resolves it next to itself, in
+///   the shared temp dir, where anyone can plant a file;
+/// - absolute and outside: the same target.
+pub(crate) fn copied_link_target(from: &Path, to: &Path, rel: &Path, target: &Path) -> PathBuf {
+    use std::path::Component;
+    let under = |inside: &Path| -> PathBuf {
+        if inside.as_os_str().is_empty() {
+            to.to_path_buf()
+        } else {
+            to.join(inside)
+        }
+    };
+    if target.is_absolute() {
+        let plain = !target.components().any(|c| c == Component::ParentDir);
+        if let Some(inside) = target.strip_prefix(from).ok().filter(|_| plain) {
+            return under(inside);
+        }
+        if let Some(inside) = target
+            .canonicalize()
+            .ok()
+            .and_then(|c| c.strip_prefix(from).ok().map(Path::to_path_buf))
+        {
+            return under(&inside);
+        }
+        return target.to_path_buf();
+    }
+    let dir = rel.parent().unwrap_or(Path::new(""));
+    if stays_inside(dir, target) {
+        return target.to_path_buf();
+    }
+    let original = from.join(dir).join(target);
+    original.canonicalize().unwrap_or(original)
+}
+
+/// Whether the relative `target` of a symlink in the directory `dir` (both
+/// relative to the root) stays inside the root, by its components.
+fn stays_inside(dir: &Path, target: &Path) -> bool {
+    use std::path::Component;
+    let mut depth = dir.components().count();
+    for c in target.components() {
+        match c {
+            Component::Normal(_) => depth += 1,
+            Component::CurDir => {}
+            Component::ParentDir if depth > 0 => depth -= 1,
+            _ => return false,
+        }
+    }
+    true
 }
 
 #[cfg(test)]

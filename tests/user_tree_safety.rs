@@ -67,3 +67,88 @@ fn scratch_dirs_are_private_while_the_suite_runs() {
     // The pristine copy (the checkout's copy for the whole run) too.
     assert!(lines.iter().any(|l| l.contains("/unguard-pristine-")), "{text}");
 }
+
+/// An absolute symlink into the tree points into the copy: the suite
+/// writes through it into the copy's file, never the user's, and the reset
+/// puts the copy's file back (each run sees the original bytes again).
+#[test]
+fn absolute_links_into_the_tree_point_into_the_copy() {
+    let mut tables = Vec::new();
+    for jobs in ["1", "2"] {
+        let fx = Fixture::new();
+        let root = fx.path().canonicalize().unwrap();
+        let probe = "test \"$(cat data/link.txt)\" = original\n\
+                     test -f conf/real.txt\n\
+                     echo pwned >> data/link.txt\n\
+                     echo planted > conf/new.txt";
+        fx.write_all(&[
+            ("unguard.yaml", &spec2()),
+            ("m.sh", "FLAG=1\nOTHER=1\n"),
+            ("data/real.txt", "original\n"),
+            ("check.sh", &check(probe)),
+        ]);
+        std::os::unix::fs::symlink(root.join("data/real.txt"), root.join("data/link.txt"))
+            .unwrap();
+        std::os::unix::fs::symlink(root.join("data"), root.join("conf")).unwrap();
+        commit_all(&fx);
+        let before = tree_state(&root, &[".git"]);
+        let (code, out, err) = run(&fx, &["-j", jobs]);
+        // The effect: the user's files are as they were.
+        assert_eq!(fx.read("data/real.txt"), "original\n", "-j {jobs}: {}", ctx(code, &out, &err));
+        assert!(!root.join("data/new.txt").exists(), "-j {jobs}: written through a dir link");
+        let mut after = tree_state(&root, &[".git"]);
+        after.retain(|p, _| !p.starts_with("out"));
+        assert_eq!(after, before, "-j {jobs}");
+        let v = fx.verdicts("out");
+        assert_eq!(v["flag"], "killed", "-j {jobs}: {}", ctx(code, &out, &err));
+        assert_eq!(v["other"], "survived", "-j {jobs}: {}", ctx(code, &out, &err));
+        // The links themselves are the copy's reference state, not debris.
+        assert!(!err.contains("link.txt"), "-j {jobs}: {err}");
+        tables.push(v);
+    }
+    assert_eq!(tables[0], tables[1]);
+}
+
+/// Two mutants of `m.sh`: `flag` (killed by [`check`]) and `other` (survives).
+fn spec2() -> String {
+    spec("m.sh") + "  - id: other\n    control: \"nothing\"\n    file: m.sh\n    find: 'OTHER=1'\n    replace: 'OTHER=2'\n    canary: false\n"
+}
+
+/// Monorepo: `unguard run services/api` where `services/api/common` is a
+/// relative link to `../../libs/common`. In the copy it resolves to the
+/// original target, never next to the copy in the shared temp dir (where
+/// this test plants a look-alike), and the run names the link.
+#[test]
+fn links_leaving_the_root_resolve_to_their_original_target() {
+    let fx = Fixture::new();
+    let root = fx.path().canonicalize().unwrap();
+    fx.write_all(&[
+        ("libs/common/lib.sh", "LIBVAL=ok\n"),
+        ("services/api/unguard.yaml", &spec("m.sh")),
+        ("services/api/m.sh", "FLAG=1\n"),
+        ("services/api/check.sh", &check(". ./common/lib.sh\ntest \"$LIBVAL\" = ok")),
+    ]);
+    std::os::unix::fs::symlink("../../libs/common", root.join("services/api/common")).unwrap();
+    commit_all(&fx);
+    // What the link would resolve to next to a copy in the temp dir
+    // (`<tmp>/unguard-w0-X/tree-X/common`): code another user could plant.
+    let planted = fx.tmp.path().join("libs/common");
+    std::fs::create_dir_all(&planted).unwrap();
+    let ran = fx.tmp.path().join("planted-code-ran");
+    std::fs::write(
+        planted.join("lib.sh"),
+        format!("LIBVAL=ok\necho ran >> {}\n", ran.display()),
+    )
+    .unwrap();
+    let (code, out, err) = run(&fx, &["services/api"]);
+    assert!(!ran.exists(), "the suite ran code planted in the temp dir: {}", ctx(code, &out, &err));
+    assert_eq!(code, 0, "{}", ctx(code, &out, &err));
+    assert_eq!(fx.verdicts("out")["flag"], "killed");
+    // Said, not silent: the link and where it leads.
+    let note = err
+        .lines()
+        .find(|l| l.contains("outside the target"))
+        .unwrap_or_else(|| panic!("no note on the link: {err}"));
+    assert!(note.contains("common"), "{note}");
+    assert!(note.contains(&root.join("libs/common").display().to_string()), "{note}");
+}
