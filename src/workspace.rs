@@ -1454,6 +1454,37 @@ mod tests {
     }
 
     #[test]
+    fn a_link_into_the_tree_points_into_each_copy_and_resets_there() {
+        let src = sample_tree();
+        let root = src.path().canonicalize().unwrap();
+        std::os::unix::fs::symlink(root.join("run.sh"), root.join("abs-in")).unwrap();
+        std::os::unix::fs::symlink("../../../..", root.join("pkg/d02/sub/up")).unwrap();
+        let m = manifest(src.path(), &[], &[]).unwrap();
+        let outside: Vec<&str> = m.outside_links.iter().map(|(r, _)| r.as_str()).collect();
+        assert_eq!(outside, vec!["abs-link", "pkg/d02/sub/up"]);
+        assert_eq!(m.outside_links[1].1, root.parent().unwrap());
+        let p = pristine(&m);
+        assert_eq!(
+            std::fs::read_link(p.tree.join("abs-in")).unwrap(),
+            p.tree.join("run.sh")
+        );
+        let mut s = Scratch::create(&p, 0).unwrap();
+        let link = s.tree.join("abs-in");
+        assert_eq!(std::fs::read_link(&link).unwrap(), s.tree.join("run.sh"));
+        s.stop_watching();
+        // Recreated as it was: nothing to put back.
+        std::thread::sleep(Duration::from_millis(30));
+        std::fs::remove_file(&link).unwrap();
+        std::os::unix::fs::symlink(s.tree.join("run.sh"), &link).unwrap();
+        assert_eq!(s.end_run(&[]).unwrap(), Reset::default());
+        // Pointed at the checkout: back into the copy.
+        std::fs::remove_file(&link).unwrap();
+        std::os::unix::fs::symlink(root.join("run.sh"), &link).unwrap();
+        assert_eq!(s.end_run(&[]).unwrap().paths, vec!["abs-in"]);
+        assert_eq!(std::fs::read_link(&link).unwrap(), s.tree.join("run.sh"));
+    }
+
+    #[test]
     fn a_reset_restores_from_the_pristine_copy_never_the_checkout() {
         let src = sample_tree();
         let m = manifest(src.path(), &[], &[]).unwrap();
