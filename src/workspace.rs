@@ -110,12 +110,12 @@ pub fn manifest(root: &Path, exclude: &[PathBuf], extra_links: &[String]) -> Res
     };
 
     let (rels, from_git, ignored_check): (Vec<Rel>, bool, Option<git2::Repository>) =
-        match git2::Repository::discover(&root) {
-            Ok(repo) if repo.workdir().is_some() => {
+        match open_repo(&root)? {
+            Some(repo) => {
                 let files = git_files(&repo, &root)?;
                 (files, true, Some(repo))
             }
-            _ => (walk_files(&root)?, false, None),
+            None => (walk_files(&root)?, false, None),
         };
     let (mut entries, mut opaque) = split(rels);
     entries.retain(|e| !is_excluded(e));
@@ -185,6 +185,38 @@ fn outside_links(root: &Path, entries: &[String]) -> Vec<(String, PathBuf)> {
             (copied.is_absolute() && !copied.starts_with(root)).then(|| (e.clone(), copied))
         })
         .collect()
+}
+
+/// The git repository whose work tree holds `root`, or `None` when there
+/// is none (or it is bare): then the tree is walked. A repository that
+/// exists but cannot be read (owned by another user, corrupt) stops the
+/// run: a walk would copy the files git ignores, secrets among them.
+fn open_repo(root: &Path) -> Result<Option<git2::Repository>> {
+    let repo_dir = root.ancestors().find(|d| d.join(".git").symlink_metadata().is_ok());
+    let e = match git2::Repository::discover(root) {
+        Ok(repo) => return Ok(repo.workdir().is_some().then_some(repo)),
+        Err(e) if e.code() == git2::ErrorCode::NotFound && repo_dir.is_none() => {
+            return Ok(None)
+        }
+        Err(e) => e,
+    };
+    let at = repo_dir.unwrap_or(root);
+    let fix = if e.code() == git2::ErrorCode::Owner {
+        format!(
+            "the repository belongs to another user; if you trust it, run `git config --global --add safe.directory {}` and run unguard again",
+            at.display()
+        )
+    } else {
+        format!(
+            "repair the repository (`git -C {} status` shows what is wrong), or remove its `.git` to copy the directory as it is",
+            at.display()
+        )
+    };
+    Err(Error::Usage(format!(
+        "git cannot read the repository at {}: {}\n  unguard stops rather than copy the files git would ignore (secrets among them)\n  fix: {fix}",
+        at.display(),
+        e.message()
+    )))
 }
 
 /// Tracked files (working-tree contents) plus untracked, non-ignored files under `root`.

@@ -152,3 +152,56 @@ fn links_leaving_the_root_resolve_to_their_original_target() {
     assert!(note.contains("common"), "{note}");
     assert!(note.contains(&root.join("libs/common").display().to_string()), "{note}");
 }
+
+/// A repository git refuses to read (owned by another user: git's
+/// "dubious ownership") stops the run with the `safe.directory` fix; the
+/// tree is never walked instead, which would copy the git-ignored secret.
+#[test]
+fn a_repo_git_cannot_read_stops_the_run_and_copies_no_secret() {
+    let seen = tempfile::tempdir().unwrap();
+    let leaked = seen.path().join("leaked.env");
+    let fx = Fixture::new();
+    let probe = format!(
+        "if [ -f secret.env ]; then cp secret.env {}; fi",
+        leaked.display()
+    );
+    fx.write_all(&[
+        ("unguard.yaml", &spec("m.sh")),
+        ("m.sh", "FLAG=1\n"),
+        (".gitignore", "secret.env\nout/\n"),
+        ("check.sh", &check(&probe)),
+    ]);
+    commit_all(&fx);
+    fx.write("secret.env", "TOKEN=hunter2\n");
+    // Another user's repository (as root: git's ownership check applies to
+    // root too, unless safe.directory says otherwise).
+    let chown = std::process::Command::new("chown")
+        .args(["-R", "65534:65534"])
+        .arg(fx.path())
+        .status()
+        .unwrap();
+    if !chown.success() {
+        eprintln!("skipped: cannot give the fixture to another user (not root)");
+        return;
+    }
+    // A global git config of our own: no safe.directory from the machine's.
+    let home = tempfile::tempdir().unwrap();
+    let out = fx
+        .unguard(&["run", "--out", "out", "--timeout", "20s"])
+        .env("HOME", home.path())
+        .env("XDG_CONFIG_HOME", home.path())
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .unwrap();
+    let (code, stdout, err) = (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    );
+    assert!(!leaked.exists(), "the ignored secret reached a copy: {}", ctx(code, &stdout, &err));
+    assert_eq!(code, 1, "{}", ctx(code, &stdout, &err));
+    let root = fx.path().canonicalize().unwrap();
+    let fix = format!("git config --global --add safe.directory {}", root.display());
+    assert!(err.contains(&fix), "{err}");
+    assert!(!err.contains("baseline:"), "no suite ran: {err}");
+}
