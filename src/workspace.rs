@@ -3,9 +3,11 @@
 //!
 //! The copy holds the working tree *as it is*: tracked files (with their
 //! uncommitted edits) plus untracked files that are not ignored. Ignored
-//! environment directories at the top of the target (`.venv`, `node_modules`,
-//! …) are symlinked in; symlinks inside the tree are recreated as the same
-//! symlinks. The checkout is copied once per run into a [`Pristine`] copy;
+//! environment directories (`.venv`, `node_modules`, …), at the top of the
+//! target or deeper down, are symlinked in, as laid out. Symlinks inside the
+//! tree are recreated pointing at the same thing, in the copy where that is
+//! inside the tree, at the original target where it is outside (see
+//! [`copied_link_target`]). The checkout is copied once per run into a [`Pristine`] copy;
 //! each worker's [`Scratch`] copy is made from it, and reused: after every
 //! run in it, whatever the run created, deleted or changed is put back
 //! ([`crate::tree_state`]) from the pristine copy, never from the checkout.
@@ -43,7 +45,9 @@ pub struct Manifest {
     /// copied byte for byte like the others, but no spec can name them (YAML
     /// is UTF-8), so they are never mutated or scanned. Sorted.
     pub opaque: Vec<PathBuf>,
-    /// Top-level names to symlink to the original.
+    /// Ignored environment dirs to symlink to the original, relative paths
+    /// with `/`: the top-level ones first, then nested ones (a pnpm
+    /// package's `node_modules`) in path order.
     pub links: Vec<String>,
     /// Whether the tree came from git (for messages).
     pub from_git: bool,
@@ -109,33 +113,30 @@ pub fn manifest(root: &Path, exclude: &[PathBuf], extra_links: &[String]) -> Res
             .any(|x| rel == x || rel.starts_with(&format!("{x}/")))
     };
 
-    let (rels, from_git, ignored_check): (Vec<Rel>, bool, Option<git2::Repository>) =
-        match open_repo(&root)? {
-            Some(repo) => {
-                let files = git_files(&repo, &root)?;
-                (files, true, Some(repo))
-            }
-            None => (walk_files(&root)?, false, None),
-        };
+    let (rels, ignored_dirs, ignored_check) = match open_repo(&root)? {
+        Some(repo) => {
+            let (files, ignored) = git_files(&repo, &root)?;
+            (files, ignored, Some(repo))
+        }
+        None => (walk_files(&root)?, Vec::new(), None),
+    };
+    let from_git = ignored_check.is_some();
     let (mut entries, mut opaque) = split(rels);
     entries.retain(|e| !is_excluded(e));
+    entries.sort();
     // (The excluded out dir and the linked env dirs have UTF-8 names.)
     opaque.retain(|p| !is_excluded(&rel_string(p)));
 
-    let mut links = Vec::new();
-    let mut candidates: Vec<String> = DEFAULT_LINKS.iter().map(|s| s.to_string()).collect();
-    for l in extra_links {
-        if !candidates.contains(l) {
-            candidates.push(l.clone());
-        }
-    }
-    for name in candidates {
+    let mut links: Vec<String> = Vec::new();
+    for name in link_candidates(extra_links, &ignored_dirs) {
         let p = root.join(&name);
-        if !p.is_dir() || is_excluded(&name) {
+        let in_link = links.iter().any(|l| name.starts_with(&format!("{l}/")));
+        if in_link || !p.is_dir() || is_excluded(&name) {
             continue;
         }
         let prefix = format!("{name}/");
-        let tracked = entries.iter().any(|e| e.starts_with(&prefix));
+        let first = entries.partition_point(|e| e.as_str() < prefix.as_str());
+        let tracked = entries.get(first).is_some_and(|e| e.starts_with(&prefix));
         if tracked {
             // Part of the tree (tracked or not ignored): it is copied as it is.
             continue;
@@ -171,6 +172,30 @@ pub fn manifest(root: &Path, exclude: &[PathBuf], extra_links: &[String]) -> Res
         from_git,
         outside_links,
     })
+}
+
+/// The paths that may be linked env dirs, in order: the top-level names
+/// (defaults, then `workspace.link` names), the `workspace.link` paths, and
+/// the git-ignored dirs deeper down that carry one of the names. Each is
+/// still checked (a dir, ignored, nothing in it copied) by the caller.
+fn link_candidates(extra_links: &[String], ignored_dirs: &[String]) -> Vec<String> {
+    let mut names: Vec<String> = DEFAULT_LINKS.iter().map(|s| s.to_string()).collect();
+    for l in extra_links.iter().filter(|l| !l.contains('/')) {
+        if !names.contains(l) {
+            names.push(l.clone());
+        }
+    }
+    let mut nested: BTreeSet<String> = extra_links
+        .iter()
+        .filter(|l| l.contains('/'))
+        .cloned()
+        .collect();
+    nested.extend(ignored_dirs.iter().filter(|d| {
+        d.rsplit_once('/')
+            .is_some_and(|(_, name)| names.iter().any(|n| n == name))
+    }).cloned());
+    names.extend(nested);
+    names
 }
 
 /// The symlinks among `entries` whose copy leads outside `root` (see
@@ -219,8 +244,10 @@ fn open_repo(root: &Path) -> Result<Option<git2::Repository>> {
     )))
 }
 
-/// Tracked files (working-tree contents) plus untracked, non-ignored files under `root`.
-fn git_files(repo: &git2::Repository, root: &Path) -> Result<Vec<Rel>> {
+/// Tracked files (working-tree contents) plus untracked, non-ignored files
+/// under `root`; and the ignored directories under it (relative, UTF-8),
+/// as git reports them: the top ignored dir of each ignored tree.
+fn git_files(repo: &git2::Repository, root: &Path) -> Result<(Vec<Rel>, Vec<String>)> {
     let workdir = repo
         .workdir()
         .ok_or_else(|| Error::Internal("bare repository".into()))?
@@ -265,7 +292,8 @@ fn git_files(repo: &git2::Repository, root: &Path) -> Result<Vec<Rel>> {
     let mut opts = git2::StatusOptions::new();
     opts.include_untracked(true)
         .recurse_untracked_dirs(true)
-        .include_ignored(false)
+        .include_ignored(true)
+        .recurse_ignored_dirs(false)
         .exclude_submodules(true);
     if !prefix.is_empty() {
         let mut spec = prefix.clone();
@@ -275,14 +303,24 @@ fn git_files(repo: &git2::Repository, root: &Path) -> Result<Vec<Rel>> {
     let statuses = repo
         .statuses(Some(&mut opts))
         .context("reading git status")?;
+    let mut ignored_dirs = Vec::new();
     for s in statuses.iter() {
+        let bytes = s.path_bytes();
         if s.status().contains(git2::Status::WT_NEW) {
-            if let Some(rel) = under(s.path_bytes()) {
+            if let Some(rel) = under(bytes) {
                 out.insert(rel);
+            }
+        } else if s.status().contains(git2::Status::IGNORED) {
+            // An ignored directory is reported once, with a trailing `/`
+            // (a symlink to one without: the caller checks what it is).
+            if let Some(dir) = under(bytes.strip_suffix(b"/").unwrap_or(bytes)) {
+                if let Some(d) = dir.to_str() {
+                    ignored_dirs.push(d.to_string());
+                }
             }
         }
     }
-    Ok(out.iter().map(|p| Rel::of(p)).collect())
+    Ok((out.iter().map(|p| Rel::of(p)).collect(), ignored_dirs))
 }
 
 /// A walked entry's path (for joining).
@@ -600,7 +638,13 @@ impl Scratch {
         copy_tree(&pristine.tree, manifest, &tree)?;
         for name in &manifest.links {
             let target = manifest.root.join(name);
-            std::os::unix::fs::symlink(&target, tree.join(name))
+            let link = tree.join(name);
+            // A nested one's parent may hold nothing else that is copied.
+            if let Some(parent) = link.parent() {
+                std::fs::create_dir_all(parent)
+                    .with_context(|| format!("creating {}", parent.display()))?;
+            }
+            std::os::unix::fs::symlink(&target, &link)
                 .with_context(|| format!("linking {name} into the scratch tree"))?;
         }
         let state = TreeState::record(&tree)
@@ -756,7 +800,7 @@ impl Reference for Restorer<'_> {
             return f.set_permissions(std::fs::Permissions::from_mode(rec.mode));
         }
         let manifest = &self.pristine.manifest;
-        if rel.parent() == Some(Path::new("")) && manifest.links.contains(&key) {
+        if manifest.links.contains(&key) {
             return std::os::unix::fs::symlink(manifest.root.join(&key), dst);
         }
         let reflink = AtomicBool::new(cfg!(target_os = "linux"));
@@ -778,7 +822,7 @@ impl Reference for Restorer<'_> {
             return now.mode == rec.mode && std::fs::read(dst).is_ok_and(|b| &b == bytes);
         }
         let manifest = &self.pristine.manifest;
-        if rel.parent() == Some(Path::new("")) && manifest.links.contains(&key) {
+        if manifest.links.contains(&key) {
             // A linked env dir's link points at the original dir.
             return now.is_symlink()
                 && std::fs::read_link(dst).is_ok_and(|t| t == manifest.root.join(&key));

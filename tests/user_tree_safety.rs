@@ -205,3 +205,90 @@ fn a_repo_git_cannot_read_stops_the_run_and_copies_no_secret() {
     assert!(err.contains(&fix), "{err}");
     assert!(!err.contains("baseline:"), "no suite ran: {err}");
 }
+
+/// A pnpm monorepo: `packages/a/node_modules/dep` is a relative link into
+/// the root store, and every `node_modules` is git-ignored. The nested one
+/// reaches the copy as laid out: the baseline is green in git mode, and the
+/// verdicts are those of the same tree without `.git`, at -j 1 and -j 2.
+#[test]
+fn nested_ignored_env_dirs_reach_the_copy() {
+    let fx = Fixture::new();
+    let root = fx.path().canonicalize().unwrap();
+    let probe = "grep -q exports packages/a/node_modules/dep/index.js";
+    fx.write_all(&[
+        ("unguard.yaml", &spec2()),
+        ("m.sh", "FLAG=1\nOTHER=1\n"),
+        (".gitignore", "node_modules\nout/\n"),
+        ("package.json", "{\"private\": true}\n"),
+        ("packages/a/index.js", "require('dep')\n"),
+        ("node_modules/.pnpm/dep/index.js", "module.exports = 1\n"),
+        ("check.sh", &check(probe)),
+    ]);
+    std::fs::create_dir_all(root.join("packages/a/node_modules")).unwrap();
+    std::os::unix::fs::symlink(
+        "../../../node_modules/.pnpm/dep",
+        root.join("packages/a/node_modules/dep"),
+    )
+    .unwrap();
+    commit_all(&fx);
+    let before = tree_state(&root, &[".git", "out"]);
+    let mut tables = Vec::new();
+    for (mode, jobs) in [("git", "1"), ("git", "2"), ("plain", "1"), ("plain", "2")] {
+        if mode == "plain" && root.join(".git").exists() {
+            std::fs::remove_dir_all(root.join(".git")).unwrap();
+        }
+        let (code, out, err) = run(&fx, &["-j", jobs]);
+        assert!(
+            !err.contains("baseline: red") && !err.contains("fix the suite first"),
+            "{mode} -j {jobs}: {}",
+            ctx(code, &out, &err)
+        );
+        let v = fx.verdicts("out");
+        assert_eq!(v["flag"], "killed", "{mode} -j {jobs}: {}", ctx(code, &out, &err));
+        tables.push((mode, jobs, v));
+    }
+    for (mode, jobs, v) in &tables[1..] {
+        assert_eq!(v, &tables[0].2, "{mode} -j {jobs} differs from git -j 1");
+    }
+    assert_eq!(tree_state(&root, &[".git", "out"]), before);
+}
+
+/// `workspace.link` names a nested ignored dir by its path: linked into
+/// every copy, where the suite finds it.
+#[test]
+fn workspace_link_accepts_a_nested_path() {
+    let fx = Fixture::new();
+    let yaml = spec("m.sh").replace("mutations:\n", "workspace:\n  link: [tools/x/cache]\nmutations:\n");
+    fx.write_all(&[
+        ("unguard.yaml", &yaml),
+        ("m.sh", "FLAG=1\n"),
+        (".gitignore", "cache/\nout/\n"),
+        ("tools/x/run.sh", "true\n"),
+        ("tools/x/cache/data.bin", "cached\n"),
+        ("check.sh", &check("grep -q cached tools/x/cache/data.bin")),
+    ]);
+    commit_all(&fx);
+    let (code, out, err) = run(&fx, &[]);
+    let outcomes = fx.path().join("out/outcomes.json");
+    assert!(outcomes.exists(), "no verdicts: {}", ctx(code, &out, &err));
+    assert_eq!(fx.verdicts("out")["flag"], "killed", "{}", ctx(code, &out, &err));
+    assert!(err.contains("linked: tools/x/cache"), "{err}");
+}
+
+/// `workspace.link` never names `.git`: a copy never leads git back to the
+/// user's repository.
+#[test]
+fn workspace_link_refuses_dot_git() {
+    let fx = Fixture::new();
+    let yaml = spec("m.sh").replace("mutations:\n", "workspace:\n  link: [.git]\nmutations:\n");
+    fx.write_all(&[
+        ("unguard.yaml", &yaml),
+        ("m.sh", "FLAG=1\n"),
+        ("check.sh", &check("test ! -e .git")),
+    ]);
+    commit_all(&fx);
+    let (code, out, err) = run(&fx, &[]);
+    assert_eq!(code, 1, "{}", ctx(code, &out, &err));
+    assert!(err.contains("cannot name `.git`"), "{err}");
+    assert!(!fx.path().join("out/outcomes.json").exists());
+}
