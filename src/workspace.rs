@@ -190,10 +190,15 @@ fn link_candidates(extra_links: &[String], ignored_dirs: &[String]) -> Vec<Strin
         .filter(|l| l.contains('/'))
         .cloned()
         .collect();
-    nested.extend(ignored_dirs.iter().filter(|d| {
-        d.rsplit_once('/')
-            .is_some_and(|(_, name)| names.iter().any(|n| n == name))
-    }).cloned());
+    nested.extend(
+        ignored_dirs
+            .iter()
+            .filter(|d| {
+                d.rsplit_once('/')
+                    .is_some_and(|(_, name)| names.iter().any(|n| n == name))
+            })
+            .cloned(),
+    );
     names.extend(nested);
     names
 }
@@ -217,12 +222,12 @@ fn outside_links(root: &Path, entries: &[String]) -> Vec<(String, PathBuf)> {
 /// exists but cannot be read (owned by another user, corrupt) stops the
 /// run: a walk would copy the files git ignores, secrets among them.
 fn open_repo(root: &Path) -> Result<Option<git2::Repository>> {
-    let repo_dir = root.ancestors().find(|d| d.join(".git").symlink_metadata().is_ok());
+    let repo_dir = root
+        .ancestors()
+        .find(|d| d.join(".git").symlink_metadata().is_ok());
     let e = match git2::Repository::discover(root) {
         Ok(repo) => return Ok(repo.workdir().is_some().then_some(repo)),
-        Err(e) if e.code() == git2::ErrorCode::NotFound && repo_dir.is_none() => {
-            return Ok(None)
-        }
+        Err(e) if e.code() == git2::ErrorCode::NotFound && repo_dir.is_none() => return Ok(None),
         Err(e) => e,
     };
     let at = repo_dir.unwrap_or(root);

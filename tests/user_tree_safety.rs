@@ -6,8 +6,6 @@
 mod common;
 use common::*;
 
-use std::path::Path;
-
 /// A generic spec: `sh check.sh` is the suite, one mutant of `m.sh` that it
 /// kills (`FLAG=1` becomes `FLAG=2`).
 fn spec(file: &str) -> String {
@@ -63,9 +61,15 @@ fn scratch_dirs_are_private_while_the_suite_runs() {
         "the suite saw no scratch dir: {text}"
     );
     let open: Vec<&&str> = lines.iter().filter(|l| !l.starts_with("700 ")).collect();
-    assert!(open.is_empty(), "scratch dirs other users can enter: {open:?}");
+    assert!(
+        open.is_empty(),
+        "scratch dirs other users can enter: {open:?}"
+    );
     // The pristine copy (the checkout's copy for the whole run) too.
-    assert!(lines.iter().any(|l| l.contains("/unguard-pristine-")), "{text}");
+    assert!(
+        lines.iter().any(|l| l.contains("/unguard-pristine-")),
+        "{text}"
+    );
 }
 
 /// An absolute symlink into the tree points into the copy: the suite
@@ -87,21 +91,33 @@ fn absolute_links_into_the_tree_point_into_the_copy() {
             ("data/real.txt", "original\n"),
             ("check.sh", &check(probe)),
         ]);
-        std::os::unix::fs::symlink(root.join("data/real.txt"), root.join("data/link.txt"))
-            .unwrap();
+        std::os::unix::fs::symlink(root.join("data/real.txt"), root.join("data/link.txt")).unwrap();
         std::os::unix::fs::symlink(root.join("data"), root.join("conf")).unwrap();
         commit_all(&fx);
         let before = tree_state(&root, &[".git"]);
         let (code, out, err) = run(&fx, &["-j", jobs]);
         // The effect: the user's files are as they were.
-        assert_eq!(fx.read("data/real.txt"), "original\n", "-j {jobs}: {}", ctx(code, &out, &err));
-        assert!(!root.join("data/new.txt").exists(), "-j {jobs}: written through a dir link");
+        assert_eq!(
+            fx.read("data/real.txt"),
+            "original\n",
+            "-j {jobs}: {}",
+            ctx(code, &out, &err)
+        );
+        assert!(
+            !root.join("data/new.txt").exists(),
+            "-j {jobs}: written through a dir link"
+        );
         let mut after = tree_state(&root, &[".git"]);
         after.retain(|p, _| !p.starts_with("out"));
         assert_eq!(after, before, "-j {jobs}");
         let v = fx.verdicts("out");
         assert_eq!(v["flag"], "killed", "-j {jobs}: {}", ctx(code, &out, &err));
-        assert_eq!(v["other"], "survived", "-j {jobs}: {}", ctx(code, &out, &err));
+        assert_eq!(
+            v["other"],
+            "survived",
+            "-j {jobs}: {}",
+            ctx(code, &out, &err)
+        );
         // The links themselves are the copy's reference state, not debris.
         assert!(!err.contains("link.txt"), "-j {jobs}: {err}");
         tables.push(v);
@@ -126,7 +142,10 @@ fn links_leaving_the_root_resolve_to_their_original_target() {
         ("libs/common/lib.sh", "LIBVAL=ok\n"),
         ("services/api/unguard.yaml", &spec("m.sh")),
         ("services/api/m.sh", "FLAG=1\n"),
-        ("services/api/check.sh", &check(". ./common/lib.sh\ntest \"$LIBVAL\" = ok")),
+        (
+            "services/api/check.sh",
+            &check(". ./common/lib.sh\ntest \"$LIBVAL\" = ok"),
+        ),
     ]);
     std::os::unix::fs::symlink("../../libs/common", root.join("services/api/common")).unwrap();
     commit_all(&fx);
@@ -141,7 +160,11 @@ fn links_leaving_the_root_resolve_to_their_original_target() {
     )
     .unwrap();
     let (code, out, err) = run(&fx, &["services/api"]);
-    assert!(!ran.exists(), "the suite ran code planted in the temp dir: {}", ctx(code, &out, &err));
+    assert!(
+        !ran.exists(),
+        "the suite ran code planted in the temp dir: {}",
+        ctx(code, &out, &err)
+    );
     assert_eq!(code, 0, "{}", ctx(code, &out, &err));
     assert_eq!(fx.verdicts("out")["flag"], "killed");
     // Said, not silent: the link and where it leads.
@@ -150,7 +173,10 @@ fn links_leaving_the_root_resolve_to_their_original_target() {
         .find(|l| l.contains("outside the target"))
         .unwrap_or_else(|| panic!("no note on the link: {err}"));
     assert!(note.contains("common"), "{note}");
-    assert!(note.contains(&root.join("libs/common").display().to_string()), "{note}");
+    assert!(
+        note.contains(&root.join("libs/common").display().to_string()),
+        "{note}"
+    );
 }
 
 /// A repository git refuses to read (owned by another user: git's
@@ -198,10 +224,17 @@ fn a_repo_git_cannot_read_stops_the_run_and_copies_no_secret() {
         String::from_utf8_lossy(&out.stdout).into_owned(),
         String::from_utf8_lossy(&out.stderr).into_owned(),
     );
-    assert!(!leaked.exists(), "the ignored secret reached a copy: {}", ctx(code, &stdout, &err));
+    assert!(
+        !leaked.exists(),
+        "the ignored secret reached a copy: {}",
+        ctx(code, &stdout, &err)
+    );
     assert_eq!(code, 1, "{}", ctx(code, &stdout, &err));
     let root = fx.path().canonicalize().unwrap();
-    let fix = format!("git config --global --add safe.directory {}", root.display());
+    let fix = format!(
+        "git config --global --add safe.directory {}",
+        root.display()
+    );
     assert!(err.contains(&fix), "{err}");
     assert!(!err.contains("baseline:"), "no suite ran: {err}");
 }
@@ -244,7 +277,12 @@ fn nested_ignored_env_dirs_reach_the_copy() {
             ctx(code, &out, &err)
         );
         let v = fx.verdicts("out");
-        assert_eq!(v["flag"], "killed", "{mode} -j {jobs}: {}", ctx(code, &out, &err));
+        assert_eq!(
+            v["flag"],
+            "killed",
+            "{mode} -j {jobs}: {}",
+            ctx(code, &out, &err)
+        );
         tables.push((mode, jobs, v));
     }
     for (mode, jobs, v) in &tables[1..] {
@@ -258,7 +296,10 @@ fn nested_ignored_env_dirs_reach_the_copy() {
 #[test]
 fn workspace_link_accepts_a_nested_path() {
     let fx = Fixture::new();
-    let yaml = spec("m.sh").replace("mutations:\n", "workspace:\n  link: [tools/x/cache]\nmutations:\n");
+    let yaml = spec("m.sh").replace(
+        "mutations:\n",
+        "workspace:\n  link: [tools/x/cache]\nmutations:\n",
+    );
     fx.write_all(&[
         ("unguard.yaml", &yaml),
         ("m.sh", "FLAG=1\n"),
@@ -271,7 +312,12 @@ fn workspace_link_accepts_a_nested_path() {
     let (code, out, err) = run(&fx, &[]);
     let outcomes = fx.path().join("out/outcomes.json");
     assert!(outcomes.exists(), "no verdicts: {}", ctx(code, &out, &err));
-    assert_eq!(fx.verdicts("out")["flag"], "killed", "{}", ctx(code, &out, &err));
+    assert_eq!(
+        fx.verdicts("out")["flag"],
+        "killed",
+        "{}",
+        ctx(code, &out, &err)
+    );
     assert!(err.contains("linked: tools/x/cache"), "{err}");
 }
 
