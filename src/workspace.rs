@@ -284,8 +284,7 @@ fn git_files(repo: &git2::Repository, root: &Path) -> Result<(Vec<Rel>, Vec<Stri
             // Deleted in the working tree (uncommitted deletion): not copied.
             if full.symlink_metadata().is_ok() {
                 if entry.mode == 0o160000 {
-                    // Submodule: copy its files as a plain walk.
-                    for f in walk_files(&full)? {
+                    for f in submodule_files(&full)? {
                         out.insert(rel.join(rel_path(&f)));
                     }
                 } else {
@@ -326,6 +325,19 @@ fn git_files(repo: &git2::Repository, root: &Path) -> Result<(Vec<Rel>, Vec<Stri
         }
     }
     Ok((out.iter().map(|p| Rel::of(p)).collect(), ignored_dirs))
+}
+
+/// A submodule's files: those git lists in its own repository when it is
+/// checked out (never the files its `.gitignore` leaves out), or whatever a
+/// walk finds in its dir when it is not (usually nothing).
+fn submodule_files(dir: &Path) -> Result<Vec<Rel>> {
+    if dir.join(".git").symlink_metadata().is_err() {
+        return walk_files(dir);
+    }
+    match open_repo(dir)? {
+        Some(repo) => Ok(git_files(&repo, dir)?.0),
+        None => walk_files(dir),
+    }
 }
 
 /// A walked entry's path (for joining).

@@ -338,3 +338,50 @@ fn workspace_link_refuses_dot_git() {
     assert!(err.contains("cannot name `.git`"), "{err}");
     assert!(!fx.path().join("out/outcomes.json").exists());
 }
+
+/// A submodule's git-ignored files stay out of the copy like the
+/// superproject's: its files come from its own repository, not a walk.
+#[test]
+fn a_submodules_ignored_secret_is_not_copied() {
+    let seen = tempfile::tempdir().unwrap();
+    let leaked = seen.path().join("leaked.env");
+    let sub = Fixture::git(&[("lib.sh", "LIBVAL=ok\n"), (".gitignore", "secret.env\n")]);
+    let fx = Fixture::new();
+    let probe = format!(
+        "if [ -f vendor/lib/secret.env ]; then cp vendor/lib/secret.env {}; fi\n\
+         . vendor/lib/lib.sh\ntest \"$LIBVAL\" = ok",
+        leaked.display()
+    );
+    fx.write_all(&[
+        ("unguard.yaml", &spec("m.sh")),
+        ("m.sh", "FLAG=1\n"),
+        (".gitignore", "out/\n"),
+        ("check.sh", &check(&probe)),
+    ]);
+    fx.git_cmd(&["init", "-q", "-b", "main"]);
+    let url = sub.path().display().to_string();
+    fx.git_cmd(&[
+        "-c",
+        "protocol.file.allow=always",
+        "submodule",
+        "add",
+        "-q",
+        &url,
+        "vendor/lib",
+    ]);
+    fx.git_cmd(&["add", "-A"]);
+    fx.commit("init");
+    fx.write("vendor/lib/secret.env", "TOKEN=hunter2\n");
+    let (code, out, err) = run(&fx, &[]);
+    assert!(
+        !leaked.exists(),
+        "the submodule's ignored secret reached a copy: {}",
+        ctx(code, &out, &err)
+    );
+    assert_eq!(
+        fx.verdicts("out")["flag"],
+        "killed",
+        "{}",
+        ctx(code, &out, &err)
+    );
+}
