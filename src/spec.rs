@@ -771,7 +771,10 @@ fn resolve_git(
     }
 }
 
-/// `workspace.link`: top-level directory names to symlink into every copy.
+/// `workspace.link`: ignored directories to symlink into every copy: a
+/// name (linked at the top of the target and, where git ignores it, deeper
+/// down) or a path relative to the root (`packages/a/.venv`). Never `.git`:
+/// a copy never leads git back to the user's repository.
 fn resolve_links(
     src: &SourceFile,
     workspace: Option<&RawWorkspace>,
@@ -780,11 +783,14 @@ fn resolve_links(
     let mut link = Vec::new();
     for l in workspace.map_or(&[][..], |ws| &ws.link) {
         match check_rel_path(&l.value) {
-            Ok(p) if !p.contains('/') => link.push(p),
-            Ok(_) => diags.push(src.at(l, "`workspace.link` entries must be top-level directory names").with_fix(
-                "name a directory at the top of the target (e.g. `.venv`); nested environment dirs are copied as they are",
+            Ok(p) if p.split('/').any(|c| c == ".git") => diags.push(
+                src.at(l, "`workspace.link` cannot name `.git`: a copy never reaches the user's repository")
+                    .with_fix("remove it; a suite that needs git metadata makes its own repository inside the copy"),
+            ),
+            Ok(p) => link.push(p),
+            Err(why) => diags.push(src.at(l, why.to_string()).with_fix(
+                "name an ignored directory relative to the target root (e.g. `.venv` or `packages/a/node_modules`)",
             )),
-            Err(why) => diags.push(src.at(l, why.to_string()).with_fix("use a directory name relative to the target root")),
         }
     }
     link

@@ -3,9 +3,11 @@
 //!
 //! The copy holds the working tree *as it is*: tracked files (with their
 //! uncommitted edits) plus untracked files that are not ignored. Ignored
-//! environment directories at the top of the target (`.venv`, `node_modules`,
-//! …) are symlinked in; symlinks inside the tree are recreated as the same
-//! symlinks. The checkout is copied once per run into a [`Pristine`] copy;
+//! environment directories (`.venv`, `node_modules`, …), at the top of the
+//! target or deeper down, are symlinked in, as laid out. Symlinks inside the
+//! tree are recreated pointing at the same thing, in the copy where that is
+//! inside the tree, at the original target where it is outside (see
+//! [`copied_link_target`]). The checkout is copied once per run into a [`Pristine`] copy;
 //! each worker's [`Scratch`] copy is made from it, and reused: after every
 //! run in it, whatever the run created, deleted or changed is put back
 //! ([`crate::tree_state`]) from the pristine copy, never from the checkout.
@@ -43,10 +45,16 @@ pub struct Manifest {
     /// copied byte for byte like the others, but no spec can name them (YAML
     /// is UTF-8), so they are never mutated or scanned. Sorted.
     pub opaque: Vec<PathBuf>,
-    /// Top-level names to symlink to the original.
+    /// Ignored environment dirs to symlink to the original, relative paths
+    /// with `/`: the top-level ones first, then nested ones (a pnpm
+    /// package's `node_modules`) in path order.
     pub links: Vec<String>,
     /// Whether the tree came from git (for messages).
     pub from_git: bool,
+    /// Symlinks of the tree that lead outside the root, with the target they
+    /// get in a copy (their original target: see [`copied_link_target`]). A
+    /// suite can write through them; the run names them. Sorted.
+    pub outside_links: Vec<(String, PathBuf)>,
 }
 
 fn rel_string(p: &Path) -> String {
@@ -105,33 +113,30 @@ pub fn manifest(root: &Path, exclude: &[PathBuf], extra_links: &[String]) -> Res
             .any(|x| rel == x || rel.starts_with(&format!("{x}/")))
     };
 
-    let (rels, from_git, ignored_check): (Vec<Rel>, bool, Option<git2::Repository>) =
-        match git2::Repository::discover(&root) {
-            Ok(repo) if repo.workdir().is_some() => {
-                let files = git_files(&repo, &root)?;
-                (files, true, Some(repo))
-            }
-            _ => (walk_files(&root)?, false, None),
-        };
+    let (rels, ignored_dirs, ignored_check) = match open_repo(&root)? {
+        Some(repo) => {
+            let (files, ignored) = git_files(&repo, &root)?;
+            (files, ignored, Some(repo))
+        }
+        None => (walk_files(&root)?, Vec::new(), None),
+    };
+    let from_git = ignored_check.is_some();
     let (mut entries, mut opaque) = split(rels);
     entries.retain(|e| !is_excluded(e));
+    entries.sort();
     // (The excluded out dir and the linked env dirs have UTF-8 names.)
     opaque.retain(|p| !is_excluded(&rel_string(p)));
 
-    let mut links = Vec::new();
-    let mut candidates: Vec<String> = DEFAULT_LINKS.iter().map(|s| s.to_string()).collect();
-    for l in extra_links {
-        if !candidates.contains(l) {
-            candidates.push(l.clone());
-        }
-    }
-    for name in candidates {
+    let mut links: Vec<String> = Vec::new();
+    for name in link_candidates(extra_links, &ignored_dirs) {
         let p = root.join(&name);
-        if !p.is_dir() || is_excluded(&name) {
+        let in_link = links.iter().any(|l| name.starts_with(&format!("{l}/")));
+        if in_link || !p.is_dir() || is_excluded(&name) {
             continue;
         }
         let prefix = format!("{name}/");
-        let tracked = entries.iter().any(|e| e.starts_with(&prefix));
+        let first = entries.partition_point(|e| e.as_str() < prefix.as_str());
+        let tracked = entries.get(first).is_some_and(|e| e.starts_with(&prefix));
         if tracked {
             // Part of the tree (tracked or not ignored): it is copied as it is.
             continue;
@@ -158,17 +163,96 @@ pub fn manifest(root: &Path, exclude: &[PathBuf], extra_links: &[String]) -> Res
     entries.dedup();
     opaque.sort();
     opaque.dedup();
+    let outside_links = outside_links(&root, &entries);
     Ok(Manifest {
         root,
         entries,
         opaque,
         links,
         from_git,
+        outside_links,
     })
 }
 
-/// Tracked files (working-tree contents) plus untracked, non-ignored files under `root`.
-fn git_files(repo: &git2::Repository, root: &Path) -> Result<Vec<Rel>> {
+/// The paths that may be linked env dirs, in order: the top-level names
+/// (defaults, then `workspace.link` names), the `workspace.link` paths, and
+/// the git-ignored dirs deeper down that carry one of the names. Each is
+/// still checked (a dir, ignored, nothing in it copied) by the caller.
+fn link_candidates(extra_links: &[String], ignored_dirs: &[String]) -> Vec<String> {
+    let mut names: Vec<String> = DEFAULT_LINKS.iter().map(|s| s.to_string()).collect();
+    for l in extra_links.iter().filter(|l| !l.contains('/')) {
+        if !names.contains(l) {
+            names.push(l.clone());
+        }
+    }
+    let mut nested: BTreeSet<String> = extra_links
+        .iter()
+        .filter(|l| l.contains('/'))
+        .cloned()
+        .collect();
+    nested.extend(
+        ignored_dirs
+            .iter()
+            .filter(|d| {
+                d.rsplit_once('/')
+                    .is_some_and(|(_, name)| names.iter().any(|n| n == name))
+            })
+            .cloned(),
+    );
+    names.extend(nested);
+    names
+}
+
+/// The symlinks among `entries` whose copy leads outside `root` (see
+/// [`Manifest::outside_links`]).
+fn outside_links(root: &Path, entries: &[String]) -> Vec<(String, PathBuf)> {
+    entries
+        .iter()
+        .filter_map(|e| {
+            let target = std::fs::read_link(root.join(e)).ok()?;
+            // Mapped onto a copy at `root` itself: what stays inside stays under it.
+            let copied = copied_link_target(root, root, Path::new(e), &target);
+            (copied.is_absolute() && !copied.starts_with(root)).then(|| (e.clone(), copied))
+        })
+        .collect()
+}
+
+/// The git repository whose work tree holds `root`, or `None` when there
+/// is none (or it is bare): then the tree is walked. A repository that
+/// exists but cannot be read (owned by another user, corrupt) stops the
+/// run: a walk would copy the files git ignores, secrets among them.
+fn open_repo(root: &Path) -> Result<Option<git2::Repository>> {
+    let repo_dir = root
+        .ancestors()
+        .find(|d| d.join(".git").symlink_metadata().is_ok());
+    let e = match git2::Repository::discover(root) {
+        Ok(repo) => return Ok(repo.workdir().is_some().then_some(repo)),
+        Err(e) if e.code() == git2::ErrorCode::NotFound && repo_dir.is_none() => return Ok(None),
+        Err(e) => e,
+    };
+    let at = repo_dir.unwrap_or(root);
+    let fix = if e.code() == git2::ErrorCode::Owner {
+        format!(
+            "the repository belongs to another user; if you trust it, run `git config --global --add safe.directory {}` and run unguard again",
+            at.display()
+        )
+    } else {
+        format!(
+            "repair the repository (`git -C {} status` shows what is wrong), or remove its `.git` to copy the directory as it is",
+            at.display()
+        )
+    };
+    Err(Error::Usage(format!(
+        "git cannot read the repository at {}: {}\n  unguard stops rather than copy the files git would ignore (secrets among them)\n  fix: {fix}",
+        at.display(),
+        e.message()
+    )))
+}
+
+/// Tracked files (working-tree contents) plus untracked, non-ignored files
+/// under `root`; and the ignored directories under it (relative, UTF-8),
+/// as git reports them: the top ignored dir of each ignored tree.
+fn git_files(repo: &git2::Repository, root: &Path) -> Result<(Vec<Rel>, Vec<String>)> {
     let workdir = repo
         .workdir()
         .ok_or_else(|| Error::Internal("bare repository".into()))?
@@ -200,8 +284,7 @@ fn git_files(repo: &git2::Repository, root: &Path) -> Result<Vec<Rel>> {
             // Deleted in the working tree (uncommitted deletion): not copied.
             if full.symlink_metadata().is_ok() {
                 if entry.mode == 0o160000 {
-                    // Submodule: copy its files as a plain walk.
-                    for f in walk_files(&full)? {
+                    for f in submodule_files(&full)? {
                         out.insert(rel.join(rel_path(&f)));
                     }
                 } else {
@@ -213,7 +296,8 @@ fn git_files(repo: &git2::Repository, root: &Path) -> Result<Vec<Rel>> {
     let mut opts = git2::StatusOptions::new();
     opts.include_untracked(true)
         .recurse_untracked_dirs(true)
-        .include_ignored(false)
+        .include_ignored(true)
+        .recurse_ignored_dirs(false)
         .exclude_submodules(true);
     if !prefix.is_empty() {
         let mut spec = prefix.clone();
@@ -223,14 +307,37 @@ fn git_files(repo: &git2::Repository, root: &Path) -> Result<Vec<Rel>> {
     let statuses = repo
         .statuses(Some(&mut opts))
         .context("reading git status")?;
+    let mut ignored_dirs = Vec::new();
     for s in statuses.iter() {
+        let bytes = s.path_bytes();
         if s.status().contains(git2::Status::WT_NEW) {
-            if let Some(rel) = under(s.path_bytes()) {
+            if let Some(rel) = under(bytes) {
                 out.insert(rel);
+            }
+        } else if s.status().contains(git2::Status::IGNORED) {
+            // An ignored directory is reported once, with a trailing `/`
+            // (a symlink to one without: the caller checks what it is).
+            if let Some(dir) = under(bytes.strip_suffix(b"/").unwrap_or(bytes)) {
+                if let Some(d) = dir.to_str() {
+                    ignored_dirs.push(d.to_string());
+                }
             }
         }
     }
-    Ok(out.iter().map(|p| Rel::of(p)).collect())
+    Ok((out.iter().map(|p| Rel::of(p)).collect(), ignored_dirs))
+}
+
+/// A submodule's files: those git lists in its own repository when it is
+/// checked out (never the files its `.gitignore` leaves out), or whatever a
+/// walk finds in its dir when it is not (usually nothing).
+fn submodule_files(dir: &Path) -> Result<Vec<Rel>> {
+    if dir.join(".git").symlink_metadata().is_err() {
+        return walk_files(dir);
+    }
+    match open_repo(dir)? {
+        Some(repo) => Ok(git_files(&repo, dir)?.0),
+        None => walk_files(dir),
+    }
 }
 
 /// A walked entry's path (for joining).
@@ -310,7 +417,7 @@ struct Area {
 }
 
 impl Area {
-    /// Make and register a fresh dir named `<prefix>XXXXXX`; refused once
+    /// Make and register a fresh private (0700) dir named `<prefix>XXXXXX`; refused once
     /// the run is interrupted.
     fn new(prefix: &str) -> Result<Area> {
         let dir = {
@@ -319,8 +426,11 @@ impl Area {
             if live.closed || INTERRUPTED.load(Ordering::SeqCst) {
                 return Err(Error::Interrupted);
             }
+            // 0700: the temp dir is shared, and the copy holds the user's
+            // sources and secrets (tempfile alone leaves it to the umask).
             let dir = tempfile::Builder::new()
                 .prefix(prefix)
+                .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
                 .tempdir()
                 .context("creating a scratch directory")?;
             live.dirs.push(dir.path().to_path_buf());
@@ -545,7 +655,13 @@ impl Scratch {
         copy_tree(&pristine.tree, manifest, &tree)?;
         for name in &manifest.links {
             let target = manifest.root.join(name);
-            std::os::unix::fs::symlink(&target, tree.join(name))
+            let link = tree.join(name);
+            // A nested one's parent may hold nothing else that is copied.
+            if let Some(parent) = link.parent() {
+                std::fs::create_dir_all(parent)
+                    .with_context(|| format!("creating {}", parent.display()))?;
+            }
+            std::os::unix::fs::symlink(&target, &link)
                 .with_context(|| format!("linking {name} into the scratch tree"))?;
         }
         let state = TreeState::record(&tree)
@@ -706,7 +822,7 @@ impl Reference for Restorer<'_> {
             return f.set_permissions(std::fs::Permissions::from_mode(rec.mode));
         }
         let manifest = &self.pristine.manifest;
-        if rel.parent() == Some(Path::new("")) && manifest.links.contains(&key) {
+        if manifest.links.contains(&key) {
             return std::os::unix::fs::symlink(manifest.root.join(&key), dst);
         }
         let reflink = AtomicBool::new(cfg!(target_os = "linux"));
@@ -728,15 +844,20 @@ impl Reference for Restorer<'_> {
             return now.mode == rec.mode && std::fs::read(dst).is_ok_and(|b| &b == bytes);
         }
         let manifest = &self.pristine.manifest;
-        if rel.parent() == Some(Path::new("")) && manifest.links.contains(&key) {
+        if manifest.links.contains(&key) {
             // A linked env dir's link points at the original dir.
             return now.is_symlink()
                 && std::fs::read_link(dst).is_ok_and(|t| t == manifest.root.join(&key));
         }
         let src = self.pristine.tree.join(rel);
         if now.is_symlink() {
-            let target = |p: &Path| std::fs::read_link(p).ok();
-            return target(dst).is_some() && target(dst) == target(&src);
+            // The link as a copy of the pristine copy has it (see
+            // [`copied_link_target`]).
+            let Ok(target) = std::fs::read_link(&src) else {
+                return false;
+            };
+            let copied = copied_link_target(&self.pristine.tree, self.tree, rel, &target);
+            return std::fs::read_link(dst).is_ok_and(|t| t == copied);
         }
         now.mode == rec.mode && now.mtime() == rec.mtime() && same_bytes(&src, dst).unwrap_or(false)
     }
@@ -971,7 +1092,7 @@ fn copy_entry(
     };
     if meta.file_type().is_symlink() {
         let target = std::fs::read_link(&src)?;
-        return std::os::unix::fs::symlink(&target, &dst);
+        return std::os::unix::fs::symlink(copied_link_target(root, tree, rel, &target), &dst);
     }
     if !meta.is_file() {
         return Ok(());
@@ -1012,6 +1133,63 @@ fn copy_entry(
         let _ = to.set_modified(m);
     }
     Ok(())
+}
+
+/// Where the symlink `rel` of the tree `from` (the checkout, or the
+/// pristine copy) points in its copy `to`, given its `target`:
+/// - absolute and into `from` (as written or once resolved): the same path
+///   under `to`, so that nothing written through it reaches `from`;
+/// - relative and staying inside `from` (lexically): the same relative
+///   target, which resolves inside the copy too;
+/// - leaving `from` (relative) : the absolute original target, resolved
+///   where it can be, so that the copy never resolves it next to itself, in
+///   the shared temp dir, where anyone can plant a file;
+/// - absolute and outside: the same target.
+pub(crate) fn copied_link_target(from: &Path, to: &Path, rel: &Path, target: &Path) -> PathBuf {
+    use std::path::Component;
+    let under = |inside: &Path| -> PathBuf {
+        if inside.as_os_str().is_empty() {
+            to.to_path_buf()
+        } else {
+            to.join(inside)
+        }
+    };
+    if target.is_absolute() {
+        let plain = !target.components().any(|c| c == Component::ParentDir);
+        if let Some(inside) = target.strip_prefix(from).ok().filter(|_| plain) {
+            return under(inside);
+        }
+        if let Some(inside) = target
+            .canonicalize()
+            .ok()
+            .and_then(|c| c.strip_prefix(from).ok().map(Path::to_path_buf))
+        {
+            return under(&inside);
+        }
+        return target.to_path_buf();
+    }
+    let dir = rel.parent().unwrap_or(Path::new(""));
+    if stays_inside(dir, target) {
+        return target.to_path_buf();
+    }
+    let original = from.join(dir).join(target);
+    original.canonicalize().unwrap_or(original)
+}
+
+/// Whether the relative `target` of a symlink in the directory `dir` (both
+/// relative to the root) stays inside the root, by its components.
+fn stays_inside(dir: &Path, target: &Path) -> bool {
+    use std::path::Component;
+    let mut depth = dir.components().count();
+    for c in target.components() {
+        match c {
+            Component::Normal(_) => depth += 1,
+            Component::CurDir => {}
+            Component::ParentDir if depth > 0 => depth -= 1,
+            _ => return false,
+        }
+    }
+    true
 }
 
 #[cfg(test)]
@@ -1371,6 +1549,37 @@ mod tests {
         // The run's own dirs are empty again.
         assert_eq!(std::fs::read_dir(&s.run.tmp).unwrap().count(), 0);
         assert_eq!(std::fs::read_dir(&s.run.dir).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn a_link_into_the_tree_points_into_each_copy_and_resets_there() {
+        let src = sample_tree();
+        let root = src.path().canonicalize().unwrap();
+        std::os::unix::fs::symlink(root.join("run.sh"), root.join("abs-in")).unwrap();
+        std::os::unix::fs::symlink("../../../..", root.join("pkg/d02/sub/up")).unwrap();
+        let m = manifest(src.path(), &[], &[]).unwrap();
+        let outside: Vec<&str> = m.outside_links.iter().map(|(r, _)| r.as_str()).collect();
+        assert_eq!(outside, vec!["abs-link", "pkg/d02/sub/up"]);
+        assert_eq!(m.outside_links[1].1, root.parent().unwrap());
+        let p = pristine(&m);
+        assert_eq!(
+            std::fs::read_link(p.tree.join("abs-in")).unwrap(),
+            p.tree.join("run.sh")
+        );
+        let mut s = Scratch::create(&p, 0).unwrap();
+        let link = s.tree.join("abs-in");
+        assert_eq!(std::fs::read_link(&link).unwrap(), s.tree.join("run.sh"));
+        s.stop_watching();
+        // Recreated as it was: nothing to put back.
+        std::thread::sleep(Duration::from_millis(30));
+        std::fs::remove_file(&link).unwrap();
+        std::os::unix::fs::symlink(s.tree.join("run.sh"), &link).unwrap();
+        assert_eq!(s.end_run(&[]).unwrap(), Reset::default());
+        // Pointed at the checkout: back into the copy.
+        std::fs::remove_file(&link).unwrap();
+        std::os::unix::fs::symlink(root.join("run.sh"), &link).unwrap();
+        assert_eq!(s.end_run(&[]).unwrap().paths, vec!["abs-in"]);
+        assert_eq!(std::fs::read_link(&link).unwrap(), s.tree.join("run.sh"));
     }
 
     #[test]

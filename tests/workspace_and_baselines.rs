@@ -36,11 +36,12 @@ mutations:
 "#;
 
 #[test]
-fn env_dirs_are_linked_nested_ones_are_not_and_symlinks_are_recreated() {
+fn env_dirs_are_linked_nested_ones_too_and_symlinks_are_recreated() {
     let checks = r#"
 check(os.path.islink(".venv"), ".venv is a symlink to the original")
 check(os.path.isfile(".venv/marker"), ".venv content is reachable")
-check(not os.path.exists("pkg/node_modules"), "nested ignored node_modules is not copied or linked")
+check(os.path.islink("pkg/node_modules"), "nested ignored node_modules is a symlink to the original")
+check(os.path.isfile("pkg/node_modules/dep/index.js"), "its content is reachable")
 check(os.path.islink("pkg/link.py"), "tracked symlink is recreated as a symlink")
 check(os.readlink("pkg/link.py") == "../m.py", "with the same relative target")
 check(not os.path.exists("build.log"), "ignored file is not copied")

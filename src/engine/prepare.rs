@@ -120,5 +120,31 @@ pub(super) fn banner(plan: &Plan, manifest: &Manifest, root_display: &str) -> St
             manifest.links.join(", ")
         }
     ));
+    if let Some(note) = outside_links_note(manifest) {
+        lines.push(note);
+    }
     lines.join("\n")
+}
+
+/// Names the symlinks of the tree that lead outside it: a copy keeps them
+/// pointing at their original target, which a suite can write through.
+fn outside_links_note(manifest: &Manifest) -> Option<String> {
+    const SHOWN: usize = 5;
+    let links = &manifest.outside_links;
+    if links.is_empty() {
+        return None;
+    }
+    let mut named: Vec<String> = links
+        .iter()
+        .take(SHOWN)
+        .map(|(rel, target)| format!("{rel} -> {}", target.display()))
+        .collect();
+    if links.len() > SHOWN {
+        named.push(format!("and {} more", links.len() - SHOWN));
+    }
+    Some(format!(
+        "note: {} symlink(s) lead outside the target and point at their original target in every copy (a suite can write through them): {}",
+        links.len(),
+        named.join(", ")
+    ))
 }
