@@ -785,7 +785,7 @@ fn resolve_links(
         match check_rel_path(&l.value) {
             Ok(p) if p.split('/').any(|c| c == ".git") => diags.push(
                 src.at(l, "`workspace.link` cannot name `.git`: a copy never reaches the user's repository")
-                    .with_fix("remove it; a suite that needs git metadata makes its own repository inside the copy"),
+                    .with_fix("remove it; a suite that needs git metadata opts in with `workspace.git: private`"),
             ),
             Ok(p) => link.push(p),
             Err(why) => diags.push(src.at(l, why.to_string()).with_fix(
