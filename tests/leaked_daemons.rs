@@ -480,15 +480,6 @@ fn at_j2_a_daemon_of_an_earlier_run_never_answers_under_the_forced_subreaper() {
     }
 }
 
-fn euid_is_root() -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .unwrap_or_default()
-        .lines()
-        .find(|l| l.starts_with("Uid:"))
-        .and_then(|l| l.split_whitespace().nth(2).map(|e| e == "0"))
-        .unwrap_or(false)
-}
-
 #[test]
 fn at_j2_a_daemon_of_an_earlier_run_never_answers_as_a_non_root_user() {
     if !euid_is_root() {

@@ -43,23 +43,6 @@ fn git(dir: &Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
-/// `id -> outcome` from `outcomes.json` in `out` (an absolute dir).
-fn verdicts_at(out: &Path) -> BTreeMap<String, String> {
-    let text = std::fs::read_to_string(out.join("outcomes.json")).unwrap();
-    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
-    v["mutants"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| {
-            (
-                m["id"].as_str().unwrap().to_string(),
-                m["outcome"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect()
-}
-
 /// The baseline's log in `out`: `@baseline.log`, or `baseline.log` as it
 /// was named before issue 11 (so that the old binary fails at the effect).
 fn baseline_log(out: &Path) -> String {
@@ -142,7 +125,7 @@ fn a_hooks_git_variables_never_reach_the_suite() {
     assert_eq!(git(fx.path(), &["rev-parse", "HEAD"]), main_before, "{c}");
     // The suite ran against the mutant, and git found no repository.
     assert_eq!(code, 0, "{c}");
-    assert_eq!(verdicts_at(&out)["v"], "killed", "{c}");
+    assert_eq!(verdicts_in(&out)["v"], "killed", "{c}");
     let log = baseline_log(&out);
     let gd = line_value(&log, "gitdir: ").unwrap_or_default();
     assert!(gd.contains("not a git repository"), "{log}");

@@ -115,19 +115,36 @@ impl Fixture {
 
     /// `id -> outcome` from `outcomes.json`.
     pub fn verdicts(&self, out_dir: &str) -> BTreeMap<String, String> {
-        let v = self.outcomes(out_dir);
-        v["mutants"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|m| {
-                (
-                    m["id"].as_str().unwrap().to_string(),
-                    m["outcome"].as_str().unwrap().to_string(),
-                )
-            })
-            .collect()
+        verdicts_in(&self.path().join(out_dir))
     }
+}
+
+/// `id -> outcome` from `outcomes.json` in the output dir `out` (any path).
+pub fn verdicts_in(out: &Path) -> BTreeMap<String, String> {
+    let text = std::fs::read_to_string(out.join("outcomes.json")).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    v["mutants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                m["id"].as_str().unwrap().to_string(),
+                m["outcome"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// Whether this test process runs with effective uid 0
+/// (`/proc/self/status`: "Uid:\treal\teffective\t...").
+pub fn euid_is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .find(|l| l.starts_with("Uid:"))
+        .and_then(|l| l.split_whitespace().nth(2).map(|e| e == "0"))
+        .unwrap_or(false)
 }
 
 /// Every file, symlink and directory under `root` (excluding `skip` names at
