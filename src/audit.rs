@@ -15,6 +15,7 @@ use crate::catalog::{self, Operator, OperatorKind, Site};
 use crate::detect::{self, Detected};
 use crate::error::{Context, Error, Result};
 use crate::results::{GateConfig, Outcome, Results, Thresholds};
+use crate::scan_scope::ScanScope;
 use crate::spec::{
     Command, Count, MutationSpec, Pattern, Preset, Spec, SpecPos, TestConfig, TimeoutSetting,
 };
@@ -49,10 +50,13 @@ pub struct Survey {
     pub unanchored: Vec<Unanchored>,
     /// Sites of presence-only operators (reported, never mutated).
     pub present: Vec<(&'static Operator, Site)>,
+    /// Files the default excludes kept out (tests, scripts, docs, …).
+    pub skipped_by_default: usize,
 }
 
-/// Scan `root` (its git-visible files, or a plain walk) with every audit operator.
-pub fn survey(root: &Path, exclude: &[PathBuf]) -> Result<Survey> {
+/// Scan `root` (its git-visible files, or a plain walk) with every audit
+/// operator, within `scope`.
+pub fn survey(root: &Path, exclude: &[PathBuf], scope: &ScanScope) -> Result<Survey> {
     let root = root
         .canonicalize()
         .with_context(|| root.display().to_string())?;
@@ -73,8 +77,15 @@ pub fn survey(root: &Path, exclude: &[PathBuf]) -> Result<Survey> {
         );
     }
     let detected = detect::detect(&root, &manifest.entries);
-    let operators = applicable(&detected, OperatorKind::Audit);
-    let (presence, sites): (Vec<Site>, Vec<Site>) = catalog::scan(&root, &manifest.entries)
+    let operators: Vec<&'static Operator> = applicable(&detected, OperatorKind::Audit)
+        .into_iter()
+        .filter(|op| scope.keeps_control(op))
+        .collect();
+    let skipped_by_default = scope.defaults_skipped(&manifest.entries).len();
+    let (presence, sites): (Vec<Site>, Vec<Site>) =
+        catalog::scan_where(catalog::catalog(), &root, &manifest.entries, |op, file| {
+            scope.admits(op, file)
+        })
         .into_iter()
         .partition(|s| {
             operators
@@ -96,6 +107,7 @@ pub fn survey(root: &Path, exclude: &[PathBuf]) -> Result<Survey> {
         found,
         unanchored,
         present,
+        skipped_by_default,
     })
 }
 
@@ -118,10 +130,11 @@ pub fn applicable(detected: &Detected, kind: OperatorKind) -> Vec<&'static Opera
 pub fn sites_to_mutations(
     root: &Path,
     operators: &[&'static Operator],
-    mut sites: Vec<Site>,
+    sites: Vec<Site>,
 ) -> (Vec<Found>, Vec<Unanchored>) {
-    sites.sort_by(|a, b| (&a.operator, &a.file, a.start).cmp(&(&b.operator, &b.file, b.start)));
     let mut sources: BTreeMap<String, String> = BTreeMap::new();
+    let mut sites = distinct_mutants(root, sites, &mut sources);
+    sites.sort_by(|a, b| (&a.operator, &a.file, a.start).cmp(&(&b.operator, &b.file, b.start)));
     let mut per_op: BTreeMap<String, usize> = BTreeMap::new();
     let mut found = Vec::new();
     let mut unanchored = Vec::new();
@@ -160,6 +173,152 @@ pub fn sites_to_mutations(
     // Spec order: by file, then position, like a hand-written spec.
     found.sort_by(|a, b| (&a.site.file, a.site.start).cmp(&(&b.site.file, b.site.start)));
     (found, unanchored)
+}
+
+/// One site per distinct mutant: two operators whose edits leave the same
+/// file (the same removal seen by two controls) give one mutant, labelled by
+/// the operator that comes first in the catalog.
+fn distinct_mutants(
+    root: &Path,
+    mut sites: Vec<Site>,
+    sources: &mut BTreeMap<String, String>,
+) -> Vec<Site> {
+    use std::collections::HashSet;
+    use std::hash::{DefaultHasher, Hash, Hasher};
+    let order = |id: &str| {
+        catalog::catalog()
+            .iter()
+            .position(|o| o.id == id)
+            .unwrap_or(usize::MAX)
+    };
+    sites.sort_by_cached_key(|s| (s.file.clone(), s.start, s.end, order(&s.operator)));
+    let mut seen = HashSet::new();
+    sites.retain(|site| {
+        let source = sources.entry(site.file.clone()).or_insert_with(|| {
+            String::from_utf8_lossy(&std::fs::read(root.join(&site.file)).unwrap_or_default())
+                .into_owned()
+        });
+        let mut h = DefaultHasher::new();
+        site.file.hash(&mut h);
+        site.apply(source.as_bytes()).hash(&mut h);
+        seen.insert(h.finish())
+    });
+    sites
+}
+
+/// The line a site is reported at (every listing uses this one line).
+pub fn site_line(site: &Site) -> usize {
+    site.line
+}
+
+/// One row of `audit --list`.
+#[derive(Debug, serde::Serialize)]
+pub struct Listed<'a> {
+    /// The mutant id `audit` runs and `init` writes (empty when not run).
+    pub id: &'a str,
+    /// The catalog control (operator id).
+    pub control: &'a str,
+    pub rule: String,
+    pub file: &'a str,
+    pub line: usize,
+    /// `mutant` (run by audit), `present` (presence-only control, never
+    /// mutated) or `unanchored` (no unique text to anchor a mutation on).
+    pub status: &'static str,
+    /// Why an unanchored site is left out.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
+    /// The original text of the site's line, trimmed.
+    pub text: String,
+}
+
+/// Every site of a survey, by file and line.
+pub fn listed(survey: &Survey) -> Vec<Listed<'_>> {
+    let mut sources: BTreeMap<String, String> = BTreeMap::new();
+    let mut text = |file: &str, line: usize| {
+        let source = sources.entry(file.to_string()).or_insert_with(|| {
+            String::from_utf8_lossy(&std::fs::read(survey.root.join(file)).unwrap_or_default())
+                .into_owned()
+        });
+        source
+            .lines()
+            .nth(line.saturating_sub(1))
+            .unwrap_or("")
+            .trim()
+            .to_string()
+    };
+    let mut rows = Vec::new();
+    for f in &survey.found {
+        let line = site_line(&f.site);
+        rows.push(Listed {
+            id: &f.id,
+            control: &f.operator.id,
+            rule: rule_text(f.operator),
+            file: &f.site.file,
+            line,
+            status: "mutant",
+            why: None,
+            text: text(&f.site.file, line),
+        });
+    }
+    for u in &survey.unanchored {
+        let line = site_line(&u.site);
+        rows.push(Listed {
+            id: "",
+            control: &u.operator.id,
+            rule: rule_text(u.operator),
+            file: &u.site.file,
+            line,
+            status: "unanchored",
+            why: Some(u.why.to_string()),
+            text: text(&u.site.file, line),
+        });
+    }
+    for (op, site) in &survey.present {
+        let line = site_line(site);
+        rows.push(Listed {
+            id: "",
+            control: &op.id,
+            rule: rule_text(op),
+            file: &site.file,
+            line,
+            status: "present",
+            why: None,
+            text: text(&site.file, line),
+        });
+    }
+    rows.sort_by(|a, b| (a.file, a.line, a.control).cmp(&(b.file, b.line, b.control)));
+    rows
+}
+
+/// `audit --list`: one line per site, `file:line  control  id  text`.
+pub fn listing_text(survey: &Survey) -> String {
+    let mut s = String::new();
+    for r in listed(survey) {
+        let what = match r.status {
+            "mutant" => r.id.to_string(),
+            "present" => "(present; presence-only)".to_string(),
+            _ => format!("(not run: {})", r.why.as_deref().unwrap_or("")),
+        };
+        let text: String = r.text.chars().take(100).collect();
+        s.push_str(&format!(
+            "{}:{}\t{}\t{}\t{}\n",
+            r.file, r.line, r.control, what, text
+        ));
+    }
+    s
+}
+
+/// `audit --list --json`.
+pub fn listing_json(survey: &Survey) -> String {
+    let doc = serde_json::json!({
+        "root": survey.root.display().to_string(),
+        "sdks": survey.detected.sdks,
+        "skipped_by_default": survey.skipped_by_default,
+        "sites": listed(survey),
+    });
+    let mut s = serde_json::to_string_pretty(&doc).unwrap_or_default();
+    s.push('\n');
+    s
 }
 
 /// The rule text of an operator as it goes into a spec: `002/4 (FID-003)`.

@@ -92,6 +92,46 @@ pub struct AuditArgs {
     /// print one matrix of repos × controls. Each repo's results go to OUT/<n>-<name>.
     #[arg(long, value_name = "FILE", conflicts_with = "path")]
     pub portfolio: Option<PathBuf>,
+    #[command(flatten)]
+    pub scope: ScopeArgs,
+    /// List the sites the catalog finds (file:line, control, mutant id) and
+    /// exit: no test command needed, nothing runs.
+    #[arg(long, conflicts_with = "portfolio")]
+    pub list: bool,
+    /// With --list: one JSON document (sites, unanchored sites, presence-only controls).
+    #[arg(long, requires = "list")]
+    pub json: bool,
+}
+
+/// Which files and controls `audit` and `init` scan.
+#[derive(Debug, Args, Clone, Default)]
+pub struct ScopeArgs {
+    /// Scan only files matching GLOB (repo-relative, e.g. `src/**/*.py`; a
+    /// directory means everything under it; repeatable). Files it names are
+    /// scanned even where the default excludes would skip them.
+    #[arg(long = "file", value_name = "GLOB")]
+    pub files: Vec<String>,
+    /// Do not scan files matching GLOB (repeatable).
+    #[arg(long = "skip-file", value_name = "GLOB")]
+    pub skip_files: Vec<String>,
+    /// Only this catalog control (repeatable; `unguard catalog` lists the ids).
+    #[arg(long = "control", value_name = "ID")]
+    pub controls: Vec<String>,
+    /// Also scan what is not server code by default: tests, fixtures, scripts/,
+    /// docs/, examples/, benchmarks/, vendored and built code.
+    #[arg(long)]
+    pub no_default_excludes: bool,
+}
+
+impl ScopeArgs {
+    pub fn scope(&self) -> crate::error::Result<crate::scan_scope::ScanScope> {
+        crate::scan_scope::ScanScope::new(
+            &self.files,
+            &self.skip_files,
+            &self.controls,
+            !self.no_default_excludes,
+        )
+    }
 }
 
 #[derive(Debug, Args, Clone)]
@@ -108,6 +148,8 @@ pub struct InitArgs {
     /// Print the spec to stdout instead of writing it.
     #[arg(long)]
     pub stdout: bool,
+    #[command(flatten)]
+    pub scope: ScopeArgs,
 }
 
 #[derive(Debug, Args, Clone)]

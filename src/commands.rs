@@ -307,7 +307,11 @@ fn audit_one(path: &Path, exec: &ExecArgs, args: &AuditArgs) -> Audited {
         Err(e) => return failed(e),
     };
     let out_abs = exec.out.canonicalize().unwrap_or_else(|_| exec.out.clone());
-    let survey = match audit::survey(path, std::slice::from_ref(&out_abs)) {
+    let scope = match args.scope.scope() {
+        Ok(s) => s,
+        Err(e) => return failed(e),
+    };
+    let survey = match audit::survey(path, std::slice::from_ref(&out_abs), &scope) {
         Ok(s) => s,
         Err(e) => return failed(e),
     };
@@ -316,7 +320,7 @@ fn audit_one(path: &Path, exec: &ExecArgs, args: &AuditArgs) -> Audited {
         Err(e) => return failed(e.prefixed(path.display().to_string())),
     };
     eprintln!(
-        "unguard audit: {}: {}; tests: `{}`; {} catalog operator(s) apply, {} site(s) found",
+        "unguard audit: {}: {}; tests: `{}`; {} catalog operator(s) apply, {} site(s) found{}",
         path.display(),
         if survey.detected.sdks.is_empty() {
             "no MCP SDK import seen".to_string()
@@ -325,7 +329,8 @@ fn audit_one(path: &Path, exec: &ExecArgs, args: &AuditArgs) -> Audited {
         },
         test.command.display(),
         survey.operators.len(),
-        survey.found.len()
+        survey.found.len(),
+        skipped_note(survey.skipped_by_default)
     );
     let spec = audit::audit_spec(&survey, test, exec.timeout);
     let plan = match plan::build(&spec, &Filters::default()) {
@@ -363,7 +368,35 @@ fn audit_one(path: &Path, exec: &ExecArgs, args: &AuditArgs) -> Audited {
     }
 }
 
+/// `; N file(s) not scanned: …` for the audit summary line.
+fn skipped_note(n: usize) -> String {
+    if n == 0 {
+        return String::new();
+    }
+    format!(
+        "; {n} file(s) of tests, fixtures, scripts, docs, examples or vendored code not scanned (--no-default-excludes scans them)"
+    )
+}
+
 pub fn audit(args: &AuditArgs) -> Result<ExitCode> {
+    if args.list {
+        let survey = audit::survey(&args.path, &[], &args.scope.scope()?)?;
+        let text = if args.json {
+            audit::listing_json(&survey)
+        } else {
+            audit::listing_text(&survey)
+        };
+        say(format_args!("{text}"));
+        if !args.json {
+            eprintln!(
+                "unguard audit --list: {} site(s) of {} control(s){}",
+                survey.found.len() + survey.unanchored.len() + survey.present.len(),
+                survey.operators.len(),
+                skipped_note(survey.skipped_by_default)
+            );
+        }
+        return Ok(ExitCode::Ok);
+    }
     let Some(file) = &args.portfolio else {
         return audit_one(&args.path, &args.exec, args).result;
     };
@@ -398,7 +431,7 @@ pub fn init(args: &InitArgs) -> Result<ExitCode> {
             target.display()
         )));
     }
-    let survey = audit::survey(&args.path, &[])?;
+    let survey = audit::survey(&args.path, &[], &args.scope.scope()?)?;
     let test = audit::test_config(&survey.detected, args.test_command.as_deref())
         .map_err(|e| e.prefixed(args.path.display().to_string()))?;
     let reason = match (&args.test_command, &survey.detected.test) {

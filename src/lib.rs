@@ -40,6 +40,7 @@ pub mod reaper;
 pub mod report;
 pub mod results;
 pub mod run;
+pub mod scan_scope;
 pub mod spec;
 pub mod suite_log;
 pub mod supervise;

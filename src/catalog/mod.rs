@@ -461,19 +461,31 @@ pub fn scan(root: &Path, files: &[String]) -> Vec<Site> {
 
 /// [`scan`] with another catalog.
 pub fn scan_with(ops: &[Operator], root: &Path, files: &[String]) -> Vec<Site> {
+    scan_where(ops, root, files, |_, _| true)
+}
+
+/// [`scan`] limited to the (operator, file) pairs `admits` keeps (the
+/// user's `--file`/`--skip-file`/`--control` and the default excludes).
+pub fn scan_where(
+    ops: &[Operator],
+    root: &Path,
+    files: &[String],
+    admits: impl Fn(&Operator, &str) -> bool,
+) -> Vec<Site> {
     let mut out = Vec::new();
     for file in files {
-        if !ops
+        let wanted: Vec<&Operator> = ops
             .iter()
-            .any(|o| o.kind == OperatorKind::Audit && o.applies_to(file))
-        {
+            .filter(|o| o.kind == OperatorKind::Audit && o.applies_to(file) && admits(o, file))
+            .collect();
+        if wanted.is_empty() {
             continue;
         }
         let Ok(source) = std::fs::read(root.join(file)) else {
             continue;
         };
         let parsed = Parsed::new(file, &source);
-        for op in ops {
+        for op in wanted {
             out.extend(sites_in(op, file, &parsed));
         }
     }

@@ -1,0 +1,301 @@
+#!/usr/bin/env python3
+"""Score `unguard audit` against hand-labelled control sites of real MCP servers.
+
+The dev set is bench/audit-sites/<owner>+<repo>.yaml: per server the commit a
+reviewer read and every control site they listed (file, first line of the
+statement, control id, why). This script runs `unguard audit --list --json`
+on a checkout of each server at that commit and compares:
+
+  * a labelled site is *found* when audit reports the same file and control
+    with its line within +-2 lines of the label;
+  * a reported site (file, line, control; several mutants on one line are one
+    site) is *true* when it matches a label the same way, else *false*.
+
+Recall = found / labelled, precision = true / reported, per server, per
+language and per control. `--write` renders bench/AUDIT.md.
+
+Checkouts: DIR/<owner>+<repo> for each label file (`--servers DIR`, default
+$UNGUARD_SERVERS or bench/.servers). Each must be at the labelled commit; a
+checkout at another commit is refused (line numbers would not match). Fetch
+them with `git clone https://github.com/<owner>/<repo> DIR/<owner>+<repo> &&
+git -C DIR/<owner>+<repo> checkout <commit>`.
+
+Needs PyYAML (`pip install pyyaml`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import datetime
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+try:
+    import yaml
+except ImportError:  # pragma: no cover - a clear message beats a traceback
+    sys.exit("audit_recall.py needs PyYAML: pip install pyyaml")
+
+HERE = pathlib.Path(__file__).resolve().parent
+ROOT = HERE.parent
+SITES = HERE / "audit-sites"
+TOLERANCE = 2
+LANGS = ("python", "typescript", "go")
+
+
+def load_labels(path: pathlib.Path) -> dict:
+    doc = yaml.safe_load(path.read_text())
+    for key in ("server", "commit", "language", "sites"):
+        if key not in doc:
+            sys.exit(f"{path}: missing `{key}`")
+    if doc["language"] not in LANGS:
+        sys.exit(f"{path}: language must be one of {', '.join(LANGS)}")
+    for i, s in enumerate(doc["sites"]):
+        for key in ("file", "line", "control", "why"):
+            if key not in s:
+                sys.exit(f"{path}: site {i + 1} has no `{key}`")
+    doc["path"] = path
+    return doc
+
+
+def binary(arg: str | None) -> str:
+    if arg:
+        return arg
+    for b in ("target/release/unguard", "target/debug/unguard"):
+        if (ROOT / b).exists():
+            return str(ROOT / b)
+    sys.exit("no unguard binary: run `cargo build --release` or pass --bin")
+
+
+def head(checkout: pathlib.Path) -> str:
+    out = subprocess.run(
+        ["git", "-C", str(checkout), "rev-parse", "HEAD"],
+        capture_output=True,
+        text=True,
+    )
+    return out.stdout.strip()
+
+
+def reported_sites(bin_: str, checkout: pathlib.Path, extra: list[str]) -> list[dict]:
+    out = subprocess.run(
+        [bin_, "audit", "--list", "--json", *extra, str(checkout)],
+        capture_output=True,
+        text=True,
+    )
+    if out.returncode != 0:
+        sys.exit(f"unguard audit --list failed on {checkout}:\n{out.stderr}")
+    doc = json.loads(out.stdout)
+    seen = {}
+    for s in doc["sites"]:
+        key = (s["file"], s["line"], s["control"])
+        seen.setdefault(key, s)
+    return list(seen.values())
+
+
+def near(a: dict, b: dict) -> bool:
+    return (
+        a["file"] == b["file"]
+        and a["control"] == b["control"]
+        and abs(int(a["line"]) - int(b["line"])) <= TOLERANCE
+    )
+
+
+class Score:
+    """Counts for one row of a table."""
+
+    def __init__(self) -> None:
+        self.labelled = 0
+        self.found = 0
+        self.reported = 0
+        self.true = 0
+
+    def add(self, other: "Score") -> None:
+        self.labelled += other.labelled
+        self.found += other.found
+        self.reported += other.reported
+        self.true += other.true
+
+    @staticmethod
+    def pct(n: int, d: int) -> str:
+        return "n/a" if d == 0 else f"{100.0 * n / d:.0f} %"
+
+    def recall(self) -> str:
+        return self.pct(self.found, self.labelled)
+
+    def precision(self) -> str:
+        return self.pct(self.true, self.reported)
+
+    def cells(self) -> list[str]:
+        return [
+            str(self.labelled),
+            str(self.found),
+            self.recall(),
+            str(self.reported),
+            str(self.true),
+            self.precision(),
+        ]
+
+
+def score_server(labels: dict, reported: list[dict]):
+    sites = labels["sites"]
+    per_control: dict[str, Score] = collections.defaultdict(Score)
+    total = Score()
+    missed = []
+    for s in sites:
+        hit = any(near(s, r) for r in reported)
+        per_control[s["control"]].labelled += 1
+        total.labelled += 1
+        if hit:
+            per_control[s["control"]].found += 1
+            total.found += 1
+        else:
+            missed.append(s)
+    false = []
+    for r in reported:
+        ok = any(near(s, r) for s in sites)
+        per_control[r["control"]].reported += 1
+        total.reported += 1
+        if ok:
+            per_control[r["control"]].true += 1
+            total.true += 1
+        else:
+            false.append(r)
+    return total, per_control, missed, false
+
+
+def table(head_: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(head_) + " |", "|" + "---|" * len(head_)]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+COLS = ["labelled", "found", "recall", "reported", "true", "precision"]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--servers", default=os.environ.get("UNGUARD_SERVERS", str(HERE / ".servers")))
+    ap.add_argument("--bin", help="the unguard binary (default: target/release or target/debug)")
+    ap.add_argument("--write", action="store_true", help="render bench/AUDIT.md")
+    ap.add_argument("--only", action="append", default=[], help="score only this server (owner/repo)")
+    ap.add_argument("--show", action="store_true", help="print every missed and false site")
+    args = ap.parse_args()
+    bin_ = binary(args.bin)
+    servers = pathlib.Path(args.servers)
+    label_files = sorted(SITES.glob("*.yaml"))
+    if not label_files:
+        sys.exit(f"no label files in {SITES}")
+    results = []
+    for lf in label_files:
+        labels = load_labels(lf)
+        if args.only and labels["server"] not in args.only:
+            continue
+        checkout = servers / lf.stem
+        if not checkout.is_dir():
+            sys.exit(f"{labels['server']}: no checkout at {checkout} (see --servers)")
+        at = head(checkout)
+        if at != labels["commit"]:
+            sys.exit(
+                f"{labels['server']}: {checkout} is at {at or '?'}, the labels are for "
+                f"{labels['commit']}: git -C {checkout} checkout {labels['commit']}"
+            )
+        reported = reported_sites(bin_, checkout, labels.get("audit_args", []))
+        total, per_control, missed, false = score_server(labels, reported)
+        results.append((labels, total, per_control, missed, false))
+
+    by_lang: dict[str, Score] = collections.defaultdict(Score)
+    by_control: dict[str, Score] = collections.defaultdict(Score)
+    for labels, total, per_control, _, _ in results:
+        by_lang[labels["language"]].add(total)
+        for c, sc in per_control.items():
+            by_control[c].add(sc)
+
+    server_rows = [
+        [f"`{lab['server']}`", lab["language"], f"`{lab['commit'][:10]}`", *tot.cells()]
+        for lab, tot, *_ in results
+    ]
+    lang_rows = [
+        [lang, *by_lang[lang].cells()] for lang in LANGS if lang in by_lang
+    ]
+    control_rows = [
+        [f"`{c}`", *sc.cells()]
+        for c, sc in sorted(by_control.items(), key=lambda kv: (-kv[1].labelled, kv[0]))
+    ]
+    print(table(["language", *COLS], lang_rows))
+    print()
+    print(table(["server", "language", "commit", *COLS], server_rows))
+    print()
+    print(table(["control", *COLS], control_rows))
+    if args.show:
+        for labels, _, _, missed, false in results:
+            print(f"\n## {labels['server']}")
+            for r in false:
+                print(f"FALSE  {r['file']}:{r['line']}  {r['control']}  {r['text'][:90]}")
+            for s in missed:
+                print(f"MISSED {s['file']}:{s['line']}  {s['control']}  {s['why'][:90]}")
+    if args.write:
+        write_audit_md(results, lang_rows, server_rows, control_rows, bin_)
+    return 0
+
+
+def write_audit_md(results, lang_rows, server_rows, control_rows, bin_) -> None:
+    version = subprocess.run([bin_, "--version"], capture_output=True, text=True).stdout.strip()
+    commit = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
+    out = []
+    out.append("# Audit measured on real MCP servers\n")
+    out.append(
+        "Written by `python3 bench/audit_recall.py --write` "
+        f"({datetime.date.today().isoformat()}, {version}, repo at `{commit}`; "
+        "uncommitted changes are not shown in the commit).\n"
+    )
+    out.append(
+        "The dev set is `bench/audit-sites/*.yaml`: for each server, the commit a reviewer read "
+        "and every control site they listed (file, first line of the statement, control id, "
+        "one line of why). A labelled site is **found** when `unguard audit --list` reports the "
+        f"same file and control within ±{TOLERANCE} lines. A reported site (file, line, control; "
+        "several mutants on one line count once) not on the list is **false**. Sites added to a "
+        "list after audit reported them are marked and listed below with their reason. "
+        "Recall is found ÷ labelled; precision is true ÷ reported.\n"
+    )
+    out.append("## Per language\n")
+    out.append(table(["language", *COLS], lang_rows) + "\n")
+    out.append("## Per server\n")
+    out.append(table(["server", "language", "commit", *COLS], server_rows) + "\n")
+    out.append("## Per control\n")
+    out.append(table(["control", *COLS], control_rows) + "\n")
+    out.append("## False sites\n")
+    any_false = False
+    for labels, _, _, _, false in results:
+        for r in false:
+            any_false = True
+            text = r["text"][:80].replace("|", "\\|").replace("`", "'")
+            out.append(f"- `{labels['server']}` {r['file']}:{r['line']} `{r['control']}`: {text}")
+    if not any_false:
+        out.append("None.")
+    out.append("\n## Sites added to the lists after audit reported them\n")
+    added = [
+        (labels["server"], s)
+        for labels, *_ in results
+        for s in labels["sites"]
+        if s.get("added_after_audit")
+    ]
+    if not added:
+        out.append("None.")
+    for server, s in added:
+        out.append(f"- `{server}` {s['file']}:{s['line']} `{s['control']}`: {s['why']}")
+    out.append("\n## Missed sites per server\n")
+    for labels, _, _, missed, _ in results:
+        counts = collections.Counter(s["control"] for s in missed)
+        summary = ", ".join(f"`{c}` {n}" for c, n in counts.most_common())
+        out.append(f"- `{labels['server']}` ({len(missed)}): {summary or 'none'}")
+    (HERE / "AUDIT.md").write_text("\n".join(out) + "\n")
+    print(f"\nwrote {HERE / 'AUDIT.md'}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

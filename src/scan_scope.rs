@@ -1,0 +1,311 @@
+//! Which files and controls `unguard audit` and `unguard init` scan.
+//!
+//! A repository holds far more than its server: tests, fixtures, docs,
+//! examples, helper scripts, benchmarks, vendored code. The catalog's
+//! operators describe server code, so by default those places are not
+//! scanned (a `host=` in a test helper is not a control of the server). The
+//! user narrows or widens the scan with `--file GLOB`, `--skip-file GLOB`,
+//! `--control ID` and `--no-default-excludes`.
+//!
+//! Operators of the test-harness group read the test suite itself (a suite
+//! timeout, an autouse fixture): the default excludes never apply to them.
+
+use crate::catalog::{self, Group, Operator};
+use crate::error::{Error, Result};
+
+/// Directory names whose contents are not server code, at any depth.
+pub const EXCLUDED_DIRS: &[&str] = &[
+    "test",
+    "tests",
+    "__tests__",
+    "testdata",
+    "test-data",
+    "e2e",
+    "fixtures",
+    "__fixtures__",
+    "__mocks__",
+    "mocks",
+    "scripts",
+    "docs",
+    "doc",
+    "examples",
+    "example",
+    "samples",
+    "benchmarks",
+    "benchmark",
+    "bench",
+    "vendor",
+    "node_modules",
+    "dist",
+    "evals",
+];
+
+/// File-name patterns of tests and type declarations, in any directory.
+pub const EXCLUDED_NAMES: &[&str] = &[
+    "test_*.py",
+    "*_test.py",
+    "*_tests.py",
+    "conftest.py",
+    "*.test.*",
+    "*.spec.*",
+    "*_test.go",
+    "*.d.ts",
+];
+
+/// The scan's scope: explicit globs, skips, controls and the default excludes.
+#[derive(Debug, Clone)]
+pub struct ScanScope {
+    files: Vec<glob::Pattern>,
+    skip: Vec<glob::Pattern>,
+    controls: Vec<String>,
+    default_excludes: bool,
+}
+
+impl Default for ScanScope {
+    fn default() -> Self {
+        ScanScope {
+            files: Vec::new(),
+            skip: Vec::new(),
+            controls: Vec::new(),
+            default_excludes: true,
+        }
+    }
+}
+
+const GLOB_OPTS: glob::MatchOptions = glob::MatchOptions {
+    case_sensitive: true,
+    require_literal_separator: true,
+    require_literal_leading_dot: false,
+};
+
+fn compile(flag: &str, globs: &[String]) -> Result<Vec<glob::Pattern>> {
+    let mut out = Vec::new();
+    for g in globs {
+        let g = g.trim_start_matches("./");
+        let p = glob::Pattern::new(g).map_err(|e| {
+            Error::Usage(format!(
+                "{flag} {g:?}: not a glob ({}, at character {}); globs are repo-relative like `src/**/*.py`",
+                e.msg, e.pos
+            ))
+        })?;
+        out.push(p);
+        // `**/x` also matches `x` at the top.
+        if let Some(rest) = g.strip_prefix("**/") {
+            if let Ok(p) = glob::Pattern::new(rest) {
+                out.push(p);
+            }
+        }
+        // `src/` or `src` means everything under it, like `src/**`.
+        if !g.contains(['*', '?', '[']) {
+            let dir = format!("{}/**", g.trim_end_matches('/'));
+            if let Ok(p) = glob::Pattern::new(&dir) {
+                out.push(p);
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn matches(globs: &[glob::Pattern], path: &str) -> bool {
+    globs.iter().any(|g| g.matches_with(path, GLOB_OPTS))
+}
+
+/// A directory of tests by its name: `integtests`, `e2e-tests`, `eval-tests`,
+/// `integration_tests`, `tests_unit`, `test-utils` (not `latest` or `contest`).
+fn test_dir(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    EXCLUDED_DIRS.contains(&n.as_str())
+        || n.ends_with("tests")
+            && (n.len() == 5
+                || n[..n.len() - 5].ends_with(['_', '-'])
+                || n.starts_with("integ")
+                || n.starts_with("e2e")
+                || n.starts_with("eval")
+                || n.starts_with("unit")
+                || n.starts_with("func")
+                || n.starts_with("smoke")
+                || n.starts_with("system")
+                || n.starts_with("accept"))
+        || ["test_", "test-", "tests_", "tests-"]
+            .iter()
+            .any(|p| n.starts_with(p))
+}
+
+/// Is `path` (repo-relative, `/`-separated) in a place that is not server code?
+pub fn default_excluded(path: &str) -> bool {
+    let mut parts = path.split('/').collect::<Vec<_>>();
+    let name = parts.pop().unwrap_or("");
+    if parts.iter().any(|d| test_dir(d)) {
+        return true;
+    }
+    EXCLUDED_NAMES
+        .iter()
+        .any(|pat| glob::Pattern::new(pat).is_ok_and(|p| p.matches_with(name, GLOB_OPTS)))
+}
+
+impl ScanScope {
+    /// Build a scope from the command-line flags; an unknown control id or a
+    /// bad glob is a usage error that names the flag and the fix.
+    pub fn new(
+        files: &[String],
+        skip: &[String],
+        controls: &[String],
+        default_excludes: bool,
+    ) -> Result<ScanScope> {
+        let known: Vec<&str> = catalog::catalog().iter().map(|o| o.id.as_str()).collect();
+        for c in controls {
+            if !known.contains(&c.as_str()) {
+                let near: Vec<&str> = known
+                    .iter()
+                    .copied()
+                    .filter(|k| {
+                        k.split('-')
+                            .any(|w| w.len() > 3 && c.split('-').any(|v| v == w))
+                    })
+                    .take(5)
+                    .collect();
+                return Err(Error::Usage(format!(
+                    "--control {c:?}: no such control in the catalog{}; `unguard catalog` lists the ids",
+                    if near.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" (did you mean {}?)", near.join(", "))
+                    }
+                )));
+            }
+        }
+        Ok(ScanScope {
+            files: compile("--file", files)?,
+            skip: compile("--skip-file", skip)?,
+            controls: controls.to_vec(),
+            default_excludes,
+        })
+    }
+
+    /// Does `op` scan `file`? (The operator's own `files`/`exclude` globs
+    /// are checked by the catalog.)
+    pub fn admits(&self, op: &Operator, file: &str) -> bool {
+        if !self.controls.is_empty() && !self.controls.contains(&op.id) {
+            return false;
+        }
+        if matches(&self.skip, file) {
+            return false;
+        }
+        let chosen = matches(&self.files, file);
+        if !self.files.is_empty() && !chosen {
+            return false;
+        }
+        // A file named by --file is scanned even where the defaults skip.
+        if self.default_excludes
+            && !chosen
+            && op.group != Group::TestHarness
+            && default_excluded(file)
+        {
+            return false;
+        }
+        true
+    }
+
+    /// Does the scope keep `op` at all?
+    pub fn keeps_control(&self, op: &Operator) -> bool {
+        self.controls.is_empty() || self.controls.contains(&op.id)
+    }
+
+    /// Files the default excludes kept out of every source operator
+    /// (for the one-line summary).
+    pub fn defaults_skipped<'a>(&self, files: &'a [String]) -> Vec<&'a str> {
+        if !self.default_excludes {
+            return Vec::new();
+        }
+        files
+            .iter()
+            .map(String::as_str)
+            .filter(|f| default_excluded(f) && !matches(&self.files, f) && !matches(&self.skip, f))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn op(id: &str) -> &'static Operator {
+        catalog::catalog().iter().find(|o| o.id == id).unwrap()
+    }
+
+    #[test]
+    fn tests_scripts_docs_and_fixtures_are_not_server_code() {
+        for p in [
+            "tests/test_app.py",
+            "src/pkg/tests/helpers.py",
+            "test/fixtures/config.json",
+            "packages/a/__tests__/x.ts",
+            "scripts/release.py",
+            "docs/conf.py",
+            "examples/client.ts",
+            "benchmarks/run.py",
+            "src/app.test.ts",
+            "src/app.spec.tsx",
+            "pkg/server_test.go",
+            "src/test_utils.py",
+            "conftest.py",
+            "vendor/x/y.go",
+            "types/index.d.ts",
+            "integtests/project_lock.py",
+            "packages/eval-tests/src/lib/seeding.ts",
+            "integration_tests/conftest.py",
+            "test-utils/server.ts",
+        ] {
+            assert!(default_excluded(p), "{p} should be excluded");
+        }
+        for p in [
+            "src/server.py",
+            "src/pkg/testing_mode.py",
+            "src/contest.py",
+            "src/latest/app.ts",
+            "src/scriptsrunner.ts",
+            "pkg/http/middleware.go",
+            "src/latest/x.py",
+            "src/contests/x.py",
+            "src/requests/x.py",
+        ] {
+            assert!(!default_excluded(p), "{p} is server code");
+        }
+    }
+
+    #[test]
+    fn an_explicit_file_glob_overrides_the_defaults_and_skip_wins() {
+        let host = op("host-origin-compared");
+        let s = ScanScope::new(&["examples/**".into()], &[], &[], true).unwrap();
+        assert!(s.admits(host, "examples/server.py"));
+        assert!(!s.admits(host, "src/server.py"), "--file narrows the scan");
+        let s = ScanScope::new(&["src".into()], &["src/gen/**".into()], &[], true).unwrap();
+        assert!(
+            s.admits(host, "src/app.py"),
+            "a directory means everything under it"
+        );
+        assert!(!s.admits(host, "src/gen/models.py"));
+        let s = ScanScope::new(&[], &[], &[], false).unwrap();
+        assert!(s.admits(host, "tests/test_app.py"));
+    }
+
+    #[test]
+    fn test_harness_operators_still_read_the_suite() {
+        let s = ScanScope::default();
+        assert!(s.admits(op("autouse-sleep-yields"), "tests/conftest.py"));
+        assert!(!s.admits(op("host-origin-compared"), "tests/conftest.py"));
+    }
+
+    #[test]
+    fn controls_narrow_and_unknown_ids_are_refused() {
+        let s = ScanScope::new(&[], &[], &["bearer-token-compared".into()], true).unwrap();
+        assert!(s.admits(op("bearer-token-compared"), "src/auth.py"));
+        assert!(!s.admits(op("host-origin-compared"), "src/auth.py"));
+        let e = ScanScope::new(&[], &[], &["bearer-token".into()], true).unwrap_err();
+        let msg = e.to_string();
+        assert!(msg.contains("--control \"bearer-token\""), "{msg}");
+        assert!(msg.contains("bearer-token-compared"), "{msg}");
+        let e = ScanScope::new(&["src/[".into()], &[], &[], true).unwrap_err();
+        assert!(e.to_string().contains("--file \"src/[\""), "{e}");
+    }
+}
