@@ -1174,11 +1174,11 @@ mod tests {
         assert_eq!(first_changed_line(b"a\nb\nc\n", b"a\nz\nb\nc\n"), Some(2));
         assert_eq!(first_changed_line(b"a\nb\nc\n", b"a\nc\n"), Some(2));
         // Inserting a copy of the next line: line 3 is the first that differs.
+        assert_eq!(first_changed_line(b"x\ny\nz\n", b"x\ny\ny\nz\n"), Some(3));
         assert_eq!(
-            first_changed_line(b"x\ny\nz\n", b"x\ny\ny\nz\n"),
+            first_changed_line_of_edit(b"x\ny\nz\n", 0..2, b"x\ny\n"),
             Some(3)
         );
-        assert_eq!(first_changed_line_of_edit(b"x\ny\nz\n", 0..2, b"x\ny\n"), Some(3));
         // Appended after the final newline: the new last line.
         assert_eq!(first_changed_line(b"a\n", b"a\nb\n"), Some(2));
         assert_eq!(first_changed_line(b"a\nb\n", b"a\n"), Some(2));
@@ -1311,7 +1311,11 @@ mod tests {
                 c.replacement,
                 &content[c.end..]
             );
-            assert_eq!(rebuilt.as_bytes(), a.mutated, "{content:?} {find:?} {replace:?} at {r}");
+            assert_eq!(
+                rebuilt.as_bytes(),
+                a.mutated,
+                "{content:?} {find:?} {replace:?} at {r}"
+            );
             assert_eq!(
                 Some(c.line),
                 first_changed_line(content.as_bytes(), &a.mutated),

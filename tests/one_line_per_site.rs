@@ -78,7 +78,10 @@ fn a_multi_line_find_is_shown_at_the_line_it_changes_in_every_output() {
     );
     let (code, out, err) = fx.run(&["check"]);
     assert_eq!(code, 0, "{}", ctx(code, &out, &err));
-    assert!(out.contains("ok  origin-guard  guard.py:5  "), "check: {out}");
+    assert!(
+        out.contains("ok  origin-guard  guard.py:5  "),
+        "check: {out}"
+    );
 
     let (code, out, err) = fx.run(&["run", "--out", "out", "-j", "1"]);
     assert_eq!(code, 2, "the guard survives: {}", ctx(code, &out, &err));
@@ -133,8 +136,7 @@ fn a_multi_line_find_is_shown_at_the_line_it_changes_in_every_output() {
     let junit = report(&fx, "out", "junit");
     assert!(junit.contains("guard.py:5:1"), "junit: {junit}");
     assert!(junit.contains("line=\"5\""), "junit: {junit}");
-    let stryker: serde_json::Value =
-        serde_json::from_str(&report(&fx, "out", "stryker")).unwrap();
+    let stryker: serde_json::Value = serde_json::from_str(&report(&fx, "out", "stryker")).unwrap();
     let mutants = stryker["files"]["guard.py"]["mutants"].as_array().unwrap();
     let sm = mutants.iter().find(|m| m["id"] == "origin-guard").unwrap();
     assert_eq!(sm["location"]["start"]["line"], 5, "{sm}");
@@ -154,7 +156,12 @@ fn a_multi_line_find_is_shown_at_the_line_it_changes_in_every_output() {
             .as_array()
             .unwrap()
             .iter()
-            .map(|m| (m["id"].as_str().unwrap().into(), m["line"].as_u64().unwrap()))
+            .map(|m| {
+                (
+                    m["id"].as_str().unwrap().into(),
+                    m["line"].as_u64().unwrap(),
+                )
+            })
             .collect()
     };
     assert_eq!(lines("out2"), lines("out"));
@@ -207,7 +214,9 @@ fn a_catalog_node_starting_on_an_unchanged_line_is_shown_at_the_changed_line() {
     // audit: the grouped report and outcomes.json say line 6 too.
     let (code, out, err) = fx.run(&["audit", ".", "--out", "out", "--timeout", "20s"]);
     assert_eq!(
-        fx.verdicts("out").get("cors-origins-merged").map(String::as_str),
+        fx.verdicts("out")
+            .get("cors-origins-merged")
+            .map(String::as_str),
         Some("killed"),
         "{}",
         ctx(code, &out, &err)
@@ -227,6 +236,8 @@ fn a_catalog_node_starting_on_an_unchanged_line_is_shown_at_the_changed_line() {
         .clone();
     assert_eq!(m["line"], 6, "{m}");
     assert_eq!(m["location"]["start"]["line"], 6, "{m}");
+    // The built-in catalog "declares" the mutation at its site.
+    assert_eq!(m["spec_pos"], "server.py:6:1", "{m}");
     assert!(
         row(&out, "cors-origins-merged").contains("| server.py:6 "),
         "audit table: {out}"
