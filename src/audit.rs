@@ -386,8 +386,8 @@ pub fn audit_spec(survey: &Survey, test: TestConfig, timeout: Option<Duration>) 
             test: test.clone(),
             pos: SpecPos {
                 path: f.site.file.clone(),
-                line: f.site.line as u64,
-                col: f.site.col as u64,
+                line: f.site.changed_line as u64,
+                col: f.site.changed_col() as u64,
             },
         })
         .collect();
@@ -462,7 +462,7 @@ pub fn by_control(survey: &Survey, results: Option<&Results>) -> Vec<ControlRow>
                 .and_then(|r| r.mutants.iter().find(|m| m.id == f.id))
                 .map(|m| m.outcome);
             if let Some(o) = outcome {
-                sites.push((f.id.clone(), o, format!("{}:{}", f.site.file, f.site.line)));
+                sites.push((f.id.clone(), o, f.site.location()));
             }
         }
         let any = |os: &[Outcome]| sites.iter().any(|(_, o, _)| os.contains(o));
@@ -545,7 +545,7 @@ pub fn grouped_markdown(survey: &Survey, rows: &[ControlRow]) -> String {
                     .present
                     .iter()
                     .filter(|(o, _)| o.id == op.id)
-                    .map(|(_, site)| format!("{}:{}", site.file, site.line))
+                    .map(|(_, site)| site.location())
                     .collect();
                 line.push_str(&format!(" — at {}", at.join(", ")));
             } else if verdict == ControlVerdict::NotPresent {
@@ -571,7 +571,7 @@ pub fn grouped_markdown(survey: &Survey, rows: &[ControlRow]) -> String {
         for u in &survey.unanchored {
             s.push_str(&format!(
                 "- {} at {}:{}: {}\n",
-                u.operator.id, u.site.file, u.site.line, u.why
+                u.operator.id, u.site.file, u.site.changed_line, u.why
             ));
         }
     }

@@ -453,7 +453,7 @@ pub fn init(args: &InitArgs) -> Result<ExitCode> {
     for u in &survey.unanchored {
         eprintln!(
             "warning: {} at {}:{} left out: {}",
-            u.operator.id, u.site.file, u.site.line, u.why
+            u.operator.id, u.site.file, u.site.changed_line, u.why
         );
     }
     Ok(ExitCode::Ok)

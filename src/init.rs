@@ -66,8 +66,8 @@ pub fn render(survey: &Survey, test: &TestConfig, test_reason: &str) -> String {
         y.push_str(&format!(
             "  # {}:{}: {}\n",
             f.site.file,
-            f.site.line,
-            line_text(source, f.site.line)
+            f.site.changed_line,
+            line_text(source, f.site.changed_line)
         ));
         y.push_str(&format!("  - id: {}\n", f.id));
         y.push_str(&format!("    control: {}\n", q(&f.operator.control)));
@@ -86,7 +86,7 @@ pub fn render(survey: &Survey, test: &TestConfig, test_reason: &str) -> String {
                 op.id,
                 rule_text(op),
                 site.file,
-                site.line
+                site.changed_line
             ));
         }
     }

@@ -72,7 +72,8 @@ impl ApplyProblem {
 #[derive(Debug, Clone)]
 pub struct Applied {
     pub mutated: Vec<u8>,
-    /// 1-based line and column of the first match.
+    /// 1-based line and column of the first match (where the pattern is
+    /// anchored; the site's line every output shows is [`Change::line`]).
     pub line: usize,
     pub col: usize,
     /// 1-based line and column just after the first match.
@@ -80,10 +81,160 @@ pub struct Applied {
     pub end_col: usize,
     /// What replaced the first match (capture groups expanded).
     pub replacement: String,
+    /// What changed: the site's line, and the region of the first changed
+    /// site without its unchanged leading and trailing lines.
+    pub change: Change,
     /// 1-based line range (inclusive) of every match.
     pub site_lines: Vec<(usize, usize)>,
     /// Number of sites replaced.
     pub sites: usize,
+}
+
+/// The part of a site that a mutation changes, in the original file.
+///
+/// `line` is *the site's line*, the one line every output shows for it: the
+/// line of the first byte that differs between the original and the mutated
+/// file ([`first_changed_line`]). A multi-line `find` whose first lines are a
+/// comment or unchanged context is shown at the line it changes.
+///
+/// The region (`line:col` to `end_line:end_col`, 1-based, columns in
+/// characters, the end just after the last character) covers the changed
+/// text of the first changed site, grown to the site's own start and end
+/// where they lie on the changed lines: so `verify=True` → `verify=False`
+/// keeps its whole match, while a site's unchanged leading and trailing
+/// lines are left out. Replacing the region's text by `replacement` gives
+/// the mutant (at that site).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change {
+    pub line: usize,
+    pub col: usize,
+    pub end_line: usize,
+    pub end_col: usize,
+    /// Byte range of the region in the original file.
+    pub start: usize,
+    pub end: usize,
+    /// The text that replaces the region.
+    pub replacement: String,
+}
+
+/// Byte offset of the first difference between `original` and `mutated`
+/// (the length of their common prefix); `None` when they are equal. A
+/// difference inside a multi-byte UTF-8 character is moved back to the
+/// character's first byte.
+pub fn first_change(original: &[u8], mutated: &[u8]) -> Option<usize> {
+    if original == mutated {
+        return None;
+    }
+    let mut p = original
+        .iter()
+        .zip(mutated)
+        .position(|(a, b)| a != b)
+        .unwrap_or(original.len().min(mutated.len()));
+    let mut back = 0;
+    while p > 0 && back < 3 && original.get(p).is_some_and(|b| b & 0xC0 == 0x80) {
+        p -= 1;
+        back += 1;
+    }
+    Some(p)
+}
+
+/// The site's line: the 1-based line of the first byte that differs between
+/// `original` and `mutated`, i.e. the first line whose text differs. For a
+/// pure insertion or deletion it is the line where the bytes go in or come
+/// out (a line appended at the end of a file without a final newline is the
+/// new last line). Line breaks are `\n` (`\r\n` counts once); a BOM is not
+/// a line. `None` when the files are equal.
+pub fn first_changed_line(original: &[u8], mutated: &[u8]) -> Option<usize> {
+    first_change(original, mutated).map(|p| line_col(original, p).0)
+}
+
+/// [`first_changed_line`] of `original` with bytes `range` replaced by
+/// `insert`, without building the mutated file.
+pub fn first_changed_line_of_edit(
+    original: &[u8],
+    range: Range<usize>,
+    insert: &[u8],
+) -> Option<usize> {
+    let tail = original.get(range.start..)?;
+    let after = original.get(range.end..)?;
+    let new_tail = || insert.iter().chain(after);
+    let new_len = insert.len() + after.len();
+    let p = match tail.iter().zip(new_tail()).position(|(a, b)| a != b) {
+        Some(i) => i,
+        None if tail.len() == new_len => return None,
+        None => tail.len().min(new_len),
+    };
+    Some(line_col(original, range.start + p).0)
+}
+
+/// The [`Change`] of a mutation of `original` into `mutated` whose sites are
+/// `sites` (byte ranges of the original, left to right) and whose site `i`
+/// ends at byte `mutated_ends[i]` of the mutated file. `None` when nothing
+/// changed.
+pub fn change_of(
+    original: &[u8],
+    mutated: &[u8],
+    sites: &[Range<usize>],
+    mutated_ends: &[usize],
+) -> Option<Change> {
+    let p = first_change(original, mutated)?;
+    // The site the first change is in (or the last one before it: a pure
+    // insertion can read as happening just after its site).
+    let k = sites
+        .iter()
+        .position(|r| r.end >= p)
+        .unwrap_or(sites.len().saturating_sub(1));
+    let (site, site_end_m) = match (sites.get(k), mutated_ends.get(k)) {
+        (Some(r), Some(&e)) => (r.clone(), e),
+        _ => (p..p, p + mutated.len().saturating_sub(original.len())),
+    };
+    // The changed bytes: `original[p..eo]` became `mutated[p..em]`. Without
+    // a later site, everything after the common suffix is unchanged.
+    let (mut eo, mut em) = if k + 1 >= sites.len() {
+        (original.len(), mutated.len())
+    } else {
+        let delta = site_end_m as isize - site.end as isize;
+        let eo = site.end.max(p + delta.min(0).unsigned_abs());
+        (eo, (eo as isize + delta) as usize)
+    };
+    while eo > p && em > p && original[eo - 1] == mutated[em - 1] {
+        eo -= 1;
+        em -= 1;
+    }
+    while eo < original.len()
+        && original[eo] & 0xC0 == 0x80
+        && mutated.get(em) == Some(&original[eo])
+    {
+        eo += 1;
+        em += 1;
+    }
+    // Grown to the site's start and end on the changed lines.
+    let line_start = original[..p]
+        .iter()
+        .rposition(|b| *b == b'\n')
+        .map_or(split_bom(original).0.len().min(p), |i| i + 1);
+    let start = site.start.clamp(line_start, p);
+    let line_end = original[eo..]
+        .iter()
+        .position(|b| *b == b'\n')
+        .map_or(original.len(), |i| eo + i);
+    let line_end = match line_end.checked_sub(1) {
+        Some(cr) if cr >= eo && original[cr] == b'\r' => cr,
+        _ => line_end,
+    };
+    let grown = site.end.min(line_end).max(eo) - eo;
+    let end = eo + grown;
+    let (line, col) = line_col(original, start);
+    let (end_line, end_col) = line_col(original, end);
+    Some(Change {
+        line,
+        col,
+        end_line,
+        end_col,
+        start,
+        end,
+        replacement: String::from_utf8_lossy(&mutated[start..em + grown]).into_owned(),
+    })
 }
 
 const BOM: &[u8] = b"\xEF\xBB\xBF";
@@ -479,12 +630,15 @@ pub fn apply(
     let mut mutated = Vec::with_capacity(content.len() + replace.len());
     mutated.extend_from_slice(bom);
     let mut first_replacement = Vec::new();
+    // Where each site ends in the mutated file.
+    let mut mutated_ends = Vec::with_capacity(matches.len());
     let mut last = 0;
     match &compiled {
         None => {
             for r in &matches {
                 mutated.extend_from_slice(&body[last..r.start]);
                 mutated.extend_from_slice(replace.as_bytes());
+                mutated_ends.push(mutated.len());
                 last = r.end;
             }
             first_replacement.extend_from_slice(replace.as_bytes());
@@ -495,6 +649,7 @@ pub fn apply(
                 mutated.extend_from_slice(&body[last..whole.start]);
                 let at = mutated.len();
                 caps.expand(replace.as_bytes(), &mut mutated);
+                mutated_ends.push(mutated.len());
                 if i == 0 {
                     first_replacement.extend_from_slice(&mutated[at..]);
                 }
@@ -503,11 +658,15 @@ pub fn apply(
         }
     }
     mutated.extend_from_slice(&body[last..]);
-    if mutated == content {
+    let in_file: Vec<Range<usize>> = matches
+        .iter()
+        .map(|r| r.start + bom.len()..r.end + bom.len())
+        .collect();
+    let Some(change) = change_of(content, &mutated, &in_file, &mutated_ends) else {
         return Err(ApplyProblem::Identical(
             "the replacement leaves the file unchanged (replace equals the matched text)".into(),
         ));
-    }
+    };
     let (line, col) = line_col(content, bom.len() + matches[0].start);
     let (end_line, end_col) = line_col(content, bom.len() + matches[0].end);
     lines.pos = 0;
@@ -528,6 +687,7 @@ pub fn apply(
         end_line,
         end_col,
         replacement: String::from_utf8_lossy(&first_replacement).into_owned(),
+        change,
         site_lines,
         sites: matches.len(),
     })
@@ -994,6 +1154,178 @@ mod tests {
         let d = unified_diff("src/f.py", b"a\nb\n", b"a\nc\n");
         assert!(d.starts_with("--- a/src/f.py\n+++ b/src/f.py\n"), "{d}");
         assert!(d.contains("-b\n+c\n"), "{d}");
+    }
+
+    #[test]
+    fn first_changed_line_same_length_change() {
+        assert_eq!(first_changed_line(b"a\nbcd\ne\n", b"a\nbXd\ne\n"), Some(2));
+        assert_eq!(first_changed_line(b"abc\n", b"abc\n"), None);
+        // Both edit forms agree.
+        assert_eq!(
+            first_changed_line_of_edit(b"a\nbcd\ne\n", 3..4, b"X"),
+            Some(2)
+        );
+        assert_eq!(first_changed_line_of_edit(b"a\nb\n", 2..3, b"b"), None);
+    }
+
+    #[test]
+    fn first_changed_line_insertion_and_deletion() {
+        // A line inserted before line 2, a line deleted at line 2.
+        assert_eq!(first_changed_line(b"a\nb\nc\n", b"a\nz\nb\nc\n"), Some(2));
+        assert_eq!(first_changed_line(b"a\nb\nc\n", b"a\nc\n"), Some(2));
+        // Inserting a copy of the next line: line 3 is the first that differs.
+        assert_eq!(first_changed_line(b"x\ny\nz\n", b"x\ny\ny\nz\n"), Some(3));
+        assert_eq!(
+            first_changed_line_of_edit(b"x\ny\nz\n", 0..2, b"x\ny\n"),
+            Some(3)
+        );
+        // Appended after the final newline: the new last line.
+        assert_eq!(first_changed_line(b"a\n", b"a\nb\n"), Some(2));
+        assert_eq!(first_changed_line(b"a\nb\n", b"a\n"), Some(2));
+    }
+
+    #[test]
+    fn first_changed_line_in_crlf_and_bom_files() {
+        assert_eq!(
+            first_changed_line(b"a\r\nb\r\nc\r\n", b"a\r\nb\r\nX\r\n"),
+            Some(3)
+        );
+        // A changed line ending: the line it ends.
+        assert_eq!(first_changed_line(b"a\r\nb\r\n", b"a\nb\r\n"), Some(1));
+        assert_eq!(
+            first_changed_line(b"\xEF\xBB\xBFa\nb\n", b"\xEF\xBB\xBFa\nc\n"),
+            Some(2)
+        );
+        assert_eq!(
+            first_changed_line(b"\xEF\xBB\xBFab\n", b"\xEF\xBB\xBFaX\n"),
+            Some(1)
+        );
+        // A difference inside a multi-byte character starts at the character.
+        assert_eq!(first_change("xé".as_bytes(), "xè".as_bytes()), Some(1));
+    }
+
+    #[test]
+    fn first_changed_line_on_the_last_line_without_newline() {
+        assert_eq!(first_changed_line(b"a\nb\nc", b"a\nb\nX"), Some(3));
+        assert_eq!(first_changed_line(b"a\nb\nc", b"a\nb\ncd"), Some(3));
+        assert_eq!(first_changed_line(b"a\nb\nc", b"a\nb\n"), Some(3));
+        assert_eq!(first_changed_line(b"a\nb", b"a\nb\n"), Some(2));
+    }
+
+    #[test]
+    fn change_skips_unchanged_leading_and_trailing_lines() {
+        let content = b"def f(origin):\n    # check the origin\n    if not allowed(origin):\n        raise Forbidden()\n    return 1\n";
+        let a = apply(
+            &lit("# check the origin\n    if not allowed(origin):\n        raise Forbidden()"),
+            "# check the origin\n    if False:\n        raise Forbidden()",
+            Count::Exactly(1),
+            content,
+        )
+        .unwrap();
+        // The match starts on the comment line; the change is on line 3.
+        assert_eq!((a.line, a.col), (2, 5));
+        let c = &a.change;
+        assert_eq!((c.line, c.col, c.end_line, c.end_col), (3, 1, 3, 28));
+        assert_eq!(&content[c.start..c.end], b"    if not allowed(origin):");
+        assert_eq!(c.replacement, "    if False:");
+        assert_eq!(first_changed_line(content, &a.mutated), Some(c.line));
+    }
+
+    #[test]
+    fn change_of_a_one_line_site_is_the_whole_match() {
+        let a = apply(
+            &lit("verify=True"),
+            "verify=False",
+            Count::Exactly(1),
+            b"c = Client(\n    verify=True)\n",
+        )
+        .unwrap();
+        let c = &a.change;
+        assert_eq!((c.line, c.col, c.end_line, c.end_col), (2, 5, 2, 16));
+        assert_eq!(c.replacement, "verify=False");
+        // A deleted line: the region is the line with its newline.
+        let a = apply(
+            &lit("    check()\n"),
+            "",
+            Count::Exactly(1),
+            b"a\r\n    check()\nb\n",
+        )
+        .unwrap();
+        let c = &a.change;
+        assert_eq!((c.line, c.col, c.end_line, c.end_col), (2, 1, 3, 1));
+        assert_eq!(c.replacement, "");
+    }
+
+    #[test]
+    fn change_of_many_sites_is_the_first_changed_one() {
+        let content = b"x = 1\nkeep\nx = 1\n";
+        let a = apply(&lit("x = 1"), "x = 2", Count::All, content).unwrap();
+        let c = &a.change;
+        assert_eq!((c.line, c.col, c.end_line, c.end_col), (1, 1, 1, 6));
+        assert_eq!(c.replacement, "x = 2");
+        // A regex whose first site expands to itself: the second site.
+        let a = apply(
+            &Pattern::Regex(r"(\w) = 1".into()),
+            "${1} = $1",
+            Count::All,
+            b"1 = 1\n\nx = 1\n",
+        )
+        .unwrap();
+        let c = &a.change;
+        assert_eq!((c.line, c.col, c.end_line, c.end_col), (3, 1, 3, 6));
+        assert_eq!(c.replacement, "x = x");
+        // A BOM is not a column.
+        let a = apply(&lit("b"), "c", Count::Exactly(1), b"\xEF\xBB\xBFab\n").unwrap();
+        assert_eq!((a.change.line, a.change.col), (1, 2));
+    }
+
+    #[test]
+    fn change_region_replaced_gives_the_mutant_and_starts_on_the_first_changed_line() {
+        let alphabet: Vec<&str> = vec!["a", "b", "\n", "\r\n", " ", "é", "x"];
+        let mut seed: u64 = 0x2545_F491_4F6C_DD1D;
+        let mut next = |n: usize| {
+            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            ((seed >> 33) as usize) % n
+        };
+        let mut applied = 0;
+        for _ in 0..5_000 {
+            let mut text = |len: usize| -> String {
+                (0..len).map(|_| alphabet[next(alphabet.len())]).collect()
+            };
+            let (before, find, after, replace) = (text(4), text(3), text(4), text(3));
+            let content = format!("{before}{find}{after}");
+            let Some(r) = content.find(&find).filter(|_| !find.trim().is_empty()) else {
+                continue;
+            };
+            let p = Pattern::Literal {
+                text: find.clone(),
+                exact_whitespace: true,
+            };
+            let Ok(a) = apply(&p, &replace, Count::Exactly(1), content.as_bytes()) else {
+                continue;
+            };
+            let c = &a.change;
+            let rebuilt = format!(
+                "{}{}{}",
+                &content[..c.start],
+                c.replacement,
+                &content[c.end..]
+            );
+            assert_eq!(
+                rebuilt.as_bytes(),
+                a.mutated,
+                "{content:?} {find:?} {replace:?} at {r}"
+            );
+            assert_eq!(
+                Some(c.line),
+                first_changed_line(content.as_bytes(), &a.mutated),
+                "{content:?} {find:?} {replace:?}"
+            );
+            assert_eq!((c.line, c.col), line_col(content.as_bytes(), c.start));
+            assert!((c.line, c.col) <= (c.end_line, c.end_col));
+            applied += 1;
+        }
+        assert!(applied > 1_000, "{applied}");
     }
 
     #[test]

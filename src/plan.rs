@@ -18,12 +18,15 @@ pub struct Mutant {
     pub control: String,
     pub rule: Option<String>,
     pub file: String,
+    /// The site's line ([`mutate::Change`]): the first line the mutation
+    /// changes, the one line every output shows. With `col`, `end_line` and
+    /// `end_col` the changed region of the first changed site.
     pub line: usize,
     pub col: usize,
-    /// Just after the first site.
+    /// Just after the changed region.
     pub end_line: usize,
     pub end_col: usize,
-    /// What replaced the first site.
+    /// What replaced the changed region.
     pub replacement: String,
     pub sites: usize,
     /// 1-based line ranges (inclusive) of every site in the original file.
@@ -318,11 +321,11 @@ fn plan_entry(m: &MutationSpec, original: &[u8], tests: &mut Vec<TestConfig>) ->
         control: m.control.clone(),
         rule: m.rule.clone(),
         file: m.file.clone(),
-        line: a.line,
-        col: a.col,
-        end_line: a.end_line,
-        end_col: a.end_col,
-        replacement: a.replacement,
+        line: a.change.line,
+        col: a.change.col,
+        end_line: a.change.end_line,
+        end_col: a.change.end_col,
+        replacement: a.change.replacement,
         sites: a.sites,
         site_lines: a.site_lines,
         edit: Edit::between(original, &a.mutated),

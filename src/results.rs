@@ -77,7 +77,11 @@ pub struct MutantResult {
     #[serde(default)]
     pub rule: Option<String>,
     pub file: String,
-    /// 1-based line of the (first) mutated site; 0 when the mutation never applied.
+    /// The site's line: the first line the mutation changes (1-based), i.e.
+    /// the line of the first byte that differs between the original file and
+    /// the mutant. A multi-line `find` whose first lines are unchanged (a
+    /// comment, context) is at the line it changes, not where it matches.
+    /// Every report shows this line. 0 when the mutation never applied.
     pub line: usize,
     pub outcome: Outcome,
     /// JUnit ids (`classname::name`) of the tests that failed or errored.
@@ -100,11 +104,15 @@ pub struct MutantResult {
     pub log_file: Option<String>,
     /// Where the mutation is declared: `spec.yaml:line:col`.
     pub spec_pos: String,
-    /// The first mutated site in the original file (1-based; `end` is the
-    /// position just after the last replaced character).
+    /// The changed region of the first changed site in the original file
+    /// (1-based, columns in characters): `start` is on the site's `line`,
+    /// at the site's start when that is on the same line, else at the start
+    /// of the line; `end` is just after the last changed character, grown to
+    /// the site's end when that is on the same line. Unchanged leading and
+    /// trailing lines of a multi-line site are not part of it.
     #[serde(default)]
     pub location: Option<Location>,
-    /// Text that replaced the first site.
+    /// Text that replaced the `location` region.
     #[serde(default)]
     pub replacement: Option<String>,
     /// Number of sites the mutation replaced.

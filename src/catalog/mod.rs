@@ -213,11 +213,18 @@ pub struct Site {
     /// Byte range in the original file.
     pub start: usize,
     pub end: usize,
-    /// 1-based, like `mutate::line_col` (columns in characters, no BOM).
+    /// Where the matched node starts and ends: 1-based, like
+    /// `mutate::line_col` (columns in characters, no BOM). A node can start
+    /// on a line the mutation leaves unchanged (a multi-line call); outputs
+    /// show [`Site::changed_line`].
     pub line: usize,
     pub col: usize,
     pub end_line: usize,
     pub end_col: usize,
+    /// The site's line: the first line the mutation changes
+    /// ([`crate::mutate::first_changed_line`]), the one line every output
+    /// shows for this site.
+    pub changed_line: usize,
     pub original: String,
     pub replacement: String,
 }
@@ -241,14 +248,26 @@ impl Site {
             .then(|| self.apply(source))
     }
 
-    /// `file:line`, for listings.
+    /// The column the changed region starts at on [`Site::changed_line`]:
+    /// the node's column when it starts on that line, else 1 (as
+    /// [`crate::mutate::Change`] does for spec mutants).
+    pub fn changed_col(&self) -> usize {
+        if self.changed_line == self.line {
+            self.col
+        } else {
+            1
+        }
+    }
+
+    /// `file:line` (the changed line), for listings.
     pub fn location(&self) -> String {
-        format!("{}:{}", self.file, self.line)
+        format!("{}:{}", self.file, self.changed_line)
     }
 }
 
 /// One mutant id per site, usable as a file name and stable while the code
-/// around the site does not move: `<operator>--<file>-l<line>` with `/` and
+/// around the site does not move: `<operator>--<file>-l<line>` (the changed
+/// line) with `/` and
 /// `.` in the path as `-`, and `-2`, `-3`, … for further sites of the same
 /// operator on the same line.
 pub fn mutant_ids(sites: &[Site]) -> Vec<String> {
@@ -267,7 +286,12 @@ pub fn mutant_ids(sites: &[Site]) -> Vec<String> {
                     }
                 })
                 .collect();
-            let base = format!("{}--{}-l{}", s.operator, path.trim_matches('-'), s.line);
+            let base = format!(
+                "{}--{}-l{}",
+                s.operator,
+                path.trim_matches('-'),
+                s.changed_line
+            );
             let n = seen.entry(base.clone()).or_insert(0);
             *n += 1;
             if *n == 1 {
@@ -428,6 +452,12 @@ fn sites_in(op: &Operator, file: &str, parsed: &Parsed<'_>) -> Vec<Site> {
         .map(|e| {
             let (line, col) = crate::mutate::line_col(source, e.range.start);
             let (end_line, end_col) = crate::mutate::line_col(source, e.range.end);
+            let changed_line = crate::mutate::first_changed_line_of_edit(
+                source,
+                e.range.clone(),
+                e.replacement.as_bytes(),
+            )
+            .unwrap_or(line);
             Site {
                 operator: op.id.clone(),
                 file: file.to_string(),
@@ -437,6 +467,7 @@ fn sites_in(op: &Operator, file: &str, parsed: &Parsed<'_>) -> Vec<Site> {
                 col,
                 end_line,
                 end_col,
+                changed_line,
                 original: String::from_utf8_lossy(&source[e.range.clone()]).into_owned(),
                 replacement: e.replacement,
             }
