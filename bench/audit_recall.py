@@ -268,6 +268,12 @@ def write_audit_md(results, lang_rows, server_rows, control_rows, bin_) -> None:
     out.append(table(["server", "language", "commit", *COLS], server_rows) + "\n")
     out.append("## Per control\n")
     out.append(table(["control", *COLS], control_rows) + "\n")
+    args_used = [(lab["server"], lab.get("audit_args")) for lab, *_ in results if lab.get("audit_args")]
+    if args_used:
+        out.append("Audit ran with the defaults, except:\n")
+        for server, a in args_used:
+            out.append(f"- `{server}`: `{' '.join(a)}`")
+        out.append("")
     out.append("## False sites\n")
     any_false = False
     for labels, _, _, _, false in results:

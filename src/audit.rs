@@ -208,7 +208,7 @@ fn distinct_mutants(
 
 /// The line a site is reported at (every listing uses this one line).
 pub fn site_line(site: &Site) -> usize {
-    site.line
+    site.changed_line
 }
 
 /// One row of `audit --list`.
