@@ -1,8 +1,12 @@
-//! The mutant phase: one job queue (canaries first, then mutants in spec
-//! order) shared by N workers, each in its own scratch copy. A file's
-//! mutants may run beside its canary; their verdicts wait on the
-//! [`CanaryBoard`] until the canary is done, and become `unreached` when it
-//! stayed green.
+//! The run's one job queue, shared by N workers, each in its own scratch
+//! copy: every test command's baseline first, then the canaries, then the
+//! mutants in spec order. A worker takes the first job that can run: a
+//! baseline always, a canary or a mutant once its own command's baseline
+//! is green (see [`super::baseline::Board`]); so one slow baseline holds
+//! back its own command's jobs only, and no worker idles while another
+//! command's jobs are ready. A file's mutants may run beside its canary;
+//! their verdicts wait on the [`CanaryBoard`] until the canary is done, and
+//! become `unreached` when it stayed green.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -19,6 +23,8 @@ use crate::results::MutantResult;
 use crate::workspace::{Pristine, Scratch};
 
 pub(super) enum Job {
+    /// Test config `.0`'s baseline.
+    Baseline(usize),
     Canary { file: String, test: usize },
     Mutant(usize),
 }
@@ -91,10 +97,11 @@ impl CanaryBoard {
     }
 }
 
-/// The queue of a run: one canary per (file, test config) that has
-/// mutants and allows one, first; then every ready mutant in spec order.
+/// The queue of a run: every test config's baseline; one canary per (file,
+/// test config) that has mutants and allows one; then every ready mutant in
+/// spec order.
 pub(super) fn queue(plan: &Plan, no_canary: bool) -> (VecDeque<Job>, CanaryBoard) {
-    let mut jobs = VecDeque::new();
+    let mut jobs: VecDeque<Job> = (0..plan.tests.len()).map(Job::Baseline).collect();
     let board = CanaryBoard::default();
     if !no_canary {
         let mut pairs: BTreeMap<Pair, bool> = BTreeMap::new();
@@ -118,39 +125,24 @@ pub(super) fn queue(plan: &Plan, no_canary: bool) -> (VecDeque<Job>, CanaryBoard
     (jobs, board)
 }
 
-/// A worker's scratch copy: made, or still being made.
-pub(super) enum Copy {
-    Ready(Box<Scratch>),
-    Making(tokio::task::JoinHandle<Result<Scratch>>),
-}
+/// A worker's scratch copy, being made in the background.
+pub(super) struct Copy(tokio::task::JoinHandle<Result<Scratch>>);
 
 impl Copy {
     /// Start making worker `w`'s copy (from the pristine copy) in the background.
     pub fn start(pristine: &Arc<Pristine>, w: usize) -> Copy {
         let p = pristine.clone();
-        Copy::Making(tokio::task::spawn_blocking(move || Scratch::create(&p, w)))
+        Copy(tokio::task::spawn_blocking(move || Scratch::create(&p, w)))
     }
 
     async fn ready(self) -> Result<Scratch> {
-        match self {
-            Copy::Ready(s) => Ok(*s),
-            Copy::Making(h) => h
-                .await
-                .map_err(|e| crate::error::Error::Internal(format!("copy task: {e}")))?,
-        }
+        self.0
+            .await
+            .map_err(|e| crate::error::Error::Internal(format!("copy task: {e}")))?
     }
 }
 
-/// Wait for copies still being made and remove them (the run stops early).
-pub(super) async fn discard(copies: Vec<Copy>) {
-    for c in copies {
-        if let Copy::Making(h) = c {
-            let _ = h.await;
-        }
-    }
-}
-
-/// What the mutant phase leaves: the results, and internal errors (a
+/// What the job phase leaves: the results, and internal errors (a
 /// worker stops at its first one: its scratch state is unknown).
 pub(super) struct PhaseOutput {
     pub results: Vec<JobResult>,
@@ -222,15 +214,33 @@ async fn worker(
         results: Vec::new(),
         error: None,
     };
+    let mut cancel = cancel;
     // A worker without a copy takes no job (it would be lost).
     while !*cancel.borrow() && out.scratch.is_some() {
-        let Some(job) = queue.lock().unwrap_or_else(|p| p.into_inner()).pop_front() else {
+        let Some(job) = next_job(ctx, queue, &mut cancel).await else {
             break;
         };
         let Some(scratch) = out.scratch.take() else {
             break;
         };
         let done = match job {
+            Job::Baseline(test) => {
+                let mut scratch = scratch;
+                let (plan, board, opts) = (&ctx.plan, &ctx.baselines, &ctx.opts);
+                let green = super::baseline::run_job(
+                    w,
+                    &mut scratch,
+                    plan,
+                    board,
+                    opts,
+                    &ctx.progress,
+                    test,
+                    &cancel,
+                )
+                .await;
+                out.scratch = Some(scratch);
+                Ok(green.then(Vec::new))
+            }
             Job::Canary { file, test } => {
                 let mut scratch = scratch;
                 let r = job::run_canary(w, &mut scratch, ctx, &file, test, &cancel).await;
@@ -259,6 +269,55 @@ async fn worker(
         }
     }
     out
+}
+
+/// Whether `job` can start: a baseline always; a canary or a mutant once
+/// its command's baseline is green.
+fn runnable(ctx: &Ctx, job: &Job) -> bool {
+    match job {
+        Job::Baseline(_) => true,
+        Job::Canary { test, .. } => ctx.baselines.green(*test),
+        Job::Mutant(i) => ctx
+            .pair_of(*i)
+            .is_none_or(|(_, test)| ctx.baselines.green(test)),
+    }
+}
+
+/// The first job of the queue that can start, waiting while every job
+/// left waits for a baseline that is still running. `None` when the queue
+/// is empty or the run stops.
+async fn next_job(
+    ctx: &Ctx,
+    queue: &Mutex<VecDeque<Job>>,
+    cancel: &mut watch::Receiver<bool>,
+) -> Option<Job> {
+    loop {
+        // Registered before the queue is looked at: a baseline settled
+        // in between still wakes this worker.
+        let settled = ctx.baselines.settled.notified();
+        tokio::pin!(settled);
+        settled.as_mut().enable();
+        {
+            let mut q = queue.lock().unwrap_or_else(|p| p.into_inner());
+            if q.is_empty() {
+                return None;
+            }
+            if let Some(at) = q.iter().position(|j| runnable(ctx, j)) {
+                return q.remove(at);
+            }
+        }
+        tokio::select! {
+            _ = &mut settled => {}
+            changed = cancel.changed() => {
+                if changed.is_err() {
+                    return None;
+                }
+            }
+        }
+        if *cancel.borrow() {
+            return None;
+        }
+    }
 }
 
 /// Run mutant `i` in its own task, so a panic (a bug in unguard) costs this
