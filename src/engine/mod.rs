@@ -185,6 +185,8 @@ pub fn execute(
     opts: EngineOptions,
 ) -> Result<Results> {
     crate::isolation::set_mode(opts.isolation);
+    // No descriptor unguard inherited reaches a suite (or a supervisor).
+    crate::platform::no_inherited_fds();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(opts.jobs.clamp(1, 8))
         .enable_all()
