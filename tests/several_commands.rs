@@ -422,3 +422,27 @@ fn the_uncounted_tests_warning_comes_once_and_names_every_command() {
         );
     }
 }
+
+// --------------------------- 7. a baseline job that fails stops the run
+
+#[test]
+fn a_baseline_that_panics_stops_the_run_and_no_worker_waits_for_it() {
+    // One command, two mutants, -j 2: one worker runs the baseline, which
+    // panics (unguard's test hook); the other, waiting for it to turn
+    // green, must not wait forever.
+    let mutation = |id: &str| {
+        format!("  - id: {id}\n    control: c\n    file: {id}.txt\n    find: \"ok\"\n    replace: \"BAD\"\n")
+    };
+    let spec = format!(
+        "version: 1\ntest:\n  command: \"grep -qx ok a.txt && grep -qx ok b.txt\"\nmutations:\n{}{}",
+        mutation("a"),
+        mutation("b")
+    );
+    let fx = Fixture::git(&[("a.txt", "ok\n"), ("b.txt", "ok\n"), ("unguard.yaml", &spec)]);
+    let mut ug = fx.unguard(&["run", "--out", "out", "-j", "2", "--timeout", "30s"]);
+    ug.env("UNGUARD_TEST_PANIC_IN", "@baseline");
+    let (code, out, err, _) = spawn(ug).wait(Duration::from_secs(120));
+    assert_eq!(code, 1, "{}", ctx(code, &out, &err));
+    assert!(err.contains("did not finish"), "{err}");
+    assert!(fx.leftover_tmp().is_empty(), "{:?}", fx.leftover_tmp());
+}
