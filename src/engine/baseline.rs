@@ -14,7 +14,7 @@ use std::time::Duration;
 use tokio::sync::{watch, Notify};
 
 use super::suite::{run_suite, SuiteCall};
-use super::EngineOptions;
+use super::{Ctx, EngineOptions};
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::error::{Error, Result};
 use crate::junit::{self, TestPattern};
@@ -161,17 +161,14 @@ impl Drop for Settling<'_> {
 /// `killed_by` patterns of its mutants against its report. Green: its
 /// canaries and mutants may start. Unusable: the run stops with its error.
 /// `false` when the run stops (this baseline's error, or an interrupt).
-#[allow(clippy::too_many_arguments)]
 pub(super) async fn run_job(
     w: usize,
     scratch: &mut Scratch,
-    plan: &Plan,
-    board: &Board,
-    opts: &EngineOptions,
-    progress: &Progress,
+    ctx: &Ctx,
     test: usize,
     cancel: &watch::Receiver<bool>,
 ) -> bool {
+    let (plan, board, progress) = (&ctx.plan, &ctx.baselines, &ctx.progress);
     let cfg = &plan.tests[test];
     let mut settling = Settling {
         board,
@@ -183,7 +180,7 @@ pub(super) async fn run_job(
         n_tests: plan.tests.len(),
         worker: w,
         cfg,
-        opts,
+        opts: &ctx.opts,
         progress,
         cancel,
         uncounted: &board.uncounted,
@@ -384,13 +381,21 @@ fn check_killed_by(plan: &Plan, test: usize, report: Option<&junit::Report>) -> 
             if !report.cases.iter().any(|c| p.matches(c)) {
                 let sample: Vec<String> = report.cases.iter().take(3).map(|c| c.id()).collect();
                 diags.push(
-                    Diagnostic::new(&m.pos.path, m.pos.line, m.pos.col, format!(
+                    Diagnostic::new(
+                        &m.pos.path,
+                        m.pos.line,
+                        m.pos.col,
+                        format!(
                         "mutation `{}`: killed_by `{}` names no test of the baseline ({} tests)",
                         m.id,
                         p.raw(),
                         report.total()
-                    ))
-                    .with_fix(format!("use a JUnit id like `{}` or a pytest node id", sample.first().cloned().unwrap_or_default())),
+                    ),
+                    )
+                    .with_fix(format!(
+                        "use a JUnit id like `{}` or a pytest node id",
+                        sample.first().cloned().unwrap_or_default()
+                    )),
                 );
             }
         }

@@ -320,10 +320,7 @@ async fn blocking<T: Send + 'static>(
 /// Make the run's pristine copy, then start making every worker's copy
 /// from it in the background (each worker starts on its first job as soon
 /// as its own copy is made).
-async fn copies(
-    manifest: Manifest,
-    workers: usize,
-) -> Result<(Option<Arc<Pristine>>, Vec<Copy>)> {
+async fn copies(manifest: Manifest, workers: usize) -> Result<(Option<Arc<Pristine>>, Vec<Copy>)> {
     if workers == 0 {
         return Ok((None, Vec::new()));
     }

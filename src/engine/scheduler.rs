@@ -25,7 +25,10 @@ use crate::workspace::{Pristine, Scratch};
 pub(super) enum Job {
     /// Test config `.0`'s baseline.
     Baseline(usize),
-    Canary { file: String, test: usize },
+    Canary {
+        file: String,
+        test: usize,
+    },
     Mutant(usize),
 }
 
@@ -226,18 +229,7 @@ async fn worker(
         let done = match job {
             Job::Baseline(test) => {
                 let mut scratch = scratch;
-                let (plan, board, opts) = (&ctx.plan, &ctx.baselines, &ctx.opts);
-                let green = super::baseline::run_job(
-                    w,
-                    &mut scratch,
-                    plan,
-                    board,
-                    opts,
-                    &ctx.progress,
-                    test,
-                    &cancel,
-                )
-                .await;
+                let green = super::baseline::run_job(w, &mut scratch, ctx, test, &cancel).await;
                 out.scratch = Some(scratch);
                 Ok(green.then(Vec::new))
             }

@@ -80,11 +80,11 @@ fn site(m: &MutantResult) -> String {
 }
 
 /// The killed/survived table in Markdown, for the terminal: a `control`
-/// longer than 60 characters (a catalog's controls may be
+/// longer than 80 characters (a catalog's controls may be
 /// prose) is cut there with `…`; every report keeps the full text.
 pub fn table(results: &Results) -> String {
     /// The widest `control` cell, in characters.
-    const CONTROL_WIDTH: usize = 60;
+    const CONTROL_WIDTH: usize = 80;
     let short = |c: &str| match c.char_indices().nth(CONTROL_WIDTH - 1) {
         Some((at, _)) if c.chars().count() > CONTROL_WIDTH => format!("{}…", c[..at].trim_end()),
         _ => c.to_string(),
