@@ -76,9 +76,16 @@ impl Board {
         }
     }
 
-    /// Whether test config `test`'s baseline is green.
-    pub fn green(&self, test: usize) -> bool {
-        matches!(lock(&self.slots).get(test), Some(Slot::Green { .. }))
+    /// Per test config: how long its green baseline took (`None` while it
+    /// is not green: its jobs cannot start).
+    pub fn weights(&self) -> Vec<Option<f64>> {
+        lock(&self.slots)
+            .iter()
+            .map(|s| match s {
+                Slot::Green { result, .. } => Some(result.duration_s),
+                Slot::Pending => None,
+            })
+            .collect()
     }
 
     /// The timeout mutants of test config `test` run under (its baseline

@@ -1,12 +1,14 @@
-//! The run's one job queue, shared by N workers, each in its own scratch
-//! copy: every test command's baseline first, then the canaries, then the
-//! mutants in spec order. A worker takes the first job that can run: a
-//! baseline always, a canary or a mutant once its own command's baseline
-//! is green (see [`super::baseline::Board`]); so one slow baseline holds
-//! back its own command's jobs only, and no worker idles while another
-//! command's jobs are ready. A file's mutants may run beside its canary;
-//! their verdicts wait on the [`CanaryBoard`] until the canary is done, and
-//! become `unreached` when it stayed green.
+//! The run's job queue, shared by N workers, each in its own scratch
+//! copy: every test command's baseline first; then, per command, its
+//! canaries and its mutants in spec order. A command's canaries and mutants
+//! can start once *its* baseline is green (see [`super::baseline::Board`]),
+//! so one slow baseline holds back its own command's jobs only, and no
+//! worker idles while another command's jobs are ready. Among the commands
+//! whose jobs can start, a worker takes one of the command whose baseline
+//! took longest (its jobs are the long ones: started first, they end the
+//! run soonest). A file's mutants may run beside its canary; their verdicts
+//! wait on the [`CanaryBoard`] until the canary is done, and become
+//! `unreached` when it stayed green.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -100,11 +102,50 @@ impl CanaryBoard {
     }
 }
 
+/// The jobs of a run not taken yet.
+#[derive(Default)]
+pub(super) struct Queue {
+    /// Test configs whose baseline has not started.
+    baselines: VecDeque<usize>,
+    /// Per test config: its canaries, then its mutants in spec order.
+    jobs: Vec<VecDeque<Job>>,
+}
+
+impl Queue {
+    fn is_empty(&self) -> bool {
+        self.baselines.is_empty() && self.jobs.iter().all(VecDeque::is_empty)
+    }
+
+    /// The next job that can start: a baseline; else the next job of the
+    /// command with the longest green baseline (`weight`: `None` while a
+    /// command's baseline is not green). `None` when none can start now.
+    fn take(&mut self, weight: impl Fn(usize) -> Option<f64>) -> Option<Job> {
+        if let Some(test) = self.baselines.pop_front() {
+            return Some(Job::Baseline(test));
+        }
+        let mut best: Option<(usize, f64)> = None;
+        for (test, jobs) in self.jobs.iter().enumerate() {
+            if jobs.is_empty() {
+                continue;
+            }
+            if let Some(w) = weight(test) {
+                if best.is_none_or(|(_, b)| w > b) {
+                    best = Some((test, w));
+                }
+            }
+        }
+        self.jobs[best?.0].pop_front()
+    }
+}
+
 /// The queue of a run: every test config's baseline; one canary per (file,
-/// test config) that has mutants and allows one; then every ready mutant in
-/// spec order.
-pub(super) fn queue(plan: &Plan, no_canary: bool) -> (VecDeque<Job>, CanaryBoard) {
-    let mut jobs: VecDeque<Job> = (0..plan.tests.len()).map(Job::Baseline).collect();
+/// test config) that has mutants and allows one, then every ready mutant
+/// in spec order, per test config.
+pub(super) fn queue(plan: &Plan, no_canary: bool) -> (Queue, CanaryBoard) {
+    let mut q = Queue {
+        baselines: (0..plan.tests.len()).collect(),
+        jobs: (0..plan.tests.len()).map(|_| VecDeque::new()).collect(),
+    };
     let board = CanaryBoard::default();
     if !no_canary {
         let mut pairs: BTreeMap<Pair, bool> = BTreeMap::new();
@@ -116,16 +157,16 @@ pub(super) fn queue(plan: &Plan, no_canary: bool) -> (VecDeque<Job>, CanaryBoard
         for ((file, test), enabled) in pairs {
             if enabled {
                 states.insert((file.clone(), test), CanaryState::Pending(Vec::new()));
-                jobs.push_back(Job::Canary { file, test });
+                q.jobs[test].push_back(Job::Canary { file, test });
             }
         }
     }
     for (i, e) in plan.entries.iter().enumerate() {
-        if let Entry::Ready(_) = e {
-            jobs.push_back(Job::Mutant(i));
+        if let Entry::Ready(m) = e {
+            q.jobs[m.test].push_back(Job::Mutant(i));
         }
     }
-    (jobs, board)
+    (q, board)
 }
 
 /// A worker's scratch copy, being made in the background.
@@ -165,7 +206,7 @@ struct WorkerOutput {
 pub(super) async fn run_phase(
     ctx: &Arc<Ctx>,
     copies: Vec<Copy>,
-    jobs: VecDeque<Job>,
+    jobs: Queue,
     cancel: &watch::Receiver<bool>,
 ) -> PhaseOutput {
     let queue = Arc::new(Mutex::new(jobs));
@@ -209,7 +250,7 @@ async fn worker(
     w: usize,
     scratch: Scratch,
     ctx: &Arc<Ctx>,
-    queue: &Mutex<VecDeque<Job>>,
+    queue: &Mutex<Queue>,
     cancel: watch::Receiver<bool>,
 ) -> WorkerOutput {
     let mut out = WorkerOutput {
@@ -263,24 +304,12 @@ async fn worker(
     out
 }
 
-/// Whether `job` can start: a baseline always; a canary or a mutant once
-/// its command's baseline is green.
-fn runnable(ctx: &Ctx, job: &Job) -> bool {
-    match job {
-        Job::Baseline(_) => true,
-        Job::Canary { test, .. } => ctx.baselines.green(*test),
-        Job::Mutant(i) => ctx
-            .pair_of(*i)
-            .is_none_or(|(_, test)| ctx.baselines.green(test)),
-    }
-}
-
-/// The first job of the queue that can start, waiting while every job
-/// left waits for a baseline that is still running. `None` when the queue
-/// is empty or the run stops.
+/// The next job that can start (see [`Queue::take`]), waiting while every
+/// job left waits for a baseline that is still running. `None` when the
+/// queue is empty or the run stops.
 async fn next_job(
     ctx: &Ctx,
-    queue: &Mutex<VecDeque<Job>>,
+    queue: &Mutex<Queue>,
     cancel: &mut watch::Receiver<bool>,
 ) -> Option<Job> {
     loop {
@@ -294,8 +323,9 @@ async fn next_job(
             if q.is_empty() {
                 return None;
             }
-            if let Some(at) = q.iter().position(|j| runnable(ctx, j)) {
-                return q.remove(at);
+            let weights = ctx.baselines.weights();
+            if let Some(job) = q.take(|test| weights.get(test).copied().flatten()) {
+                return Some(job);
             }
         }
         tokio::select! {
