@@ -25,9 +25,11 @@ rss   10,000 mutations over 100 files of 24 KB: peak RSS and wall of
       every mutant survives; and a grep suite, every mutant is killed), the
       size of the output dir and the time and RSS of re-rendering its reports.
 suites one slow and four fast test commands in one spec (issue 21): -j1 and
-      -j2 walls against the slow command's own chain (its baseline, then its
-      canary and mutant side by side); with --before-bin, the same against an
-      older build that ran every baseline before any mutant.
+      -j2 walls against the bound no schedule beats (the slow command's chain:
+      its baseline, then its canary and mutant side by side; or the suite runs
+      shared among the workers); with --before-bin, the same against an older
+      build that ran every baseline before any mutant. Not in the default set:
+      --only suites.
 
 Timings are medians of --reps repetitions on a shared, noisy machine.
 """
@@ -797,7 +799,7 @@ def section_isolation(rep, ug, tmp, reps, before_bin, before_label):
 
 
 SLOW_S = 6.0   # the slow suite's run, seconds
-FAST_S = 0.2   # each fast suite's run
+FAST_S = 0.5   # each fast suite's run
 
 
 def gen_suites(tmp, fast=4, fast_mutants=3):
@@ -879,31 +881,34 @@ def section_suites(rep, ug, tmp, reps, before_bin, before_label):
     rmtree(root.parent)
     rows = []
     first = runs[("now", 1)][0]["outcomes"]
+    bound = {}
     for (name, jobs), rs in runs.items():
         same = all(x["outcomes"] == first for x in rs)
-        rows.append([f"{name} -j{jobs}", fmt_s(med([x["wall"] for x in rs])),
-                     fmt_s(med([x["work"] for x in rs])), fmt_s(med([x["chain"] for x in rs])),
-                     f"{med([x['wall'] for x in rs]) / med([x['chain'] for x in rs]):.2f}",
+        wall, work, chain = (med([x[k] for x in rs]) for k in ("wall", "work", "chain"))
+        bound[(name, jobs)] = max(chain, work / jobs)
+        rows.append([f"{name} -j{jobs}", fmt_s(wall), fmt_s(work), fmt_s(chain),
+                     fmt_s(bound[(name, jobs)]), f"{wall / bound[(name, jobs)]:.2f}",
                      "yes" if same else "NO"])
     rep.h("Several test commands: one slow baseline beside four fast suites (issue 21)")
     rep.p(f"One spec, five test commands: a slow one ({SLOW_S:g} s per run: its baseline, its "
           f"canary, one mutant) and four fast ones ({FAST_S:g} s per run: a baseline, a canary and "
           f"3 mutants each): {n} mutants, `--recheck-kills 0`. Σ suite runs = every baseline, "
-          f"canary and mutant run as unguard timed it. The slow chain = its baseline, then the "
-          f"longer of its canary and its mutant (at -j2 they run side by side): no schedule on "
-          f"any number of workers ends before it. Medians of {reps} runs"
+          f"canary and mutant run as unguard timed it. Slow chain = the slow command's baseline, "
+          f"then the longer of its canary and its mutant (they can run side by side). No schedule "
+          f"on N workers ends before the bound = max(slow chain, Σ suite runs ÷ N). Medians of "
+          f"{reps} runs"
           + (f"; \"before\" is {before_label}, which ran every baseline, one after another, "
-             f"in worker 0 before any canary or mutant." if before_bin else "."))
+             f"in worker 0 before any canary or mutant, and then the queue in spec order."
+             if before_bin else "."))
     rep.p()
-    rep.table(["build, jobs", "wall (median)", "Σ suite runs", "slow chain", "wall ÷ slow chain",
-               "same verdicts"], rows)
+    rep.table(["build, jobs", "wall (median)", "Σ suite runs", "slow chain", "bound",
+               "wall ÷ bound", "same verdicts"], rows)
     now2 = med([x["wall"] for x in runs[("now", 2)]])
-    chain2 = med([x["chain"] for x in runs[("now", 2)]])
-    rep.target("several commands -j2: wall ÷ (slow baseline + its canary/mutant)", now2 / chain2,
-               "<=", 1.15, "walls")
+    rep.target("several commands -j2: wall ÷ max(slow chain, Σ suite runs ÷ 2)",
+               now2 / bound[("now", 2)], "<=", 1.1, "walls")
     if before_bin:
         before2 = med([x["wall"] for x in runs[("before", 2)]])
-        rep.target("several commands -j2: before ÷ now", before2 / now2, ">=", 1.2, "walls")
+        rep.target("several commands -j2: before ÷ now", before2 / now2, ">=", 1.15, "walls")
 
 
 # ------------------------------------------------------------------ main
