@@ -1,11 +1,11 @@
 //! The mutation loop: baselines → canaries → mutants, on N workers with one
 //! scratch copy each, every job in one queue (a command's canaries and
-//! mutants wait for its own baseline only). Reads the plan, writes the results model; knows
-//! nothing about report formats.
+//! mutants wait for its own baseline only). Reads the plan, writes the
+//! results model; knows nothing about report formats.
 //!
 //! - [`prepare`]: the output dir, the manifest of the copy, the banner;
 //! - [`baseline`]: each test command runs unmutated and must be usable;
-//!   the board of green baselines;
+//!   the board of the green ones;
 //! - [`scheduler`]: the job queue, the workers and the canary board;
 //! - [`job`]: one canary or one mutant in a scratch copy;
 //! - [`suite`]: one run of a test command, as every phase makes it;

@@ -421,3 +421,51 @@ fn settle(ctx: &Ctx, i: usize, r: MutantResult, canary: &CanaryFinding) -> JobRe
     ctx.report_line(&r);
     JobResult::Mutant(i, Box::new(r))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ids(q: &mut Queue, weights: &[Option<f64>]) -> Vec<String> {
+        std::iter::from_fn(|| q.take(|t| weights[t]))
+            .map(|j| match j {
+                Job::Baseline(t) => format!("b{t}"),
+                Job::Canary { file, .. } => format!("c:{file}"),
+                Job::Mutant(i) => format!("m{i}"),
+            })
+            .collect()
+    }
+
+    fn queue_of(per_test: Vec<Vec<Job>>) -> Queue {
+        Queue {
+            baselines: (0..per_test.len()).collect(),
+            jobs: per_test.into_iter().map(VecDeque::from).collect(),
+        }
+    }
+
+    #[test]
+    fn baselines_first_then_the_longest_green_command_and_never_a_pending_one() {
+        let canary = |f: &str, test| Job::Canary {
+            file: f.into(),
+            test,
+        };
+        let mut q = queue_of(vec![
+            vec![canary("a", 0), Job::Mutant(0)],
+            vec![canary("b", 1), Job::Mutant(1), Job::Mutant(2)],
+            vec![Job::Mutant(3)],
+        ]);
+        // Command 2's baseline is not green: its mutant waits.
+        let took = ids(&mut q, &[Some(1.0), Some(5.0), None]);
+        assert_eq!(took, ["b0", "b1", "b2", "c:b", "m1", "m2", "c:a", "m0"]);
+        assert!(!q.is_empty());
+        assert_eq!(ids(&mut q, &[Some(1.0), Some(5.0), Some(0.1)]), ["m3"]);
+        assert!(q.is_empty());
+    }
+
+    #[test]
+    fn equal_baselines_keep_the_spec_order() {
+        let mut q = queue_of(vec![vec![Job::Mutant(0)], vec![Job::Mutant(1)]]);
+        let took = ids(&mut q, &[Some(2.0), Some(2.0)]);
+        assert_eq!(took, ["b0", "b1", "m0", "m1"]);
+    }
+}

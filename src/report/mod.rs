@@ -80,8 +80,8 @@ fn site(m: &MutantResult) -> String {
 }
 
 /// The killed/survived table in Markdown, for the terminal: a `control`
-/// longer than 80 characters (a catalog's controls may be
-/// prose) is cut there with `…`; every report keeps the full text.
+/// longer than 80 characters (a catalog's controls may be prose) is cut
+/// there with `…`; every report keeps the full text.
 pub fn table(results: &Results) -> String {
     /// The widest `control` cell, in characters.
     const CONTROL_WIDTH: usize = 80;
