@@ -24,6 +24,12 @@ rss   10,000 mutations over 100 files of 24 KB: peak RSS and wall of
       `unguard check`, of `unguard run -j2 --no-canary` (a suite of `true`,
       every mutant survives; and a grep suite, every mutant is killed), the
       size of the output dir and the time and RSS of re-rendering its reports.
+suites one slow and four fast test commands in one spec (issue 21): -j1 and
+      -j2 walls against the bound no schedule beats (the slow command's chain:
+      its baseline, then its canary and mutant side by side; or the suite runs
+      shared among the workers); with --before-bin, the same against an older
+      build that ran every baseline before any mutant. Not in the default set:
+      --only suites.
 
 Timings are medians of --reps repetitions on a shared, noisy machine.
 """
@@ -792,6 +798,119 @@ def section_isolation(rep, ug, tmp, reps, before_bin, before_label):
                    "ratio")
 
 
+SLOW_S = 6.0   # the slow suite's run, seconds
+FAST_S = 0.5   # each fast suite's run
+
+
+def gen_suites(tmp, fast=4, fast_mutants=3):
+    """A spec with one slow test command (SLOW_S per run, one mutant) and
+    `fast` fast ones (FAST_S per run, `fast_mutants` mutants each: all but
+    one killed). Every suite sleeps, then one grep checks its own file."""
+    root = fresh_dir(tmp, "suites-") / "target"
+    root.mkdir()
+    (root / "suite.sh").write_text('sleep "$1"; grep -qx ok "$2" && ! grep -q BAD "$2"\n')
+    (root / "s.txt").write_text("ok\n")
+    muts = [f"""  - id: slow-kill
+    control: the slow suite's control
+    file: s.txt
+    find: "ok"
+    replace: "BAD"
+"""]
+    for k in range(fast):
+        f = f"f{k}.txt"
+        (root / f).write_text("ok\n" + "".join(f"x{i}\n" for i in range(fast_mutants)))
+        for i in range(fast_mutants):
+            # x0 -> BAD is killed; the other lines are checked by no one.
+            find, repl = (f"x{i}", "BAD") if i == 0 else (f"x{i}", f"y{i}")
+            muts.append(f"""  - id: fast{k}-{i}
+    control: fast suite {k}, control {i}
+    file: {f}
+    find: "{find}"
+    replace: "{repl}"
+    test:
+      command: "sh suite.sh {FAST_S} {f}"
+""")
+    # The top-level command is the slow one (older builds require one).
+    (root / "unguard.yaml").write_text(
+        f"version: 1\ntest:\n  command: \"sh suite.sh {SLOW_S} s.txt\"\nmutations:\n" + "".join(muts))
+    run(["git", "init", "-q", "-b", "main"], cwd=root, check=True)
+    run(["git", "add", "-A"], cwd=root, check=True)
+    run(["git", "-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "suites"],
+        cwd=root, check=True)
+    return root, 1 + fast * fast_mutants
+
+
+def suites_run(ug, root, jobs, tmp):
+    """One `unguard run -jN --recheck-kills 0`: wall, and the slow command's
+    chain as this run timed it (its baseline, then the longer of its canary
+    and its mutant, which can run side by side)."""
+    out = fresh_dir(tmp, "out-") / "out"
+    argv = [str(ug), "run", str(root), "-j", str(jobs), "--out", str(out), "--recheck-kills", "0"]
+    t0 = time.perf_counter()
+    p = run(argv)
+    wall = time.perf_counter() - t0
+    if p.returncode not in (0, 2):
+        raise SystemExit(f"{' '.join(argv)} exited {p.returncode}: {p.stderr}")
+    res = json.loads((out / "outcomes.json").read_text())
+    rmtree(out.parent)
+    slow = next(b for b in res["baselines"] if f"{SLOW_S}" in b["command"])
+    slow_mut = next(m for m in res["mutants"] if m["id"] == "slow-kill")
+    slow_canary = [c["duration_s"] for c in res["canaries"] if c["file"] == "s.txt"]
+    return {
+        "wall": wall,
+        "chain": slow["duration_s"] + max([slow_mut["duration_s"]] + slow_canary),
+        "work": sum(b["duration_s"] for b in res["baselines"])
+        + sum(c["duration_s"] for c in res["canaries"])
+        + sum(m["duration_s"] for m in res["mutants"]),
+        "outcomes": {m["id"]: m["outcome"] for m in res["mutants"]},
+    }
+
+
+def section_suites(rep, ug, tmp, reps, before_bin, before_label):
+    """Several test commands in one spec: does a slow baseline hold back
+    the other commands' jobs? -j1 and -j2, this build (and `before_bin`)."""
+    log("suites: one slow and four fast test commands")
+    root, n = gen_suites(tmp)
+    bins = [("now", ug)] + ([("before", before_bin)] if before_bin else [])
+    runs = {(b, j): [] for b, _ in bins for j in (1, 2)}
+    for r in range(reps):
+        for jobs in (1, 2):
+            for name, b in (bins if r % 2 == 0 else bins[::-1]):
+                log(f"  {name} -j{jobs} (rep {r + 1}/{reps})")
+                runs[(name, jobs)].append(suites_run(b, root, jobs, tmp))
+    rmtree(root.parent)
+    rows = []
+    first = runs[("now", 1)][0]["outcomes"]
+    bound = {}
+    for (name, jobs), rs in runs.items():
+        same = all(x["outcomes"] == first for x in rs)
+        wall, work, chain = (med([x[k] for x in rs]) for k in ("wall", "work", "chain"))
+        bound[(name, jobs)] = max(chain, work / jobs)
+        rows.append([f"{name} -j{jobs}", fmt_s(wall), fmt_s(work), fmt_s(chain),
+                     fmt_s(bound[(name, jobs)]), f"{wall / bound[(name, jobs)]:.2f}",
+                     "yes" if same else "NO"])
+    rep.h("Several test commands: one slow baseline beside four fast suites (issue 21)")
+    rep.p(f"One spec, five test commands: a slow one ({SLOW_S:g} s per run: its baseline, its "
+          f"canary, one mutant) and four fast ones ({FAST_S:g} s per run: a baseline, a canary and "
+          f"3 mutants each): {n} mutants, `--recheck-kills 0`. Σ suite runs = every baseline, "
+          f"canary and mutant run as unguard timed it. Slow chain = the slow command's baseline, "
+          f"then the longer of its canary and its mutant (they can run side by side). No schedule "
+          f"on N workers ends before the bound = max(slow chain, Σ suite runs ÷ N). Medians of "
+          f"{reps} runs"
+          + (f"; \"before\" is {before_label}, which ran every baseline, one after another, "
+             f"in worker 0 before any canary or mutant, and then the queue in spec order."
+             if before_bin else "."))
+    rep.p()
+    rep.table(["build, jobs", "wall (median)", "Σ suite runs", "slow chain", "bound",
+               "wall ÷ bound", "same verdicts"], rows)
+    now2 = med([x["wall"] for x in runs[("now", 2)]])
+    rep.target("several commands -j2: wall ÷ max(slow chain, Σ suite runs ÷ 2)",
+               now2 / bound[("now", 2)], "<=", 1.1, "walls")
+    if before_bin:
+        before2 = med([x["wall"] for x in runs[("before", 2)]])
+        rep.target("several commands -j2: before ÷ now", before2 / now2, ">=", 1.15, "walls")
+
+
 # ------------------------------------------------------------------ main
 
 def main():
@@ -806,7 +925,8 @@ def main():
                     help="hand loop on the 10k repo: mutants measured (scaled to 20)")
     ap.add_argument("--no-build", action="store_true")
     ap.add_argument("--results", default=str(REPO / "bench/RESULTS.md"))
-    ap.add_argument("--before-bin", help="an older unguard binary for the rss and isolation sections")
+    ap.add_argument("--before-bin",
+                    help="an older unguard binary for the rss, isolation and suites sections")
     ap.add_argument("--before-harness", help="an older workspace_copy bench binary")
     ap.add_argument("--before-label", default="an older build",
                     help="what the --before-* binaries are, for RESULTS.md")
@@ -844,6 +964,10 @@ def main():
             section_isolation(rep, ug, tmp, args.big_reps,
                               Path(args.before_bin) if args.before_bin else None,
                               args.before_label)
+        if "suites" in only:
+            section_suites(rep, ug, tmp, args.reps,
+                           Path(args.before_bin) if args.before_bin else None,
+                           args.before_label)
         if "rss" in only:
             section_rss(rep, ug, tmp, Path(args.before_bin) if args.before_bin else None,
                         args.rss_killed)

@@ -6,7 +6,9 @@
 //! (`FICLONE`) and the ext4 allocation hint (`FS_TOPDIR_FL`). The `portable`
 //! submodule stands in for it elsewhere: no subreaper, empty scans, no
 //! reflink (so copies fall back to a plain copy), no hint. A port touches
-//! this module only; nothing here needs `unsafe`.
+//! this module only; nothing here needs `unsafe` (marking inherited
+//! descriptors close-on-exec, which rustix only offers through a raw
+//! descriptor number, goes through the `close_fds` crate's safe function).
 
 use std::fs::File;
 use std::io;
@@ -123,6 +125,17 @@ pub fn raise(sig: i32) {
 pub fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
     let (read, write) = std::io::pipe()?;
     Ok((read.into(), write.into()))
+}
+
+/// Mark every descriptor past stderr close-on-exec: whatever started
+/// unguard may have left some open without the flag (a job runner's, seen
+/// as fds 10 and 251), and every child would inherit them, down to the test
+/// suite. unguard's own descriptors already have the flag (std opens
+/// everything close-on-exec), and a child's stdin, stdout and stderr are
+/// dup2'd into 0-2, which clears it: so only those three reach a suite.
+/// Called first thing by `unguard run` and by the supervisor.
+pub fn no_inherited_fds() {
+    close_fds::set_fds_cloexec_threadsafe(3, &[]);
 }
 
 /// A child process of unguard, as seen by [`children_of_self`].

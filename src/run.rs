@@ -468,11 +468,13 @@ impl Drop for RunGuard {
 }
 
 /// For unguard's own tests of its panic handling: `UNGUARD_TEST_PANIC_IN=ID`
-/// makes the run of mutant `ID` panic after its suite finished, before the
-/// suite's processes are cleaned up (the worst moment).
+/// makes the run of mutant `ID` (`@baseline`: of every baseline) panic
+/// after its suite finished, before the suite's processes are cleaned up
+/// (the worst moment).
 fn test_hook_panic(label: &str) {
     if let Ok(id) = std::env::var("UNGUARD_TEST_PANIC_IN") {
-        if !id.is_empty() && label.starts_with(&format!("mutant {id} (")) {
+        let baseline = id == "@baseline" && label.starts_with("baseline of ");
+        if baseline || !id.is_empty() && label.starts_with(&format!("mutant {id} (")) {
             panic!("UNGUARD_TEST_PANIC_IN={id}: deliberate panic for testing");
         }
     }

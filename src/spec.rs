@@ -315,6 +315,8 @@ pub struct Spec {
     /// Canonical target root; every relative path resolves against it.
     pub root: PathBuf,
     pub spec_path: PathBuf,
+    /// The top-level `test` block, what mutations inherit. Its `command` is
+    /// empty when the spec sets none there (every mutation sets its own).
     pub test: TestConfig,
     /// Extra ignored directories to symlink into every copy.
     pub link: Vec<String>,
@@ -706,14 +708,13 @@ pub fn load(root: &Path, spec_path: &Path) -> Result<Spec, Diagnostics> {
         );
     }
     let global = match &raw.test {
-        Some(t) => resolve_test(&src, t, None, &mut diags),
-        None => {
-            diags.push(
-                src.diag(1, 1, "missing `test:` section")
-                    .with_fix("add `test: {command: \"python3 -m pytest -q\"}`"),
-            );
-            None
+        // No command of its own: every mutation must set one (checked below).
+        Some(t) if t.value.command.is_none() => {
+            resolve_test(&src, t, Some(&no_command()), &mut diags)
         }
+        Some(t) => resolve_test(&src, t, None, &mut diags),
+        // Every mutation must set its own `test.command` (checked below).
+        None => Some(no_command()),
     };
     let link = resolve_links(&src, raw.workspace.as_ref(), &mut diags);
     let git = resolve_git(&src, raw.workspace.as_ref(), &mut diags);
@@ -728,6 +729,9 @@ pub fn load(root: &Path, spec_path: &Path) -> Result<Spec, Diagnostics> {
         None => Vec::new(),
     };
 
+    if let Some(g) = &global {
+        check_commands(&sources[0].0, raw.test.as_ref(), g, &mutations, &mut diags);
+    }
     let (gate, timeout_is) = resolve_gate(&sources[0].0, raw.gate, &mutations, &mut diags);
     let thresholds = resolve_thresholds(&sources[0].0, raw.thresholds, &mut diags);
 
@@ -744,6 +748,63 @@ pub fn load(root: &Path, spec_path: &Path) -> Result<Spec, Diagnostics> {
         timeout_is,
         thresholds,
     })
+}
+
+/// The top-level `test` block of a spec that sets no `command` there: every
+/// mutation must set its own. (An empty command is never a resolved one:
+/// [`resolve_command`] refuses it.)
+fn no_command() -> TestConfig {
+    TestConfig {
+        command: Command::Shell(String::new()),
+        junit: None,
+        timeout: TimeoutSetting::Auto,
+        env: BTreeMap::new(),
+        fail_codes: FailCodes::AnyNonZero,
+        preset: Preset::Generic,
+        check: None,
+        git: SuiteGit::default(),
+    }
+}
+
+/// The top-level `test.command` (or the whole `test:` section) may be left
+/// out only when every mutation sets its own `test.command` (it would never
+/// run); otherwise the spec error names the mutations that need it.
+fn check_commands(
+    src: &SourceFile,
+    t: Option<&Spanned<RawTest>>,
+    global: &TestConfig,
+    mutations: &[MutationSpec],
+    diags: &mut Diagnostics,
+) {
+    if global.command != no_command().command {
+        return;
+    }
+    let lacking: Vec<String> = mutations
+        .iter()
+        .filter(|m| m.test.command == global.command)
+        .map(|m| format!("`{}`", m.id))
+        .collect();
+    if lacking.is_empty() {
+        return;
+    }
+    let why = format!(
+        "{} mutation(s) set no `test.command` of their own ({})",
+        lacking.len(),
+        lacking.join(", ")
+    );
+    let (diag, add) = match t {
+        Some(t) => (
+            src.at(t, format!("`test` needs a `command`: {why}")),
+            "add `command: \"python3 -m pytest -q --junitxml={junit}\"` under `test:`",
+        ),
+        None => (
+            src.diag(1, 1, format!("missing `test:` section: {why}")),
+            "add `test: {command: \"python3 -m pytest -q\"}`",
+        ),
+    };
+    diags.push(diag.with_fix(format!(
+        "{add} (it runs every mutation without one), or give each of them a `test.command`"
+    )));
 }
 
 /// `workspace.git`: `private` or `none` (the default).

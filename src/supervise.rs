@@ -124,6 +124,9 @@ impl Report {
 
 /// The supervisor's `main`: never returns.
 pub fn main(opts: Options) -> ! {
+    // Only stdin, stdout and stderr reach the command (not what unguard's
+    // own parent left open), whoever started this supervisor.
+    platform::no_inherited_fds();
     // Before anything can fork: orphans of the command are ours from here.
     // (Where it fails, only the group and the cgroup still attribute.)
     let _ = platform::become_subreaper();
@@ -185,6 +188,7 @@ async fn supervise(opts: &Options, control: &mut Option<UnixStream>) -> Report {
     let mut report = Report::default();
     // Before the command starts, so no SIGTERM of the group can be missed.
     let mut term = signal(SignalKind::terminate()).ok();
+    let mut chld = signal(SignalKind::child()).ok();
     if let Some(dir) = &opts.cgroup {
         let start = std::time::Instant::now();
         match std::fs::write(dir.join("cgroup.procs"), "0") {
@@ -207,7 +211,11 @@ async fn supervise(opts: &Options, control: &mut Option<UnixStream>) -> Report {
             return report;
         }
     };
-    let (status, grace_until) = wait(&mut child, opts.grace, &mut term, control).await;
+    let signals = Signals {
+        term: &mut term,
+        chld: &mut chld,
+    };
+    let (status, grace_until) = wait(&mut child, opts.grace, signals, control).await;
     if let Some(until) = grace_until {
         // Terminating: the rest of the group gets what is left of the
         // grace to run its handlers, as unguard gave it before.
@@ -228,16 +236,27 @@ async fn supervise(opts: &Options, control: &mut Option<UnixStream>) -> Report {
     report
 }
 
+/// The signals [`wait`] listens to (each `None` where it cannot be handled).
+struct Signals<'a> {
+    term: &'a mut Option<Signal>,
+    chld: &'a mut Option<Signal>,
+}
+
 /// Wait for the leader. Returns its status (`None` if it could not be
 /// waited for) and, once unguard asked the group to terminate, the end of
 /// the grace. At the end of the grace, or when unguard is gone, the leader
-/// and every other child are killed at once.
+/// and every other child are killed at once. Meanwhile every other child
+/// that exits (an orphan of the command, reparented here) is reaped as it
+/// does: a long suite that double-forks short-lived helpers (`git`) leaves
+/// no zombies piling up under its supervisor.
 async fn wait(
     child: &mut tokio::process::Child,
     grace: Duration,
-    term: &mut Option<Signal>,
+    signals: Signals<'_>,
     control: &mut Option<UnixStream>,
 ) -> (Option<std::process::ExitStatus>, Option<Instant>) {
+    let Signals { term, chld } = signals;
+    let leader = child.id().map(|p| p as i32);
     let mut until: Option<Instant> = None;
     loop {
         let deadline = until.unwrap_or_else(|| Instant::now() + Duration::from_secs(86_400));
@@ -254,6 +273,7 @@ async fn wait(
                 }
                 return (status.ok(), until);
             }
+            _ = recv(chld) => reap_exited_orphans(leader),
             _ = tokio::time::sleep_until(deadline), if until.is_some() => break,
             _ = closed(control) => {
                 // unguard is gone or wants it all dead: no grace.
@@ -295,6 +315,16 @@ async fn closed(control: &mut Option<UnixStream>) {
         match c.read(&mut buf).await {
             Ok(0) | Err(_) => return,
             Ok(_) => {}
+        }
+    }
+}
+
+/// Reap every child that has exited, except the leader (`leader`: its
+/// status is the runtime's to collect). Never waits.
+fn reap_exited_orphans(leader: Option<i32>) {
+    for pid in platform::child_pids() {
+        if Some(pid) != leader {
+            let _ = platform::try_reap(pid);
         }
     }
 }

@@ -1,15 +1,20 @@
-//! The baseline phase: each distinct test command runs unmutated (in worker
-//! 0's copy) and must be green, count its tests and agree with itself; it
-//! sets the mutants' timeout, and its JUnit report checks every
-//! `killed_by` pattern. A baseline that is not usable stops the run (exit 4).
+//! The baselines: each distinct test command runs unmutated and must be
+//! green, count its tests and agree with itself; it sets the mutants'
+//! timeout, and its JUnit report checks every `killed_by` pattern. Each
+//! baseline is a job of its own (see [`super::scheduler`]): baselines of
+//! different commands run side by side, and a command's canaries and mutants
+//! start as soon as *its* baseline is green, whatever the others are doing.
+//! A baseline that is not usable stops the run (exit 4): the [`Board`]
+//! keeps the first such error and stops every other job.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
+use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
-use tokio::sync::watch;
+use tokio::sync::{watch, Notify};
 
 use super::suite::{run_suite, SuiteCall};
-use super::EngineOptions;
+use super::{Ctx, EngineOptions};
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::error::{Error, Result};
 use crate::junit::{self, TestPattern};
@@ -28,48 +33,185 @@ pub const AUTO_TIMEOUT_FACTOR: u32 = 5;
 /// Cap for the baseline run when no fixed timeout is configured.
 pub const BASELINE_CAP: Duration = Duration::from_secs(30 * 60);
 
-/// What the baselines settle for the mutant phase.
-pub(super) struct Baselines {
-    /// One row per test config.
-    pub results: Vec<BaselineResult>,
-    /// Per test config: the timeout its mutants run under.
-    pub timeouts: Vec<Duration>,
-    /// Per mutant id: its compiled `killed_by` patterns.
-    pub patterns: HashMap<String, Vec<TestPattern>>,
+/// Where one test config's baseline stands.
+enum Slot {
+    /// Queued or running: its canaries and mutants wait.
+    Pending,
+    /// Green: its row, and the timeout its mutants run under.
+    Green {
+        result: BaselineResult,
+        timeout: Duration,
+    },
 }
 
-/// Run every test config's baseline in `scratch`; then check the
-/// `killed_by` patterns against their reports.
-pub(super) async fn run_all(
-    plan: &Plan,
-    scratch: &mut Scratch,
-    opts: &EngineOptions,
-    progress: &Progress,
-    cancel: &watch::Receiver<bool>,
-) -> Result<Baselines> {
-    let mut results = Vec::new();
-    let mut timeouts = Vec::new();
-    let mut reports = Vec::new();
-    for (i, cfg) in plan.tests.iter().enumerate() {
-        let b = Baseline {
-            i,
-            n_tests: plan.tests.len(),
-            cfg,
-            opts,
-            progress,
-            cancel,
-        };
-        let green = b.run(scratch).await?;
-        results.push(green.result);
-        timeouts.push(green.timeout);
-        reports.push(green.report);
+/// What the baseline jobs share with the rest of the run: which baselines
+/// are green, the first error that stops the run, and a wake-up for the
+/// workers that wait for a baseline.
+pub(super) struct Board {
+    slots: Mutex<Vec<Slot>>,
+    /// The first unusable baseline (or a baseline job that failed): the
+    /// run's error.
+    failure: Mutex<Option<Error>>,
+    /// Stops every job of the run (set with `failure`).
+    stop: watch::Sender<bool>,
+    /// Rung whenever a baseline is settled (green or not).
+    pub settled: Notify,
+    /// Commands whose baseline counted no tests (warned about once).
+    uncounted: Mutex<BTreeSet<String>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Board {
+    /// A board for `n` test configs; `stop` stops the run's jobs.
+    pub fn new(n: usize, stop: watch::Sender<bool>) -> Board {
+        Board {
+            slots: Mutex::new((0..n).map(|_| Slot::Pending).collect()),
+            failure: Mutex::new(None),
+            stop,
+            settled: Notify::new(),
+            uncounted: Mutex::new(BTreeSet::new()),
+        }
     }
-    let patterns = killed_by_patterns(plan, &reports)?;
-    Ok(Baselines {
-        results,
-        timeouts,
-        patterns,
-    })
+
+    /// Per test config: how long its green baseline took (`None` while it
+    /// is not green: its jobs cannot start).
+    pub fn weights(&self) -> Vec<Option<f64>> {
+        lock(&self.slots)
+            .iter()
+            .map(|s| match s {
+                Slot::Green { result, .. } => Some(result.duration_s),
+                Slot::Pending => None,
+            })
+            .collect()
+    }
+
+    /// The timeout mutants of test config `test` run under (its baseline
+    /// is green: no job of it runs before).
+    pub fn timeout(&self, test: usize) -> Duration {
+        match lock(&self.slots).get(test) {
+            Some(Slot::Green { timeout, .. }) => *timeout,
+            _ => BASELINE_CAP,
+        }
+    }
+
+    /// The rows of the green baselines, in test config order.
+    pub fn results(&self) -> Vec<BaselineResult> {
+        lock(&self.slots)
+            .iter()
+            .filter_map(|s| match s {
+                Slot::Green { result, .. } => Some(result.clone()),
+                Slot::Pending => None,
+            })
+            .collect()
+    }
+
+    /// The error that stopped the run, if a baseline did.
+    pub fn take_failure(&self) -> Option<Error> {
+        lock(&self.failure).take()
+    }
+
+    /// A baseline cannot be used: keep the first such error, stop the run.
+    fn fail(&self, e: Error) {
+        lock(&self.failure).get_or_insert(e);
+        let _ = self.stop.send(true);
+        self.settled.notify_waiters();
+    }
+
+    /// Record a green baseline; when it is the last one, warn once about
+    /// every command whose tests are not counted.
+    fn green_now(&self, test: usize, green: Green, progress: &Progress) {
+        let all_green = {
+            let mut slots = lock(&self.slots);
+            slots[test] = Slot::Green {
+                result: green.result,
+                timeout: green.timeout,
+            };
+            slots.iter().all(|s| matches!(s, Slot::Green { .. }))
+        };
+        if all_green {
+            let uncounted = lock(&self.uncounted);
+            if !uncounted.is_empty() {
+                let names: Vec<String> = uncounted.iter().map(|c| format!("`{c}`")).collect();
+                progress.line(&format!(
+                    "warning: no `test.junit` configured for {}: tests are not counted, and a suite that runs zero tests would look green",
+                    names.join(", ")
+                ));
+            }
+        }
+        self.settled.notify_waiters();
+    }
+}
+
+/// Settles a baseline job however it ends: a job that neither turned green
+/// nor failed (it panicked) fails the run, so no worker waits for it forever.
+struct Settling<'a> {
+    board: &'a Board,
+    command: String,
+    done: bool,
+}
+
+impl Drop for Settling<'_> {
+    fn drop(&mut self) {
+        if !self.done {
+            self.board.fail(Error::Internal(format!(
+                "the baseline of `{}` did not finish",
+                self.command
+            )));
+        }
+    }
+}
+
+/// Run test config `test`'s baseline in worker `w`'s copy, and check the
+/// `killed_by` patterns of its mutants against its report. Green: its
+/// canaries and mutants may start. Unusable: the run stops with its error.
+/// `false` when the run stops (this baseline's error, or an interrupt).
+pub(super) async fn run_job(
+    w: usize,
+    scratch: &mut Scratch,
+    ctx: &Ctx,
+    test: usize,
+    cancel: &watch::Receiver<bool>,
+) -> bool {
+    let (plan, board, progress) = (&ctx.plan, &ctx.baselines, &ctx.progress);
+    let cfg = &plan.tests[test];
+    let mut settling = Settling {
+        board,
+        command: cfg.command.display(),
+        done: false,
+    };
+    let b = Baseline {
+        i: test,
+        n_tests: plan.tests.len(),
+        worker: w,
+        cfg,
+        opts: &ctx.opts,
+        progress,
+        cancel,
+        uncounted: &board.uncounted,
+    };
+    let checked = match b.run(scratch).await {
+        Ok(green) => check_killed_by(plan, test, green.report.as_ref()).map(|()| green),
+        Err(e) => Err(e),
+    };
+    settling.done = true;
+    match checked {
+        Ok(green) => {
+            board.green_now(test, green, progress);
+            true
+        }
+        // Stopped by Ctrl-C, or by another baseline's error.
+        Err(Error::Interrupted) => {
+            board.settled.notify_waiters();
+            false
+        }
+        Err(e) => {
+            board.fail(e);
+            false
+        }
+    }
 }
 
 /// A green baseline: its result row, the timeout its mutants run under, and
@@ -80,14 +222,16 @@ struct Green {
     report: Option<junit::Report>,
 }
 
-/// The baseline of test config `i` (of `n_tests`).
+/// The baseline of test config `i` (of `n_tests`), in worker `worker`'s copy.
 struct Baseline<'a> {
     i: usize,
     n_tests: usize,
+    worker: usize,
     cfg: &'a TestConfig,
     opts: &'a EngineOptions,
     progress: &'a Progress,
     cancel: &'a watch::Receiver<bool>,
+    uncounted: &'a Mutex<BTreeSet<String>>,
 }
 
 impl Baseline<'_> {
@@ -126,11 +270,22 @@ impl Baseline<'_> {
         }
         if runs > 1 {
             self.progress.line(&format!(
-                "baseline: {runs} runs agree (green, {} tests)",
-                counted(first.result.tests_total)
+                "baseline: {runs} runs agree (green, {} tests){}",
+                counted(first.result.tests_total),
+                self.named()
             ));
         }
         Ok(first)
+    }
+
+    /// ` (`command`)` when the spec has several commands: their baselines
+    /// run side by side, so their lines interleave.
+    fn named(&self) -> String {
+        if self.n_tests > 1 {
+            format!(" (`{}`)", self.cfg.command.display())
+        } else {
+            String::new()
+        }
     }
 
     /// One run of the baseline (`k` counts from 1).
@@ -148,7 +303,7 @@ impl Baseline<'_> {
             scratch,
             SuiteCall {
                 cfg,
-                worker: 0,
+                worker: self.worker,
                 label: "baseline",
                 substitutions: Vec::new(),
                 log: &log,
@@ -177,17 +332,19 @@ impl Baseline<'_> {
             BaselineVerdict::Green(report) => report,
         };
         if total.is_none() {
-            self.progress.line("warning: no `test.junit` configured: tests are not counted, and a suite that runs zero tests would look green");
+            // Said once for the whole run, naming every such command.
+            lock(self.uncounted).insert(cfg.command.display());
         }
         let timeout = match cfg.timeout {
             TimeoutSetting::Fixed(d) => d,
             TimeoutSetting::Auto => AUTO_TIMEOUT_MIN.max(run.res.duration * AUTO_TIMEOUT_FACTOR),
         };
         self.progress.line(&format!(
-            "baseline: green in {:.1}s{}; mutant timeout {:.1}s",
+            "baseline: green in {:.1}s{}; mutant timeout {:.1}s{}",
             run.res.duration.as_secs_f64(),
             total.map(|t| format!(", {t} tests")).unwrap_or_default(),
-            opts.timeout.unwrap_or(timeout).as_secs_f64()
+            opts.timeout.unwrap_or(timeout).as_secs_f64(),
+            self.named()
         ));
         Ok(Green {
             result: BaselineResult {
@@ -207,37 +364,51 @@ fn counted(n: Option<usize>) -> String {
     n.map_or("uncounted".into(), |n| n.to_string())
 }
 
-/// Compile every mutant's `killed_by` patterns; each must name at least one
-/// test of its baseline, or the spec is wrong (a typo would make every kill
-/// "wrong-reason").
-fn killed_by_patterns(
-    plan: &Plan,
-    baseline_reports: &[Option<junit::Report>],
-) -> Result<HashMap<String, Vec<TestPattern>>> {
+/// Compile every mutant's `killed_by` patterns (checked against their
+/// baseline's report by [`check_killed_by`] once it is green).
+pub(super) fn killed_by_patterns(plan: &Plan) -> HashMap<String, Vec<TestPattern>> {
+    plan.ready()
+        .map(|m| {
+            let pats = m.killed_by.iter().map(|k| TestPattern::new(k)).collect();
+            (m.id.clone(), pats)
+        })
+        .collect()
+}
+
+/// Every `killed_by` pattern of test config `test`'s mutants must name at
+/// least one test of its baseline's `report` (when it has one), or the
+/// spec is wrong (a typo would make every kill "wrong-reason").
+fn check_killed_by(plan: &Plan, test: usize, report: Option<&junit::Report>) -> Result<()> {
+    let Some(report) = report else {
+        return Ok(());
+    };
     let mut diags = Diagnostics::default();
-    let mut patterns = HashMap::new();
-    for m in plan.ready() {
-        let pats: Vec<TestPattern> = m.killed_by.iter().map(|k| TestPattern::new(k)).collect();
-        if let Some(Some(report)) = baseline_reports.get(m.test) {
-            for p in &pats {
-                if !report.cases.iter().any(|c| p.matches(c)) {
-                    let sample: Vec<String> = report.cases.iter().take(3).map(|c| c.id()).collect();
-                    diags.push(
-                        Diagnostic::new(&m.pos.path, m.pos.line, m.pos.col, format!(
-                            "mutation `{}`: killed_by `{}` names no test of the baseline ({} tests)",
-                            m.id,
-                            p.raw(),
-                            report.total()
-                        ))
-                        .with_fix(format!("use a JUnit id like `{}` or a pytest node id", sample.first().cloned().unwrap_or_default())),
-                    );
-                }
+    for m in plan.ready().filter(|m| m.test == test) {
+        for p in m.killed_by.iter().map(|k| TestPattern::new(k)) {
+            if !report.cases.iter().any(|c| p.matches(c)) {
+                let sample: Vec<String> = report.cases.iter().take(3).map(|c| c.id()).collect();
+                diags.push(
+                    Diagnostic::new(
+                        &m.pos.path,
+                        m.pos.line,
+                        m.pos.col,
+                        format!(
+                        "mutation `{}`: killed_by `{}` names no test of the baseline ({} tests)",
+                        m.id,
+                        p.raw(),
+                        report.total()
+                    ),
+                    )
+                    .with_fix(format!(
+                        "use a JUnit id like `{}` or a pytest node id",
+                        sample.first().cloned().unwrap_or_default()
+                    )),
+                );
             }
         }
-        patterns.insert(m.id.clone(), pats);
     }
     if diags.is_empty() {
-        Ok(patterns)
+        Ok(())
     } else {
         Err(Error::Diagnostics(diags))
     }

@@ -83,7 +83,7 @@ impl Ctx {
         self.opts
             .timeout
             .or_else(|| m.and_then(|m| m.timeout))
-            .unwrap_or(self.timeouts[test])
+            .unwrap_or_else(|| self.baselines.timeout(test))
     }
 }
 

@@ -1,9 +1,11 @@
-//! The mutation loop: baseline → canary → mutants, on N workers with one
-//! scratch copy each. Reads the plan, writes the results model; knows
-//! nothing about report formats.
+//! The mutation loop: baselines → canaries → mutants, on N workers with one
+//! scratch copy each, every job in one queue (a command's canaries and
+//! mutants wait for its own baseline only). Reads the plan, writes the
+//! results model; knows nothing about report formats.
 //!
 //! - [`prepare`]: the output dir, the manifest of the copy, the banner;
 //! - [`baseline`]: each test command runs unmutated and must be usable;
+//!   the board of the green ones;
 //! - [`scheduler`]: the job queue, the workers and the canary board;
 //! - [`job`]: one canary or one mutant in a scratch copy;
 //! - [`suite`]: one run of a test command, as every phase makes it;
@@ -39,7 +41,7 @@ use crate::results::{
     TimeoutPolicy, SCHEMA,
 };
 use crate::spec::Spec;
-use crate::workspace::{Manifest, Pristine, Scratch};
+use crate::workspace::{Manifest, Pristine};
 use job::JobResult;
 use scheduler::{CanaryBoard, Copy};
 use signals::Interrupts;
@@ -82,8 +84,8 @@ struct Ctx {
     /// no mutant is ready.
     pristine: Option<Arc<Pristine>>,
     opts: EngineOptions,
-    /// Per test config: the timeout mutants run under.
-    timeouts: Vec<Duration>,
+    /// Which baselines are green (and the timeout their mutants run under).
+    baselines: baseline::Board,
     patterns: HashMap<String, Vec<TestPattern>>,
     progress: Progress,
     canaries: CanaryBoard,
@@ -183,6 +185,8 @@ pub fn execute(
     opts: EngineOptions,
 ) -> Result<Results> {
     crate::isolation::set_mode(opts.isolation);
+    // No descriptor unguard inherited reaches a suite (or a supervisor).
+    crate::platform::no_inherited_fds();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(opts.jobs.clamp(1, 8))
         .enable_all()
@@ -201,7 +205,6 @@ async fn execute_async(
     let started_at = chrono::DateTime::<chrono::Utc>::from(std::time::SystemTime::now())
         .to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
     let interrupts = Interrupts::install()?;
-    let cancel = interrupts.cancel.clone();
     let ready = plan.ready().count();
     // Nothing to run (every selected mutation was rejected, or a filter or
     // shard selected none): no copy, no baseline.
@@ -211,19 +214,33 @@ async fn execute_async(
         opts.jobs.max(1).min(ready)
     };
     let progress = Progress::new(ready as u64);
-    let (pristine, copies, baselines) =
-        copies_and_baselines(&plan, manifest, workers, &opts, &progress, &cancel).await?;
-    let (jobs, canaries) = scheduler::queue(&plan, opts.no_canary);
+    let (pristine, copies) = copies(manifest, workers).await?;
+    // Every job stops on Ctrl-C, and when a baseline cannot be used.
+    let (stop, cancel) = stop_on(interrupts.cancel.clone());
+    let (jobs, canaries) = if workers == 0 {
+        (Default::default(), Default::default())
+    } else {
+        scheduler::queue(&plan, opts.no_canary)
+    };
     let ctx = Arc::new(Ctx {
+        baselines: baseline::Board::new(plan.tests.len(), stop),
+        patterns: baseline::killed_by_patterns(&plan),
         plan,
         pristine,
         opts,
-        timeouts: baselines.timeouts,
-        patterns: baselines.patterns,
         progress,
         canaries,
     });
     let phase = scheduler::run_phase(&ctx, copies, jobs, &cancel).await;
+    // A baseline that cannot be used (or a baseline job that failed) stops
+    // the run: exit 4, and no verdict of the jobs it stopped counts.
+    if let Some(e) = ctx.baselines.take_failure() {
+        return Err(ctx.stopped(e, interrupts).await);
+    }
+    // Interrupted before any baseline was green: nothing ran.
+    if Interrupts::interrupted() && workers > 0 && ctx.baselines.results().is_empty() {
+        return Err(ctx.stopped(Error::Interrupted, interrupts).await);
+    }
     // (A write into the output dir that failed stopped the run: the errors
     // it caused are that one, and the finished verdicts are published.)
     if !phase.errors.is_empty() && crate::outdir::write_failure().is_none() {
@@ -246,10 +263,45 @@ async fn execute_async(
             started,
             started_at,
             workers,
-            baselines: baselines.results,
+            baselines: ctx.baselines.results(),
             phase: phase.results,
         },
     ))
+}
+
+impl Ctx {
+    /// The run stops with `e` before its results: the bar goes, the
+    /// signal handlers too, and so does any orphan left.
+    async fn stopped(&self, e: Error, interrupts: Interrupts) -> Error {
+        self.progress.finish();
+        interrupts.stop();
+        reaper::reap_orphans_async().await;
+        e
+    }
+}
+
+/// A stop signal for the run's jobs: set by the returned sender (a
+/// baseline that cannot be used) or when `interrupt` is (Ctrl-C).
+fn stop_on(
+    mut interrupt: tokio::sync::watch::Receiver<bool>,
+) -> (
+    tokio::sync::watch::Sender<bool>,
+    tokio::sync::watch::Receiver<bool>,
+) {
+    let (stop, stopped) = tokio::sync::watch::channel(*interrupt.borrow());
+    let forward = stop.clone();
+    tokio::spawn(async move {
+        loop {
+            if *interrupt.borrow_and_update() {
+                let _ = forward.send(true);
+                return;
+            }
+            if interrupt.changed().await.is_err() {
+                return;
+            }
+        }
+    });
+    (stop, stopped)
 }
 
 /// Run `make` on a blocking thread; an error of an interrupted run is the interrupt.
@@ -265,53 +317,17 @@ async fn blocking<T: Send + 'static>(
     }
 }
 
-/// Make the run's pristine copy and worker 0's copy from it, then run the
-/// baselines in it while the other workers' copies are made. However this
-/// stops early, the copies still being made are waited for and removed.
-async fn copies_and_baselines(
-    plan: &Plan,
-    manifest: Manifest,
-    workers: usize,
-    opts: &EngineOptions,
-    progress: &Progress,
-    cancel: &tokio::sync::watch::Receiver<bool>,
-) -> Result<(Option<Arc<Pristine>>, Vec<Copy>, baseline::Baselines)> {
-    let (pristine, mut first) = if workers == 0 {
-        (None, None)
-    } else {
-        let manifest = Arc::new(manifest);
-        let pristine = Arc::new(blocking(move || Pristine::create(manifest)).await?);
-        let p = pristine.clone();
-        let first = blocking(move || Scratch::create(&p, 0)).await?;
-        (Some(pristine), Some(first))
-    };
-    let mut copies: Vec<Copy> = match &pristine {
-        Some(p) => (1..workers).map(|w| Copy::start(p, w)).collect(),
-        None => Vec::new(),
-    };
-    let baselines = match &mut first {
-        _ if Interrupts::interrupted() => Err(Error::Interrupted),
-        // (No mutant is ready, so no copy: `plan.tests` is empty then.)
-        None => Ok(baseline::Baselines {
-            results: Vec::new(),
-            timeouts: Vec::new(),
-            patterns: HashMap::new(),
-        }),
-        Some(scratch) => baseline::run_all(plan, scratch, opts, progress, cancel).await,
-    };
-    match baselines {
-        Ok(b) => {
-            if let Some(first) = first {
-                copies.insert(0, Copy::Ready(Box::new(first)));
-            }
-            Ok((pristine, copies, b))
-        }
-        Err(e) => {
-            drop(first);
-            scheduler::discard(copies).await;
-            Err(e)
-        }
+/// Make the run's pristine copy, then start making every worker's copy
+/// from it in the background (each worker starts on its first job as soon
+/// as its own copy is made).
+async fn copies(manifest: Manifest, workers: usize) -> Result<(Option<Arc<Pristine>>, Vec<Copy>)> {
+    if workers == 0 {
+        return Ok((None, Vec::new()));
     }
+    let manifest = Arc::new(manifest);
+    let pristine = Arc::new(blocking(move || Pristine::create(manifest)).await?);
+    let copies = (0..workers).map(|w| Copy::start(&pristine, w)).collect();
+    Ok((Some(pristine), copies))
 }
 
 /// What a finished mutant phase hands to [`assemble`].

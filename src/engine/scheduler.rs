@@ -1,8 +1,14 @@
-//! The mutant phase: one job queue (canaries first, then mutants in spec
-//! order) shared by N workers, each in its own scratch copy. A file's
-//! mutants may run beside its canary; their verdicts wait on the
-//! [`CanaryBoard`] until the canary is done, and become `unreached` when it
-//! stayed green.
+//! The run's job queue, shared by N workers, each in its own scratch
+//! copy: every test command's baseline first; then, per command, its
+//! canaries and its mutants in spec order. A command's canaries and mutants
+//! can start once *its* baseline is green (see [`super::baseline::Board`]),
+//! so one slow baseline holds back its own command's jobs only, and no
+//! worker idles while another command's jobs are ready. Among the commands
+//! whose jobs can start, a worker takes one of the command whose baseline
+//! took longest (its jobs are the long ones: started first, they end the
+//! run soonest). A file's mutants may run beside its canary; their verdicts
+//! wait on the [`CanaryBoard`] until the canary is done, and become
+//! `unreached` when it stayed green.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -19,7 +25,12 @@ use crate::results::MutantResult;
 use crate::workspace::{Pristine, Scratch};
 
 pub(super) enum Job {
-    Canary { file: String, test: usize },
+    /// Test config `.0`'s baseline.
+    Baseline(usize),
+    Canary {
+        file: String,
+        test: usize,
+    },
     Mutant(usize),
 }
 
@@ -91,10 +102,50 @@ impl CanaryBoard {
     }
 }
 
-/// The queue of a run: one canary per (file, test config) that has
-/// mutants and allows one, first; then every ready mutant in spec order.
-pub(super) fn queue(plan: &Plan, no_canary: bool) -> (VecDeque<Job>, CanaryBoard) {
-    let mut jobs = VecDeque::new();
+/// The jobs of a run not taken yet.
+#[derive(Default)]
+pub(super) struct Queue {
+    /// Test configs whose baseline has not started.
+    baselines: VecDeque<usize>,
+    /// Per test config: its canaries, then its mutants in spec order.
+    jobs: Vec<VecDeque<Job>>,
+}
+
+impl Queue {
+    fn is_empty(&self) -> bool {
+        self.baselines.is_empty() && self.jobs.iter().all(VecDeque::is_empty)
+    }
+
+    /// The next job that can start: a baseline; else the next job of the
+    /// command with the longest green baseline (`weight`: `None` while a
+    /// command's baseline is not green). `None` when none can start now.
+    fn take(&mut self, weight: impl Fn(usize) -> Option<f64>) -> Option<Job> {
+        if let Some(test) = self.baselines.pop_front() {
+            return Some(Job::Baseline(test));
+        }
+        let mut best: Option<(usize, f64)> = None;
+        for (test, jobs) in self.jobs.iter().enumerate() {
+            if jobs.is_empty() {
+                continue;
+            }
+            if let Some(w) = weight(test) {
+                if best.is_none_or(|(_, b)| w > b) {
+                    best = Some((test, w));
+                }
+            }
+        }
+        self.jobs[best?.0].pop_front()
+    }
+}
+
+/// The queue of a run: every test config's baseline; one canary per (file,
+/// test config) that has mutants and allows one, then every ready mutant
+/// in spec order, per test config.
+pub(super) fn queue(plan: &Plan, no_canary: bool) -> (Queue, CanaryBoard) {
+    let mut q = Queue {
+        baselines: (0..plan.tests.len()).collect(),
+        jobs: (0..plan.tests.len()).map(|_| VecDeque::new()).collect(),
+    };
     let board = CanaryBoard::default();
     if !no_canary {
         let mut pairs: BTreeMap<Pair, bool> = BTreeMap::new();
@@ -106,51 +157,36 @@ pub(super) fn queue(plan: &Plan, no_canary: bool) -> (VecDeque<Job>, CanaryBoard
         for ((file, test), enabled) in pairs {
             if enabled {
                 states.insert((file.clone(), test), CanaryState::Pending(Vec::new()));
-                jobs.push_back(Job::Canary { file, test });
+                q.jobs[test].push_back(Job::Canary { file, test });
             }
         }
     }
     for (i, e) in plan.entries.iter().enumerate() {
-        if let Entry::Ready(_) = e {
-            jobs.push_back(Job::Mutant(i));
+        if let Entry::Ready(m) = e {
+            q.jobs[m.test].push_back(Job::Mutant(i));
         }
     }
-    (jobs, board)
+    (q, board)
 }
 
-/// A worker's scratch copy: made, or still being made.
-pub(super) enum Copy {
-    Ready(Box<Scratch>),
-    Making(tokio::task::JoinHandle<Result<Scratch>>),
-}
+/// A worker's scratch copy, being made in the background.
+pub(super) struct Copy(tokio::task::JoinHandle<Result<Scratch>>);
 
 impl Copy {
     /// Start making worker `w`'s copy (from the pristine copy) in the background.
     pub fn start(pristine: &Arc<Pristine>, w: usize) -> Copy {
         let p = pristine.clone();
-        Copy::Making(tokio::task::spawn_blocking(move || Scratch::create(&p, w)))
+        Copy(tokio::task::spawn_blocking(move || Scratch::create(&p, w)))
     }
 
     async fn ready(self) -> Result<Scratch> {
-        match self {
-            Copy::Ready(s) => Ok(*s),
-            Copy::Making(h) => h
-                .await
-                .map_err(|e| crate::error::Error::Internal(format!("copy task: {e}")))?,
-        }
+        self.0
+            .await
+            .map_err(|e| crate::error::Error::Internal(format!("copy task: {e}")))?
     }
 }
 
-/// Wait for copies still being made and remove them (the run stops early).
-pub(super) async fn discard(copies: Vec<Copy>) {
-    for c in copies {
-        if let Copy::Making(h) = c {
-            let _ = h.await;
-        }
-    }
-}
-
-/// What the mutant phase leaves: the results, and internal errors (a
+/// What the job phase leaves: the results, and internal errors (a
 /// worker stops at its first one: its scratch state is unknown).
 pub(super) struct PhaseOutput {
     pub results: Vec<JobResult>,
@@ -170,7 +206,7 @@ struct WorkerOutput {
 pub(super) async fn run_phase(
     ctx: &Arc<Ctx>,
     copies: Vec<Copy>,
-    jobs: VecDeque<Job>,
+    jobs: Queue,
     cancel: &watch::Receiver<bool>,
 ) -> PhaseOutput {
     let queue = Arc::new(Mutex::new(jobs));
@@ -214,7 +250,7 @@ async fn worker(
     w: usize,
     scratch: Scratch,
     ctx: &Arc<Ctx>,
-    queue: &Mutex<VecDeque<Job>>,
+    queue: &Mutex<Queue>,
     cancel: watch::Receiver<bool>,
 ) -> WorkerOutput {
     let mut out = WorkerOutput {
@@ -222,15 +258,22 @@ async fn worker(
         results: Vec::new(),
         error: None,
     };
+    let mut cancel = cancel;
     // A worker without a copy takes no job (it would be lost).
     while !*cancel.borrow() && out.scratch.is_some() {
-        let Some(job) = queue.lock().unwrap_or_else(|p| p.into_inner()).pop_front() else {
+        let Some(job) = next_job(ctx, queue, &mut cancel).await else {
             break;
         };
         let Some(scratch) = out.scratch.take() else {
             break;
         };
         let done = match job {
+            Job::Baseline(test) => {
+                let mut scratch = scratch;
+                let green = super::baseline::run_job(w, &mut scratch, ctx, test, &cancel).await;
+                out.scratch = Some(scratch);
+                Ok(green.then(Vec::new))
+            }
             Job::Canary { file, test } => {
                 let mut scratch = scratch;
                 let r = job::run_canary(w, &mut scratch, ctx, &file, test, &cancel).await;
@@ -259,6 +302,44 @@ async fn worker(
         }
     }
     out
+}
+
+/// The next job that can start (see [`Queue::take`]), waiting while every
+/// job left waits for a baseline that is still running. `None` when the
+/// queue is empty or the run stops.
+async fn next_job(
+    ctx: &Ctx,
+    queue: &Mutex<Queue>,
+    cancel: &mut watch::Receiver<bool>,
+) -> Option<Job> {
+    loop {
+        // Registered before the queue is looked at: a baseline settled
+        // in between still wakes this worker.
+        let settled = ctx.baselines.settled.notified();
+        tokio::pin!(settled);
+        settled.as_mut().enable();
+        {
+            let mut q = queue.lock().unwrap_or_else(|p| p.into_inner());
+            if q.is_empty() {
+                return None;
+            }
+            let weights = ctx.baselines.weights();
+            if let Some(job) = q.take(|test| weights.get(test).copied().flatten()) {
+                return Some(job);
+            }
+        }
+        tokio::select! {
+            _ = &mut settled => {}
+            changed = cancel.changed() => {
+                if changed.is_err() {
+                    return None;
+                }
+            }
+        }
+        if *cancel.borrow() {
+            return None;
+        }
+    }
 }
 
 /// Run mutant `i` in its own task, so a panic (a bug in unguard) costs this
@@ -339,4 +420,52 @@ fn settle(ctx: &Ctx, i: usize, r: MutantResult, canary: &CanaryFinding) -> JobRe
     };
     ctx.report_line(&r);
     JobResult::Mutant(i, Box::new(r))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ids(q: &mut Queue, weights: &[Option<f64>]) -> Vec<String> {
+        std::iter::from_fn(|| q.take(|t| weights[t]))
+            .map(|j| match j {
+                Job::Baseline(t) => format!("b{t}"),
+                Job::Canary { file, .. } => format!("c:{file}"),
+                Job::Mutant(i) => format!("m{i}"),
+            })
+            .collect()
+    }
+
+    fn queue_of(per_test: Vec<Vec<Job>>) -> Queue {
+        Queue {
+            baselines: (0..per_test.len()).collect(),
+            jobs: per_test.into_iter().map(VecDeque::from).collect(),
+        }
+    }
+
+    #[test]
+    fn baselines_first_then_the_longest_green_command_and_never_a_pending_one() {
+        let canary = |f: &str, test| Job::Canary {
+            file: f.into(),
+            test,
+        };
+        let mut q = queue_of(vec![
+            vec![canary("a", 0), Job::Mutant(0)],
+            vec![canary("b", 1), Job::Mutant(1), Job::Mutant(2)],
+            vec![Job::Mutant(3)],
+        ]);
+        // Command 2's baseline is not green: its mutant waits.
+        let took = ids(&mut q, &[Some(1.0), Some(5.0), None]);
+        assert_eq!(took, ["b0", "b1", "b2", "c:b", "m1", "m2", "c:a", "m0"]);
+        assert!(!q.is_empty());
+        assert_eq!(ids(&mut q, &[Some(1.0), Some(5.0), Some(0.1)]), ["m3"]);
+        assert!(q.is_empty());
+    }
+
+    #[test]
+    fn equal_baselines_keep_the_spec_order() {
+        let mut q = queue_of(vec![vec![Job::Mutant(0)], vec![Job::Mutant(1)]]);
+        let took = ids(&mut q, &[Some(2.0), Some(2.0)]);
+        assert_eq!(took, ["b0", "b1", "m0", "m1"]);
+    }
 }

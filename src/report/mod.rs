@@ -79,8 +79,16 @@ fn site(m: &MutantResult) -> String {
     }
 }
 
-/// The killed/survived table in Markdown.
+/// The killed/survived table in Markdown, for the terminal: a `control`
+/// longer than 80 characters (a catalog's controls may be prose) is cut
+/// there with `…`; every report keeps the full text.
 pub fn table(results: &Results) -> String {
+    /// The widest `control` cell, in characters.
+    const CONTROL_WIDTH: usize = 80;
+    let short = |c: &str| match c.char_indices().nth(CONTROL_WIDTH - 1) {
+        Some((at, _)) if c.chars().count() > CONTROL_WIDTH => format!("{}…", c[..at].trim_end()),
+        _ => c.to_string(),
+    };
     let mut b = Builder::default();
     b.push_record([
         "mutant",
@@ -93,7 +101,7 @@ pub fn table(results: &Results) -> String {
     for m in &results.mutants {
         b.push_record([
             cell(&m.id),
-            cell(&m.control),
+            cell(&short(&m.control)),
             cell(&site(m)),
             m.outcome.as_str().to_string(),
             cell(&red_tests_cell(m)),
