@@ -46,7 +46,9 @@ mutations:
     file: {file}
     find: 'HANG = False'
     replace: 'HANG = True'
-    timeout: 5s
+    # Long enough for pytest to reach its set-up (and leave its debris) on
+    # a loaded 2-core machine: the reset, not the timeout, is under test.
+    timeout: 15s
     canary: false
   - id: equivalent
     control: c
