@@ -173,6 +173,7 @@ def table(head_: list[str], rows: list[list[str]]) -> str:
 
 
 COLS = ["labelled", "found", "recall", "reported", "true", "precision"]
+ORIG = "precision on the original lists"
 
 
 def main() -> int:
@@ -203,9 +204,17 @@ def main() -> int:
                 f"{labels['commit']}: git -C {checkout} checkout {labels['commit']}"
             )
         reported = reported_sites(bin_, checkout, labels.get("audit_args", []))
+        labels["_reported"] = reported
         total, per_control, missed, false = score_server(labels, reported)
         results.append((labels, total, per_control, missed, false))
 
+    # The same score on the reviewers' original lists (sites added after
+    # audit reported them left out), so the additions can be judged.
+    by_lang_orig: dict[str, Score] = collections.defaultdict(Score)
+    for labels, *_ in results:
+        orig = dict(labels, sites=[s for s in labels["sites"] if not s.get("added_after_audit")])
+        reported = labels["_reported"]
+        by_lang_orig[labels["language"]].add(score_server(orig, reported)[0])
     by_lang: dict[str, Score] = collections.defaultdict(Score)
     by_control: dict[str, Score] = collections.defaultdict(Score)
     for labels, total, per_control, _, _ in results:
@@ -218,13 +227,15 @@ def main() -> int:
         for lab, tot, *_ in results
     ]
     lang_rows = [
-        [lang, *by_lang[lang].cells()] for lang in LANGS if lang in by_lang
+        [lang, *by_lang[lang].cells(), by_lang_orig[lang].precision()]
+        for lang in LANGS
+        if lang in by_lang
     ]
     control_rows = [
         [f"`{c}`", *sc.cells()]
         for c, sc in sorted(by_control.items(), key=lambda kv: (-kv[1].labelled, kv[0]))
     ]
-    print(table(["language", *COLS], lang_rows))
+    print(table(["language", *COLS, ORIG], lang_rows))
     print()
     print(table(["server", "language", "commit", *COLS], server_rows))
     print()
@@ -263,7 +274,11 @@ def write_audit_md(results, lang_rows, server_rows, control_rows, bin_) -> None:
         "Recall is found ÷ labelled; precision is true ÷ reported.\n"
     )
     out.append("## Per language\n")
-    out.append(table(["language", *COLS], lang_rows) + "\n")
+    out.append(table(["language", *COLS, ORIG], lang_rows) + "\n")
+    out.append(
+        f"*{ORIG}*: the same reported sites scored against the reviewers' lists as first "
+        "committed, without the sites added after audit reported them (listed below).\n"
+    )
     out.append("## Per server\n")
     out.append(table(["server", "language", "commit", *COLS], server_rows) + "\n")
     out.append("## Per control\n")
