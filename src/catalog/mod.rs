@@ -61,14 +61,20 @@ impl Language {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Group {
     Transport,
+    Access,
+    Exposure,
+    Input,
     DataFidelity,
     SchemaDrift,
     TestHarness,
 }
 
 impl Group {
-    pub const ALL: [Group; 4] = [
+    pub const ALL: [Group; 7] = [
         Group::Transport,
+        Group::Access,
+        Group::Exposure,
+        Group::Input,
         Group::DataFidelity,
         Group::SchemaDrift,
         Group::TestHarness,
@@ -78,6 +84,9 @@ impl Group {
     pub fn name(self) -> &'static str {
         match self {
             Group::Transport => "transport",
+            Group::Access => "access",
+            Group::Exposure => "exposure",
+            Group::Input => "input",
             Group::DataFidelity => "data-fidelity",
             Group::SchemaDrift => "schema-drift",
             Group::TestHarness => "test-harness",
@@ -87,6 +96,9 @@ impl Group {
     pub fn title(self) -> &'static str {
         match self {
             Group::Transport => "Transport hardening",
+            Group::Access => "Authentication and authorization",
+            Group::Exposure => "Tool exposure",
+            Group::Input => "Input handling",
             Group::DataFidelity => "Data fidelity",
             Group::SchemaDrift => "Schema drift",
             Group::TestHarness => "Test harness",
@@ -304,10 +316,22 @@ pub fn mutant_ids(sites: &[Site]) -> Vec<String> {
 }
 
 /// The embedded catalog files, in group order.
-pub const SOURCES: [(&str, &str); 4] = [
+pub const SOURCES: [(&str, &str); 7] = [
     (
         "mutations/transport.yaml",
         include_str!("../../mutations/transport.yaml"),
+    ),
+    (
+        "mutations/access.yaml",
+        include_str!("../../mutations/access.yaml"),
+    ),
+    (
+        "mutations/exposure.yaml",
+        include_str!("../../mutations/exposure.yaml"),
+    ),
+    (
+        "mutations/input.yaml",
+        include_str!("../../mutations/input.yaml"),
     ),
     (
         "mutations/data-fidelity.yaml",
