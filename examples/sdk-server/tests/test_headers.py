@@ -7,6 +7,8 @@ test there would stay green without ours (a second reason, 002 rule 5).
 
 from __future__ import annotations
 
+import asyncio
+
 import httpx
 from starlette.testclient import TestClient
 
@@ -60,3 +62,32 @@ def test_duplicate_mcp_method_is_rejected(client: TestClient) -> None:
 def test_batch_body_is_rejected(client: TestClient) -> None:
     body = [{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}]
     assert_header_mismatch(client.post("/mcp", json=body, headers=mcp_headers("tools/list")))
+
+
+
+def test_an_endless_body_is_cut_off_at_the_limit() -> None:
+    """The middleware buffers the body to compare it with the headers: past the
+    limit it answers 413 at once instead of reading on (and leaving the SDK to
+    refuse the whole buffered body, with the same 413, afterwards)."""
+    from sdk_server.headers import McpHeaderMatchMiddleware
+
+    limit = 1024
+    reads = 0
+    sent: list[dict] = []
+
+    async def receive() -> dict:
+        nonlocal reads
+        reads += 1
+        assert reads < 100, "the middleware kept reading past the limit"
+        return {"type": "http.request", "body": b"x" * 512, "more_body": True}
+
+    async def send(message: dict) -> None:
+        sent.append(message)
+
+    async def app(scope, receive, send) -> None:  # pragma: no cover - must not be reached
+        raise AssertionError("an over-long body reached the app")
+
+    scope = {"type": "http", "method": "POST", "path": "/mcp", "headers": []}
+    asyncio.run(McpHeaderMatchMiddleware(app, max_body_size=limit)(scope, receive, send))
+    assert sent[0]["status"] == 413
+    assert reads == 3, reads
