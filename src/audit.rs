@@ -142,10 +142,9 @@ pub fn sites_to_mutations(
         let Some(op) = operators.iter().find(|o| o.id == site.operator) else {
             continue;
         };
-        let source = sources.entry(site.file.clone()).or_insert_with(|| {
-            String::from_utf8_lossy(&std::fs::read(root.join(&site.file)).unwrap_or_default())
-                .into_owned()
-        });
+        let source = sources
+            .entry(site.file.clone())
+            .or_insert_with(|| read_source(root, &site.file));
         match anchor::anchor(source, site.start, site.end, &site.replacement) {
             Ok(a) => {
                 let n = per_op.entry(op.id.clone()).or_insert(0);
@@ -194,16 +193,20 @@ fn distinct_mutants(
     sites.sort_by_cached_key(|s| (s.file.clone(), s.start, s.end, order(&s.operator)));
     let mut seen = HashSet::new();
     sites.retain(|site| {
-        let source = sources.entry(site.file.clone()).or_insert_with(|| {
-            String::from_utf8_lossy(&std::fs::read(root.join(&site.file)).unwrap_or_default())
-                .into_owned()
-        });
+        let source = sources
+            .entry(site.file.clone())
+            .or_insert_with(|| read_source(root, &site.file));
         let mut h = DefaultHasher::new();
         site.file.hash(&mut h);
         site.apply(source.as_bytes()).hash(&mut h);
         seen.insert(h.finish())
     });
     sites
+}
+
+/// A source file's text (lossy; empty when unreadable), as the scan saw it.
+fn read_source(root: &Path, file: &str) -> String {
+    String::from_utf8_lossy(&std::fs::read(root.join(file)).unwrap_or_default()).into_owned()
 }
 
 /// The line a site is reported at (every listing uses this one line).
@@ -235,10 +238,9 @@ pub struct Listed<'a> {
 pub fn listed(survey: &Survey) -> Vec<Listed<'_>> {
     let mut sources: BTreeMap<String, String> = BTreeMap::new();
     let mut text = |file: &str, line: usize| {
-        let source = sources.entry(file.to_string()).or_insert_with(|| {
-            String::from_utf8_lossy(&std::fs::read(survey.root.join(file)).unwrap_or_default())
-                .into_owned()
-        });
+        let source = sources
+            .entry(file.to_string())
+            .or_insert_with(|| read_source(&survey.root, file));
         source
             .lines()
             .nth(line.saturating_sub(1))

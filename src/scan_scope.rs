@@ -55,8 +55,8 @@ pub const EXCLUDED_NAMES: &[&str] = &[
 /// The scan's scope: explicit globs, skips, controls and the default excludes.
 #[derive(Debug, Clone)]
 pub struct ScanScope {
-    files: Vec<glob::Pattern>,
-    skip: Vec<glob::Pattern>,
+    files: Vec<String>,
+    skip: Vec<String>,
     controls: Vec<String>,
     default_excludes: bool,
 }
@@ -72,42 +72,29 @@ impl Default for ScanScope {
     }
 }
 
-const GLOB_OPTS: glob::MatchOptions = glob::MatchOptions {
-    case_sensitive: true,
-    require_literal_separator: true,
-    require_literal_leading_dot: false,
-};
-
-fn compile(flag: &str, globs: &[String]) -> Result<Vec<glob::Pattern>> {
+/// Check the user's globs; `src/` or `src` also means everything under it,
+/// like `src/**`. Matching goes through the catalog's cached matcher (where
+/// `**/x` also matches `x` at the top).
+fn compile(flag: &str, globs: &[String]) -> Result<Vec<String>> {
     let mut out = Vec::new();
     for g in globs {
         let g = g.trim_start_matches("./");
-        let p = glob::Pattern::new(g).map_err(|e| {
+        glob::Pattern::new(g).map_err(|e| {
             Error::Usage(format!(
                 "{flag} {g:?}: not a glob ({}, at character {}); globs are repo-relative like `src/**/*.py`",
                 e.msg, e.pos
             ))
         })?;
-        out.push(p);
-        // `**/x` also matches `x` at the top.
-        if let Some(rest) = g.strip_prefix("**/") {
-            if let Ok(p) = glob::Pattern::new(rest) {
-                out.push(p);
-            }
-        }
-        // `src/` or `src` means everything under it, like `src/**`.
+        out.push(g.to_string());
         if !g.contains(['*', '?', '[']) {
-            let dir = format!("{}/**", g.trim_end_matches('/'));
-            if let Ok(p) = glob::Pattern::new(&dir) {
-                out.push(p);
-            }
+            out.push(format!("{}/**", g.trim_end_matches('/')));
         }
     }
     Ok(out)
 }
 
-fn matches(globs: &[glob::Pattern], path: &str) -> bool {
-    globs.iter().any(|g| g.matches_with(path, GLOB_OPTS))
+fn matches(globs: &[String], path: &str) -> bool {
+    globs.iter().any(|g| catalog::glob_matches(g, path))
 }
 
 /// A directory of tests by its name: `integtests`, `e2e-tests`, `eval-tests`,
@@ -140,7 +127,7 @@ pub fn default_excluded(path: &str) -> bool {
     }
     EXCLUDED_NAMES
         .iter()
-        .any(|pat| glob::Pattern::new(pat).is_ok_and(|p| p.matches_with(name, GLOB_OPTS)))
+        .any(|pat| catalog::glob_matches(pat, name))
 }
 
 impl ScanScope {

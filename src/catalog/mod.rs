@@ -189,7 +189,7 @@ impl Operator {
 
 /// `**/x` also matches `x` at the top; `*` does not cross `/`. Compiled
 /// globs are cached (a scan asks every operator about every file).
-fn glob_matches(pattern: &str, path: &str) -> bool {
+pub(crate) fn glob_matches(pattern: &str, path: &str) -> bool {
     use std::collections::HashMap;
     use std::sync::Mutex;
     static CACHE: OnceLock<Mutex<HashMap<String, Vec<glob::Pattern>>>> = OnceLock::new();
