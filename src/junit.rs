@@ -35,7 +35,7 @@ impl TestCase {
     }
 }
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Report {
     pub cases: Vec<TestCase>,
 }
@@ -197,7 +197,14 @@ pub fn read(path: &Path) -> Result<Report, ReportError> {
         path: path.to_path_buf(),
         reason: e.to_string(),
     })?;
-    parse(&String::from_utf8_lossy(&bytes))
+    let text = String::from_utf8_lossy(&bytes);
+    // `go test -json ./... > {junit}`: the file holds test2json events.
+    if text.trim_start().starts_with('{') {
+        if let Some(run) = crate::go_test_json::parse(&text) {
+            return Ok(run.report);
+        }
+    }
+    parse(&text)
 }
 
 /// Read a file a suite controls, which may be anything: opened without

@@ -1523,8 +1523,18 @@ fn resolve_count(
     }
 }
 
+/// Whether `command` runs `go test -json`, whose per-test events unguard
+/// reads from the log (see [`crate::go_test_json`]).
+fn prints_go_test_events(command: &Command) -> bool {
+    let text = command.display();
+    text.contains("go test")
+        && text
+            .split_whitespace()
+            .any(|w| w == "-json" || w == "--json")
+}
+
 /// `expect.killed_by`: non-empty test names, under a test config that
-/// writes a JUnit report.
+/// writes a JUnit report (or runs `go test -json`).
 fn resolve_killed_by(
     src: &SourceFile,
     expect: Option<&RawExpect>,
@@ -1536,9 +1546,9 @@ fn resolve_killed_by(
     };
     if let Some(test) = test {
         if let Some(first) = expect.killed_by.first() {
-            if test.junit.is_none() {
+            if test.junit.is_none() && !prints_go_test_events(&test.command) {
                 diags.push(src.at(first, "`expect.killed_by` needs a JUnit report to know which tests failed").with_fix(
-                    "set `test.junit: \"{junit}\"` and pass {junit} to the test command (e.g. pytest --junitxml={junit})",
+                    "set `test.junit: \"{junit}\"` and pass {junit} to the test command (e.g. pytest --junitxml={junit}), or run `go test -json`",
                 ));
             }
         }

@@ -24,6 +24,8 @@ pub enum Runner {
     Pytest,
     Jest,
     Vitest,
+    /// `go test`: its `-json` event stream, or its plain result lines.
+    GoTest,
 }
 
 impl Runner {
@@ -32,6 +34,7 @@ impl Runner {
             Runner::Pytest => "pytest",
             Runner::Jest => "jest",
             Runner::Vitest => "vitest",
+            Runner::GoTest => "go test",
         }
     }
 }
@@ -74,6 +77,8 @@ pub struct LogReading {
     /// The JUnit report pytest says it wrote (`generated xml file: PATH`),
     /// when the command passes `--junitxml` itself.
     pub pytest_report: Option<PathBuf>,
+    /// The tests `go test -json` reported in the log, when it ran.
+    pub go_report: Option<Report>,
 }
 
 impl LogReading {
@@ -108,6 +113,7 @@ pub fn suite_output(log: &str) -> &str {
 /// Read the output of a finished suite run (see [`suite_output`]).
 pub fn read(output: &str) -> LogReading {
     let mut seen = LogReading::default();
+    let mut go_lines = Vec::new();
     for raw in output.lines() {
         // A terminal redraws a line after `\r`: what stays is the last part.
         let raw = raw.rsplit('\r').next().unwrap_or(raw);
@@ -124,9 +130,79 @@ pub fn read(output: &str) -> LogReading {
             seen.pytest_report = Some(path);
         } else if let Some(runner) = marker(line) {
             seen.saw(runner);
+        } else if let Some(plain) = go_plain(line) {
+            seen.saw(Runner::GoTest);
+            go_lines.push(plain);
+        } else if !seen.runners.contains(&Runner::GoTest) && crate::go_test_json::is_event(line) {
+            seen.saw(Runner::GoTest);
         }
     }
+    if seen.runners.contains(&Runner::GoTest) {
+        seen.go_report = crate::go_test_json::parse(output)
+            .map(|run| run.report)
+            .or_else(|| go_plain_report(&go_lines));
+    }
     seen
+}
+
+/// A line plain `go test` prints (also under `-json`, for a package that
+/// failed to build): a test's result, or a package's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum GoPlain {
+    /// `--- FAIL: TestX/sub (0.00s)`
+    Case(String, crate::junit::Status),
+    /// `ok  \tpkg\t0.01s`, `FAIL\tpkg\t0.01s`, `?   \tpkg\t[no test files]`
+    Package,
+    /// `FAIL\tpkg [build failed]` / `[setup failed]`: no test ran there.
+    Broken,
+}
+
+fn go_plain(line: &str) -> Option<GoPlain> {
+    use crate::junit::Status;
+    static CASE: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"^--- (FAIL|PASS|SKIP): (\S+) \([0-9.]+s\)$").expect("valid regex")
+    });
+    static PACKAGE: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"^(?:ok  |FAIL|\?   )\t\S+\t(?:[0-9.]+s|\(cached\)|\[no test files\])")
+            .expect("valid regex")
+    });
+    static BROKEN: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"^FAIL\t\S+ \[(?:build|setup) failed\]$").expect("valid regex")
+    });
+    if let Some(c) = CASE.captures(line) {
+        let status = match &c[1] {
+            "FAIL" => Status::Failed,
+            "PASS" => Status::Passed,
+            _ => Status::Skipped,
+        };
+        Some(GoPlain::Case(c[2].to_string(), status))
+    } else if BROKEN.is_match(line) {
+        Some(GoPlain::Broken)
+    } else if PACKAGE.is_match(line) {
+        Some(GoPlain::Package)
+    } else {
+        None
+    }
+}
+
+/// The tests plain `go test` lines show (without `-v` only the failed
+/// ones); an empty report when a package failed to build and no test
+/// result was printed (nothing ran: not a failed test), `None` when the
+/// lines show no test at all (a green run without `-v`).
+fn go_plain_report(lines: &[GoPlain]) -> Option<Report> {
+    let cases: Vec<crate::junit::TestCase> = lines
+        .iter()
+        .filter_map(|l| match l {
+            GoPlain::Case(name, status) => Some(crate::junit::TestCase {
+                classname: String::new(),
+                name: name.clone(),
+                status: *status,
+            }),
+            _ => None,
+        })
+        .collect();
+    let broken = lines.contains(&GoPlain::Broken);
+    (!cases.is_empty() || broken).then_some(Report { cases })
 }
 
 /// `line` without ANSI escape sequences (colours, cursor movement).
@@ -293,8 +369,13 @@ impl Observed {
     /// (a report pytest wrote for unguard means pytest ran, even when its
     /// output says nothing, as under `-qq` or behind a quiet wrapper).
     pub fn new(log: LogReading, report: Option<Report>) -> Option<Observed> {
+        // pytest's report first: a wrapper running both leaves pytest's file.
+        let report = report.or(log.go_report);
         let mut runners = log.runners;
-        if report.is_some() && !runners.contains(&Runner::Pytest) {
+        if report.is_some()
+            && !runners.contains(&Runner::Pytest)
+            && !runners.contains(&Runner::GoTest)
+        {
             runners.insert(0, Runner::Pytest);
         }
         (!runners.is_empty()).then_some(Observed {
@@ -331,6 +412,9 @@ impl Observed {
     /// Where the counts come from, for a verdict's detail.
     pub fn source(&self) -> String {
         if self.report.is_some() {
+            if self.runners.contains(&Runner::GoTest) && !self.runners.contains(&Runner::Pytest) {
+                return "go test's output".into();
+            }
             return "pytest's JUnit report".into();
         }
         let names: Vec<&str> = self.runners.iter().map(|r| r.name()).collect();
@@ -362,6 +446,26 @@ mod tests {
             errors,
             total,
         })
+    }
+
+    #[test]
+    fn plain_go_test_lines_show_go_and_its_failed_tests() {
+        let log = "--- FAIL: TestHost (0.00s)\n    --- FAIL: TestHost/public (0.00s)\n        srv_test.go:9: got 200\nFAIL\nFAIL\texample.com/srv\t0.004s\nok  \texample.com/other\t(cached)\n";
+        let r = read(log);
+        assert_eq!(r.runners, vec![Runner::GoTest]);
+        let report = r.go_report.expect("the failed tests");
+        assert_eq!(report.red_ids(), vec!["TestHost", "TestHost/public"]);
+        // A green run without -v names no test: nothing is counted.
+        let r = read("ok  \texample.com/srv\t0.004s\n?   \texample.com/cmd\t[no test files]\n");
+        assert_eq!((r.runners, r.go_report), (vec![Runner::GoTest], None));
+        // A package that failed to build ran no test: counted as 0, so a
+        // red exit is not a kill.
+        let r = read("# example.com/srv\n./server.go:25:9: undefined: nope\nFAIL\texample.com/srv [build failed]\nFAIL\n");
+        assert_eq!(r.go_report.map(|g| g.total()), Some(0));
+        // vitest's per-file FAIL line is not Go's.
+        assert!(read(" FAIL  tests/a.test.ts > host > refuses\n")
+            .go_report
+            .is_none());
     }
 
     #[test]
