@@ -120,6 +120,7 @@ pub fn applicable(detected: &Detected, kind: OperatorKind) -> Vec<&'static Opera
             op.languages.iter().any(|l| match l {
                 catalog::Language::Python => detected.python,
                 catalog::Language::TypeScript => detected.typescript,
+                catalog::Language::Go => detected.go,
             })
         })
         .collect()

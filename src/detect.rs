@@ -13,6 +13,7 @@ pub enum Runner {
     Unittest,
     Npm,
     Cargo,
+    Go,
 }
 
 impl Runner {
@@ -22,6 +23,7 @@ impl Runner {
             Runner::Unittest => "unittest",
             Runner::Npm => "npm test",
             Runner::Cargo => "cargo test",
+            Runner::Go => "go test",
         }
     }
 }
@@ -50,6 +52,7 @@ impl TestCommand {
 pub struct Detected {
     pub python: bool,
     pub typescript: bool,
+    pub go: bool,
     /// SDKs seen, e.g. `mcp 2.x (MCPServer)`.
     pub sdks: Vec<String>,
     pub test: Option<TestCommand>,
@@ -68,13 +71,16 @@ pub fn detect(root: &Path, files: &[String]) -> Detected {
         typescript: files
             .iter()
             .any(|f| (f.ends_with(".ts") || f.ends_with(".mts")) && !f.ends_with(".d.ts")),
+        go: files.iter().any(|f| f.ends_with(".go")),
         ..Detected::default()
     };
     // SDKs: from imports in the sources (bounded scan).
     let mut text = String::new();
     for f in files
         .iter()
-        .filter(|f| f.ends_with(".py") || f.ends_with(".ts") || f.ends_with(".js"))
+        .filter(|f| {
+            f.ends_with(".py") || f.ends_with(".ts") || f.ends_with(".js") || f.ends_with(".go")
+        })
         .take(2000)
     {
         let t = read(root, f);
@@ -91,6 +97,12 @@ pub fn detect(root: &Path, files: &[String]) -> Detected {
     }
     if text.contains("@modelcontextprotocol/sdk") {
         d.sdks.push("@modelcontextprotocol/sdk (TypeScript)".into());
+    }
+    if text.contains("github.com/modelcontextprotocol/go-sdk") {
+        d.sdks.push("go-sdk (Go)".into());
+    }
+    if text.contains("github.com/mark3labs/mcp-go") {
+        d.sdks.push("mcp-go (Go)".into());
     }
     for env in [".venv", "venv", "node_modules"] {
         if root.join(env).is_dir() {
@@ -176,6 +188,16 @@ fn test_command(root: &Path, files: &[String], d: &Detected) -> Option<TestComma
                 reason: "package.json has a `test` script".into(),
             });
         }
+    }
+    if has("go.mod") {
+        return Some(TestCommand {
+            runner: Runner::Go,
+            // -json: per-test results unguard reads from the log.
+            command: "go test -json ./...".into(),
+            junit: None,
+            preset: crate::spec::Preset::Generic,
+            reason: "go.mod found (go test -json: per-test results)".into(),
+        });
     }
     if has("Cargo.toml") {
         return Some(TestCommand {

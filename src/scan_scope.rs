@@ -26,6 +26,8 @@ pub const EXCLUDED_DIRS: &[&str] = &[
     "__mocks__",
     "mocks",
     "scripts",
+    "script",
+    "hack",
     "docs",
     "doc",
     "examples",
@@ -113,9 +115,11 @@ fn test_dir(name: &str) -> bool {
                 || n.starts_with("smoke")
                 || n.starts_with("system")
                 || n.starts_with("accept"))
-        || ["test_", "test-", "tests_", "tests-"]
+        || ["test_", "test-", "tests_", "tests-", "mock"]
             .iter()
             .any(|p| n.starts_with(p))
+        || n.ends_with("mock")
+        || n.ends_with("mocks")
 }
 
 /// Is `path` (repo-relative, `/`-separated) in a place that is not server code?

@@ -1,6 +1,6 @@
 //! The tree-sitter grammars the catalog matches with, as one ast-grep
-//! [`Language`](ast_grep_core::Language): Python, TypeScript, and TSX (which
-//! also parses JavaScript and JSX).
+//! [`Language`](ast_grep_core::Language): Python, TypeScript, TSX (which
+//! also parses JavaScript and JSX), and Go.
 
 use std::borrow::Cow;
 
@@ -17,10 +17,11 @@ pub enum Grammar {
     Python,
     TypeScript,
     Tsx,
+    Go,
 }
 
-/// Python identifiers cannot hold `$`, so pattern metavariables are written
-/// with this letter before parsing (as ast-grep-language does).
+/// Python and Go identifiers cannot hold `$`, so pattern metavariables are
+/// written with this letter before parsing (as ast-grep-language does).
 const PY_EXPANDO: char = 'µ';
 
 impl Grammar {
@@ -32,6 +33,7 @@ impl Grammar {
             "py" | "pyi" => Some(Grammar::Python),
             "ts" | "mts" | "cts" => Some(Grammar::TypeScript),
             "tsx" | "js" | "jsx" | "mjs" | "cjs" => Some(Grammar::Tsx),
+            "go" => Some(Grammar::Go),
             _ => None,
         }
     }
@@ -40,6 +42,7 @@ impl Grammar {
         match self {
             Grammar::Python => Language::Python,
             Grammar::TypeScript | Grammar::Tsx => Language::TypeScript,
+            Grammar::Go => Language::Go,
         }
     }
 
@@ -48,6 +51,7 @@ impl Grammar {
         match lang {
             Language::Python => &[Grammar::Python],
             Language::TypeScript => &[Grammar::TypeScript, Grammar::Tsx],
+            Language::Go => &[Grammar::Go],
         }
     }
 }
@@ -86,13 +90,13 @@ impl AstLanguage for Grammar {
     }
     fn expando_char(&self) -> char {
         match self {
-            Grammar::Python => PY_EXPANDO,
+            Grammar::Python | Grammar::Go => PY_EXPANDO,
             Grammar::TypeScript | Grammar::Tsx => '$',
         }
     }
     fn pre_process_pattern<'q>(&self, query: &'q str) -> Cow<'q, str> {
         match self {
-            Grammar::Python => Cow::Owned(expand_metavars(PY_EXPANDO, query)),
+            Grammar::Python | Grammar::Go => Cow::Owned(expand_metavars(PY_EXPANDO, query)),
             Grammar::TypeScript | Grammar::Tsx => Cow::Borrowed(query),
         }
     }
@@ -107,6 +111,7 @@ impl LanguageExt for Grammar {
             Grammar::Python => tree_sitter_python::LANGUAGE.into(),
             Grammar::TypeScript => tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
             Grammar::Tsx => tree_sitter_typescript::LANGUAGE_TSX.into(),
+            Grammar::Go => tree_sitter_go::LANGUAGE.into(),
         }
     }
 }
@@ -120,6 +125,10 @@ mod tests {
         assert_eq!(Grammar::for_path("src/a/server.py"), Some(Grammar::Python));
         assert_eq!(Grammar::for_path("x.ts"), Some(Grammar::TypeScript));
         assert_eq!(Grammar::for_path("x.mjs"), Some(Grammar::Tsx));
+        assert_eq!(
+            Grammar::for_path("pkg/http/middleware.go"),
+            Some(Grammar::Go)
+        );
         assert_eq!(Grammar::for_path("pyproject.toml"), None);
         assert_eq!(Grammar::for_path("Makefile"), None);
     }

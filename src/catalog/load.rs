@@ -361,7 +361,7 @@ fn build_matcher(cx: &mut Ctx<'_>, langs: &[Language], mut raw: RawMatcher) -> O
 fn matcher_lang(cx: &mut Ctx<'_>, langs: &[Language], name: &str) -> Option<Language> {
     let Some(l) = Language::parse(name) else {
         cx.err(format!(
-            "unknown matcher language `{name}` (python, typescript)"
+            "unknown matcher language `{name}` (python, typescript, go)"
         ));
         return None;
     };
@@ -576,6 +576,7 @@ fn default_file(langs: &[Language]) -> Option<String> {
     match langs.first() {
         Some(Language::Python) => Some("server.py".into()),
         Some(Language::TypeScript) => Some("server.ts".into()),
+        Some(Language::Go) => Some("server.go".into()),
         None => None,
     }
 }
@@ -594,7 +595,7 @@ fn build_operator(cx: &mut Ctx<'_>, group: Group, mut raw: RawOperator) -> Optio
     for l in &raw.languages {
         match Language::parse(l) {
             Some(l) => languages.push(l),
-            None => cx.err(format!("unknown language `{l}` (python, typescript)")),
+            None => cx.err(format!("unknown language `{l}` (python, typescript, go)")),
         }
     }
     for g in raw.files.iter().chain(&raw.exclude) {

@@ -34,6 +34,7 @@ pub enum Language {
     Python,
     /// TypeScript and JavaScript (`.ts`, `.tsx`, `.js`, `.mjs`, …).
     TypeScript,
+    Go,
 }
 
 impl Language {
@@ -46,12 +47,14 @@ impl Language {
         match self {
             Language::Python => "python",
             Language::TypeScript => "typescript",
+            Language::Go => "go",
         }
     }
     fn parse(s: &str) -> Option<Language> {
         match s {
             "python" => Some(Language::Python),
             "typescript" => Some(Language::TypeScript),
+            "go" => Some(Language::Go),
             _ => None,
         }
     }
