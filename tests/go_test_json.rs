@@ -224,3 +224,36 @@ fn go_test_json_written_to_the_junit_path_is_read_as_a_report() {
     assert_eq!(fx.verdicts("out"), expected(), "{}", ctx(code, &out, &err));
     assert_eq!(code, 2, "{}", ctx(code, &out, &err));
 }
+
+#[test]
+fn audit_finds_the_go_controls_and_runs_go_test_json_without_a_spec() {
+    if !have_go() {
+        return;
+    }
+    let fx = Fixture::git(&[
+        ("go.mod", GO_MOD),
+        ("server.go", SERVER_GO),
+        ("server_test.go", SERVER_TEST_GO),
+    ]);
+    let (code, out, err) = fx.run(&["audit", ".", "--out", "out", "-j", "2"]);
+    let what = ctx(code, &out, &err);
+    assert!(err.contains("tests: `go test -json ./...`"), "{what}");
+    let want: std::collections::BTreeMap<String, String> = [
+        ("host-origin-compared", "killed"),
+        ("host-origin-compared-2", "survived"),
+    ]
+    .into_iter()
+    .map(|(a, b)| (a.to_string(), b.to_string()))
+    .collect();
+    assert_eq!(fx.verdicts("out"), want, "{what}");
+    // The Host check is killed by its negative test, named per test.
+    let o = fx.outcomes("out");
+    let host = o["mutants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["id"] == "host-origin-compared")
+        .unwrap();
+    assert_eq!(host["line"], 35, "{host}");
+    assert_eq!(code, 2, "{what}");
+}
