@@ -72,7 +72,8 @@ pub fn survey_in(
     let package = root
         .canonicalize()
         .with_context(|| root.display().to_string())?;
-    let js = crate::environment::js_env(&package).filter(|j| workspace && !j.package_dir.is_empty());
+    let js =
+        crate::environment::js_env(&package).filter(|j| workspace && !j.package_dir.is_empty());
     let (root, package_dir) = match &js {
         Some(j) => (j.root.clone(), Some(format!("{}/", j.package_dir))),
         None => (package.clone(), None),

@@ -334,7 +334,9 @@ fn audit_survey(
         survey.found.len(),
         skipped_note(survey.skipped_by_default)
     );
-    if let Some(root) = (survey.root != path.canonicalize().unwrap_or_default()).then_some(&survey.root) {
+    if let Some(root) =
+        (survey.root != path.canonicalize().unwrap_or_default()).then_some(&survey.root)
+    {
         eprintln!(
             "unguard audit: {}: every run copies the workspace root {} ({})",
             path.display(),

@@ -231,7 +231,11 @@ pub fn sdks(root: &Path, files: &[String]) -> Vec<String> {
     if py_seen {
         let pinned = pinned_version(root, &["uv.lock", "poetry.lock", "pdm.lock"], "mcp");
         let major = |v: &str| v.split('.').next().map(|m| format!("{m}.x"));
-        for api in if py_apis.is_empty() { vec!["import mcp"] } else { py_apis } {
+        for api in if py_apis.is_empty() {
+            vec!["import mcp"]
+        } else {
+            py_apis
+        } {
             let line = match api {
                 "MCPServer" => "mcp 2.x (MCPServer)".to_string(),
                 "FastMCP" => "mcp 1.x (FastMCP)".to_string(),
@@ -331,8 +335,12 @@ pub fn serves_http(root: &Path, files: &[String]) -> bool {
         .iter()
         .filter(|f| {
             let name = f.rsplit('/').next().unwrap_or(f);
-            [".py", ".ts", ".mts", ".js", ".mjs"].iter().any(|e| f.ends_with(e))
-                && !f.split('/').any(|c| c == "tests" || c == "test" || c == "__tests__")
+            [".py", ".ts", ".mts", ".js", ".mjs"]
+                .iter()
+                .any(|e| f.ends_with(e))
+                && !f
+                    .split('/')
+                    .any(|c| c == "tests" || c == "test" || c == "__tests__")
                 && !name.starts_with("test_")
                 && !name.contains(".test.")
                 && !name.contains(".spec.")

@@ -195,10 +195,7 @@ fn managed_python(m: PyManager, root: &Path) -> Option<(String, String)> {
         PyManager::Tox | PyManager::Nox => {
             let dir = if m == PyManager::Tox { ".tox" } else { ".nox" };
             let env = tool_env(&root.join(dir))?;
-            let rel = format!(
-                "{dir}/{}/bin/python",
-                env.file_name()?.to_string_lossy()
-            );
+            let rel = format!("{dir}/{}/bin/python", env.file_name()?.to_string_lossy());
             Some((rel, format!("the {} environment", m.name())))
         }
     }
@@ -248,7 +245,10 @@ fn probe(root: &Path, tool: &str, args: &[&str], env: &[(&str, &str)]) -> Option
 /// import hook pointing at the user's checkout) cannot shadow the mutated
 /// copy. Empty for a flat layout (`python -m` puts the copy's root first).
 pub fn src_first(files: &[String]) -> &'static str {
-    if files.iter().any(|f| f.starts_with("src/") && f.ends_with(".py")) {
+    if files
+        .iter()
+        .any(|f| f.starts_with("src/") && f.ends_with(".py"))
+    {
         "PYTHONPATH=\"$PWD/src${PYTHONPATH:+:$PYTHONPATH}\" "
     } else {
         ""
@@ -339,8 +339,7 @@ fn is_workspace_root(dir: &Path) -> bool {
 /// past the git repository's top), and the package manager its lock file
 /// or workspace file names.
 pub fn js_env(pkg: &Path) -> Option<JsEnv> {
-    let manifest: serde_json::Value =
-        serde_json::from_str(&read(pkg, "package.json")).ok()?;
+    let manifest: serde_json::Value = serde_json::from_str(&read(pkg, "package.json")).ok()?;
     if !manifest["scripts"]["test"].is_string() {
         return None;
     }
@@ -356,14 +355,14 @@ pub fn js_env(pkg: &Path) -> Option<JsEnv> {
         }
         dir = d.parent();
     }
-    let tool = if root.join("pnpm-workspace.yaml").is_file() || root.join("pnpm-lock.yaml").is_file()
-    {
-        JsTool::Pnpm
-    } else if root.join("yarn.lock").is_file() {
-        JsTool::Yarn
-    } else {
-        JsTool::Npm
-    };
+    let tool =
+        if root.join("pnpm-workspace.yaml").is_file() || root.join("pnpm-lock.yaml").is_file() {
+            JsTool::Pnpm
+        } else if root.join("yarn.lock").is_file() {
+            JsTool::Yarn
+        } else {
+            JsTool::Npm
+        };
     let package_dir = pkg
         .strip_prefix(&root)
         .map(|p| p.to_string_lossy().into_owned())
@@ -393,7 +392,8 @@ mod tests {
 
     #[test]
     fn managers_from_lock_files_and_tool_tables() {
-        let cases: &[(&[(&str, &str)], Option<PyManager>)] = &[
+        type Files<'a> = &'a [(&'a str, &'a str)];
+        let cases: &[(Files, Option<PyManager>)] = &[
             (&[("uv.lock", ""), ("tox.ini", "")], Some(PyManager::Uv)),
             (&[("poetry.lock", "")], Some(PyManager::Poetry)),
             (
@@ -407,7 +407,10 @@ mod tests {
             (&[("tox.ini", "[tox]\n")], Some(PyManager::Tox)),
             (&[("noxfile.py", "")], Some(PyManager::Nox)),
             (
-                &[("pyproject.toml", "[build-system]\nrequires = [\"hatchling\"]\n")],
+                &[(
+                    "pyproject.toml",
+                    "[build-system]\nrequires = [\"hatchling\"]\n",
+                )],
                 None,
             ),
         ];

@@ -249,7 +249,10 @@ pub fn audit(
         (true, base),
         (nothing_proven, ExitCode::NothingProven),
         (summary.unreached > 0, ExitCode::SpecStale),
-        (!findings.expected_absent.is_empty(), ExitCode::ExpectedAbsent),
+        (
+            !findings.expected_absent.is_empty(),
+            ExitCode::ExpectedAbsent,
+        ),
     ]
     .into_iter()
     .filter(|(applies, _)| *applies)
@@ -379,7 +382,10 @@ mod tests {
             s.unreached = 2
         });
         assert_eq!(audit(&both, p, false, &none).exit_code, 2);
-        assert_eq!(evaluate(&both, &GateConfig::default(), p, false).exit_code, 5);
+        assert_eq!(
+            evaluate(&both, &GateConfig::default(), p, false).exit_code,
+            5
+        );
         // Killed beside unreached: 5; beside an absent expected control: 7.
         let killed_unreached = s(|s| {
             s.mutants = 2;
@@ -393,7 +399,10 @@ mod tests {
         });
         let g = audit(&killed, p, false, &absent);
         assert_eq!((g.exit_code, g.passed), (7, false));
-        assert!(g.reasons.iter().any(|r| r.starts_with("expected control absent: transport-security-passed")));
+        assert!(g
+            .reasons
+            .iter()
+            .any(|r| r.starts_with("expected control absent: transport-security-passed")));
         let g = audit(&killed, p, false, &none);
         assert_eq!((g.exit_code, g.passed), (0, true));
         // Interrupted and baseline-level codes still win.

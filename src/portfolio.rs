@@ -41,7 +41,8 @@ struct FullEntry {
     controls: Vec<String>,
 }
 
-const FIX: &str = "= fix: the portfolio is a YAML list of repositories, each a path (`- ../server-a`) \
+const FIX: &str =
+    "= fix: the portfolio is a YAML list of repositories, each a path (`- ../server-a`) \
 or a mapping `{path, test_command, exclude, controls}` (`- path: ../server-b` with \
 `test_command: uv run --no-sync pytest`, `exclude: [\"scripts/**\"]`, `controls: [auth-required]`)";
 
@@ -92,7 +93,9 @@ pub fn load(portfolio: &Path, out: &Path) -> Result<Vec<Repo>> {
 /// The exit code of a whole portfolio: the worst of its repos'
 /// (in `audit`'s order, [`ExitCode::AUDIT_ORDER`]).
 pub fn worst(codes: impl IntoIterator<Item = ExitCode>) -> ExitCode {
-    codes.into_iter().fold(ExitCode::Ok, ExitCode::worst_in_audit)
+    codes
+        .into_iter()
+        .fold(ExitCode::Ok, ExitCode::worst_in_audit)
 }
 
 #[cfg(test)]
@@ -121,7 +124,10 @@ mod tests {
             .contains("= fix: the portfolio is a YAML list"));
         std::fs::write(&f, "- path: x\n  tests: y\n").unwrap();
         assert!(
-            load(&f, Path::new("out")).unwrap_err().to_string().contains("{path, test_command"),
+            load(&f, Path::new("out"))
+                .unwrap_err()
+                .to_string()
+                .contains("{path, test_command"),
             "an unknown key is refused"
         );
     }

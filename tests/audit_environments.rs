@@ -119,7 +119,16 @@ fn audit_green(fx: &Fixture, env: &[(&str, String)], env_dir: &Path, jobs: &str)
     let before = tree_state(env_dir, &[]);
     let out_dir = format!("out-j{jobs}");
     let out = fx
-        .unguard(&["audit", ".", "-j", jobs, "--out", &out_dir, "--timeout", "30s"])
+        .unguard(&[
+            "audit",
+            ".",
+            "-j",
+            jobs,
+            "--out",
+            &out_dir,
+            "--timeout",
+            "30s",
+        ])
         .envs(env.iter().map(|(k, v)| (k, v)))
         .output()
         .unwrap();
@@ -164,14 +173,26 @@ fn uv_project_with_an_editable_install_is_audited_from_the_copy() {
         (".gitignore", ".venv/\nout*/\n__pycache__/\n"),
     ]);
     let dir = fx.path();
-    setup(dir, &["uv", "venv", "-q", "--system-site-packages", ".venv"], &[]);
+    setup(
+        dir,
+        &["uv", "venv", "-q", "--system-site-packages", ".venv"],
+        &[],
+    );
     // The project installed editable, as `uv sync` does: a .pth that puts
     // the user's src/ on the path of every interpreter of this venv.
     setup(
         dir,
         &[
-            "uv", "pip", "install", "-q", "--python", ".venv/bin/python", "--offline",
-            "--no-build-isolation", "-e", ".",
+            "uv",
+            "pip",
+            "install",
+            "-q",
+            "--python",
+            ".venv/bin/python",
+            "--offline",
+            "--no-build-isolation",
+            "-e",
+            ".",
         ],
         &[],
     );
@@ -200,8 +221,14 @@ fn poetry_environment_outside_the_repo_is_used_as_it_is() {
     let venvs = home.path().join("venvs");
     let env = [
         ("POETRY_VIRTUALENVS_PATH", venvs.display().to_string()),
-        ("POETRY_VIRTUALENVS_OPTIONS_SYSTEM_SITE_PACKAGES", "true".into()),
-        ("POETRY_CACHE_DIR", venvs.join("cache").display().to_string()),
+        (
+            "POETRY_VIRTUALENVS_OPTIONS_SYSTEM_SITE_PACKAGES",
+            "true".into(),
+        ),
+        (
+            "POETRY_CACHE_DIR",
+            venvs.join("cache").display().to_string(),
+        ),
     ];
     setup(fx.path(), &["poetry", "env", "use", "-n", "python3"], &env);
     let venv = std::fs::read_dir(&venvs)
@@ -259,13 +286,24 @@ fn pdm_interpreter_from_pdm_python_is_used_as_it_is() {
     let venv = home.path().join("pdm-env");
     setup(
         fx.path(),
-        &["python3", "-m", "venv", "--system-site-packages", &venv.display().to_string()],
+        &[
+            "python3",
+            "-m",
+            "venv",
+            "--system-site-packages",
+            &venv.display().to_string(),
+        ],
         &[],
     );
     // `pdm use` records the interpreter in .pdm-python (an ignored file).
     setup(
         fx.path(),
-        &["pdm", "use", "-f", &venv.join("bin/python").display().to_string()],
+        &[
+            "pdm",
+            "use",
+            "-f",
+            &venv.join("bin/python").display().to_string(),
+        ],
         &[],
     );
     install_dependency(&venv);
@@ -354,7 +392,12 @@ fn a_workspace_package_runs_from_a_copy_of_its_workspace_root() {
         let fx = js_workspace(kind, true);
         let before = tree_state(&fx.path().join("node_modules"), &[]);
         let (code, out, err) = fx.run(&[
-            "audit", "packages/server", "--out", "out-ws", "--timeout", "30s",
+            "audit",
+            "packages/server",
+            "--out",
+            "out-ws",
+            "--timeout",
+            "30s",
         ]);
         assert_eq!(code, 0, "{kind}: {}", ctx(code, &out, &err));
         let v = fx.verdicts("out-ws");
@@ -480,7 +523,10 @@ fn gate_nothing_proven_fails_with_6() {
     ]);
     let (code, out, err) = fx.run(&["audit", ".", "--out", "out-g"]);
     assert_eq!(code, 6, "{}", ctx(code, &out, &err));
-    assert!(out.contains("gate: failed (exit 6): nothing proven"), "{out}");
+    assert!(
+        out.contains("gate: failed (exit 6): nothing proven"),
+        "{out}"
+    );
     assert_eq!(fx.outcomes("out-g")["gate"]["exit_code"], 6);
 }
 
@@ -494,7 +540,9 @@ fn gate_expected_http_control_absent_fails_with_7_only_when_http_is_served() {
         "{out}"
     );
     assert_eq!(
-        http.verdicts("out-g").get("additional-properties-false").map(String::as_str),
+        http.verdicts("out-g")
+            .get("additional-properties-false")
+            .map(String::as_str),
         Some("killed")
     );
     // The same server on stdio only: no Host header, no finding.
@@ -526,13 +574,25 @@ fn gate_survivors_exit_2_beside_files_no_test_loads_each_canaried_once() {
         ),
         ("pytest.ini", "[pytest]\ntimeout = 30\n"),
     ]);
-    let (code, out, err) = fx.run(&["audit", ".", "--out", "out-g", "-j", "1", "--timeout", "30s"]);
+    let (code, out, err) = fx.run(&[
+        "audit",
+        ".",
+        "--out",
+        "out-g",
+        "-j",
+        "1",
+        "--timeout",
+        "30s",
+    ]);
     assert_eq!(code, 2, "{}", ctx(code, &out, &err));
     let v = fx.verdicts("out-g");
     assert_eq!(v.values().filter(|o| *o == "survived").count(), 1, "{v:?}");
     assert_eq!(v.values().filter(|o| *o == "unreached").count(), 2, "{v:?}");
     let md = fx.read("out-g/audit.md");
-    assert!(md.contains("### files no test loads (1)\n\n- admin.py: "), "{md}");
+    assert!(
+        md.contains("### files no test loads (1)\n\n- admin.py: "),
+        "{md}"
+    );
     let canaries = fx.outcomes("out-g")["canaries"].clone();
     let admin = canaries
         .as_array()
@@ -540,9 +600,21 @@ fn gate_survivors_exit_2_beside_files_no_test_loads_each_canaried_once() {
         .iter()
         .filter(|c| c["file"] == "admin.py")
         .count();
-    assert_eq!(admin, 1, "one canary run for the unreached file: {canaries}");
+    assert_eq!(
+        admin, 1,
+        "one canary run for the unreached file: {canaries}"
+    );
     // -j 2: the same verdicts.
-    let (code, _, err) = fx.run(&["audit", ".", "--out", "out-g2", "-j", "2", "--timeout", "30s"]);
+    let (code, _, err) = fx.run(&[
+        "audit",
+        ".",
+        "--out",
+        "out-g2",
+        "-j",
+        "2",
+        "--timeout",
+        "30s",
+    ]);
     assert_eq!(code, 2, "{err}");
     assert_eq!(fx.verdicts("out-g2"), v);
 }
@@ -554,7 +626,10 @@ fn portfolio_entries_run_each_repo_their_way_and_a_red_baseline_is_stopped() {
         ("inventory.py", SERVER),
         ("tests/test_inventory.py", TEST),
         ("tests/conftest.py", &MCP_STUB_CONFTEST()),
-        ("tests/test_broken.py", "def test_broken():\n    assert False\n"),
+        (
+            "tests/test_broken.py",
+            "def test_broken():\n    assert False\n",
+        ),
         ("pytest.ini", "[pytest]\ntimeout = 30\n"),
     ]);
     let red = Fixture::git(&[
@@ -584,7 +659,12 @@ fn portfolio_entries_run_each_repo_their_way_and_a_red_baseline_is_stopped() {
         "--timeout",
         "30s",
     ]);
-    assert_eq!(code, 4, "the red repo's baseline: {}", ctx(code, &out, &err));
+    assert_eq!(
+        code,
+        4,
+        "the red repo's baseline: {}",
+        ctx(code, &out, &err)
+    );
     let first = std::fs::read_dir(&out_dir)
         .unwrap()
         .flatten()
@@ -592,12 +672,16 @@ fn portfolio_entries_run_each_repo_their_way_and_a_red_baseline_is_stopped() {
         .expect("the first repo's out dir")
         .path();
     assert_eq!(
-        verdicts_in(&first).get("additional-properties-false").map(String::as_str),
+        verdicts_in(&first)
+            .get("additional-properties-false")
+            .map(String::as_str),
         Some("killed")
     );
     let md = std::fs::read_to_string(first.join("audit.md")).unwrap();
     assert!(
-        md.contains(&format!("Test command: `{cmd}` (given with --test-command)")),
+        md.contains(&format!(
+            "Test command: `{cmd}` (given with --test-command)"
+        )),
         "{md}"
     );
     // Only the listed control is in the matrix; the red repo's cell is `stopped`.
@@ -609,6 +693,77 @@ fn portfolio_entries_run_each_repo_their_way_and_a_red_baseline_is_stopped() {
         .lines()
         .find(|l| l.contains("additional-properties-false"))
         .unwrap_or_else(|| panic!("{out}"));
-    assert!(row.contains("✅ proven") && row.contains("stopped"), "{row}");
+    assert!(
+        row.contains("✅ proven") && row.contains("stopped"),
+        "{row}"
+    );
+    assert!(!matrix.contains("n/a"), "{matrix}");
+}
+
+#[test]
+fn audit_md_names_the_given_command_and_a_red_baseline_is_stopped() {
+    let green = Fixture::git(&[
+        ("inventory.py", SERVER),
+        ("tests/test_inventory.py", TEST),
+        ("tests/conftest.py", &MCP_STUB_CONFTEST()),
+        (
+            "tests/test_broken.py",
+            "def test_broken():\n    assert False\n",
+        ),
+        ("pytest.ini", "[pytest]\ntimeout = 30\n"),
+    ]);
+    // The detected command (the whole suite) is red; the given one is green.
+    let cmd = "python3 -m pytest -q -p no:cacheprovider tests/test_inventory.py";
+    let (code, out, err) = green.run(&[
+        "audit",
+        ".",
+        "--out",
+        "out-c",
+        "--timeout",
+        "30s",
+        "--test-command",
+        cmd,
+    ]);
+    assert_eq!(code, 0, "{}", ctx(code, &out, &err));
+    let md = green.read("out-c/audit.md");
+    assert!(
+        md.contains(&format!(
+            "Test command: `{cmd}` (given with --test-command)"
+        )),
+        "{md}"
+    );
+    assert!(out.contains(&format!("Test command: `{cmd}`")), "{out}");
+    // A portfolio (plain paths): the repo whose detected suite is red shows
+    // `stopped` in its column, the other its verdict.
+    let ok = server_with_transport(false);
+    let fleet = tempfile::tempdir().unwrap();
+    let list = fleet.path().join("fleet.yaml");
+    std::fs::write(
+        &list,
+        format!("- {}\n- {}\n", ok.path().display(), green.path().display()),
+    )
+    .unwrap();
+    let (code, out, err) = green.run(&[
+        "audit",
+        "--portfolio",
+        &list.display().to_string(),
+        "--out",
+        &fleet.path().join("out").display().to_string(),
+        "--control",
+        "additional-properties-false",
+    ]);
+    assert_eq!(code, 4, "{}", ctx(code, &out, &err));
+    let matrix = out
+        .split("## unguard audit portfolio")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{out}"));
+    let row = matrix
+        .lines()
+        .find(|l| l.contains("additional-properties-false"))
+        .unwrap_or_else(|| panic!("{matrix}"));
+    assert!(
+        row.contains("✅ proven") && row.contains("stopped"),
+        "{row}"
+    );
     assert!(!matrix.contains("n/a"), "{matrix}");
 }
