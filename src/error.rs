@@ -20,11 +20,11 @@ pub enum ExitCode {
     BaselineRed,
     /// 5: the spec is stale (no-op, ambiguous or unreached mutations).
     SpecStale,
+    /// 2: the gate failed (survived, wrong-reason or flaky mutants, score).
+    GateFailed,
     /// 6 (audit): nothing proven: the catalog found no site to mutate, or
     /// no mutant reached a verdict (all unreached or unviable).
     NothingProven,
-    /// 2: the gate failed (survived, wrong-reason or flaky mutants, score).
-    GateFailed,
     /// 7 (audit): a control a server of this kind should have is absent.
     ExpectedAbsent,
     /// 3: a mutant timed out under `--timeout-is error`.
@@ -40,8 +40,8 @@ impl ExitCode {
         ExitCode::Failure,
         ExitCode::BaselineRed,
         ExitCode::SpecStale,
-        ExitCode::NothingProven,
         ExitCode::GateFailed,
+        ExitCode::NothingProven,
         ExitCode::ExpectedAbsent,
         ExitCode::Timeout,
         ExitCode::Ok,
@@ -49,13 +49,14 @@ impl ExitCode {
 
     /// The order of `unguard audit`, most serious first. There the mutants
     /// are the catalog's, not a hand-written spec: a mutant in a file no
-    /// test loads (5) is reported apart and no longer hides survivors (2).
+    /// test loads (5) is reported apart and no longer hides survivors (2);
+    /// survivors are the strongest finding, then a repo that proved nothing.
     pub const AUDIT_ORDER: [ExitCode; 9] = [
         ExitCode::Interrupted,
         ExitCode::Failure,
         ExitCode::BaselineRed,
-        ExitCode::NothingProven,
         ExitCode::GateFailed,
+        ExitCode::NothingProven,
         ExitCode::SpecStale,
         ExitCode::ExpectedAbsent,
         ExitCode::Timeout,
@@ -364,15 +365,17 @@ mod tests {
         assert_eq!(BaselineRed.worst(SpecStale), BaselineRed);
         assert_eq!(Ok.worst(Ok), Ok);
         let codes: Vec<i32> = ExitCode::ALL.iter().map(|c| c.code()).collect();
-        assert_eq!(codes, [130, 1, 4, 5, 6, 2, 7, 3, 0]);
+        assert_eq!(codes, [130, 1, 4, 5, 2, 6, 7, 3, 0]);
         for c in ExitCode::ALL {
             assert_eq!(ExitCode::from_code(c.code()), Some(c));
         }
         assert_eq!(ExitCode::from_code(8), None);
-        // audit: survivors outrank files no test loads; nothing proven
-        // outranks both, an absent expected control ranks below them.
+        // audit: survivors outrank a repo that proved nothing, which
+        // outranks files no test loads; an absent expected control is last.
         let audit: Vec<i32> = ExitCode::AUDIT_ORDER.iter().map(|c| c.code()).collect();
-        assert_eq!(audit, [130, 1, 4, 6, 2, 5, 7, 3, 0]);
+        assert_eq!(audit, [130, 1, 4, 2, 6, 5, 7, 3, 0]);
+        assert_eq!(NothingProven.worst_in_audit(GateFailed), GateFailed);
+        assert_eq!(SpecStale.worst_in_audit(NothingProven), NothingProven);
         assert_eq!(SpecStale.worst_in_audit(GateFailed), GateFailed);
         assert_eq!(GateFailed.worst_in_audit(SpecStale), GateFailed);
         assert_eq!(ExpectedAbsent.worst_in_audit(SpecStale), SpecStale);

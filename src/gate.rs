@@ -6,7 +6,7 @@
 //! failed · 3 timeout under `--timeout-is error` · 0.
 //!
 //! `unguard audit` judges in [`ExitCode::AUDIT_ORDER`] ([`audit`]): 130 · 1 ·
-//! 4 · 6 nothing proven · 2 gate failed · 5 mutants in files no test loads ·
+//! 4 · 2 gate failed · 6 nothing proven · 5 mutants in files no test loads ·
 //! 7 expected control absent · 3 · 0.
 
 use crate::error::{Error, ExitCode, Result};
@@ -412,6 +412,11 @@ mod tests {
             s.survived = 1
         });
         assert_eq!(audit(&survived_absent, p, false, &absent).exit_code, 2);
+        // Across a portfolio's repos: survivors in one outrank another that proved nothing.
+        assert_eq!(
+            ExitCode::NothingProven.worst_in_audit(ExitCode::GateFailed),
+            ExitCode::GateFailed
+        );
     }
 
     fn mutant(id: &str, outcome: Outcome) -> MutantResult {
