@@ -41,9 +41,8 @@ struct FullEntry {
     controls: Vec<String>,
 }
 
-const FIX: &str =
-    "= fix: the portfolio is a YAML list of repositories, each a path (`- ../server-a`) \
-or a mapping `{path, test_command, exclude, controls}` (`- path: ../server-b` with \
+const FIX: &str = "= fix: the portfolio is a YAML list of repository paths (`- ../server-a`) \
+or of mappings `{path, test_command, exclude, controls}` (`- path: ../server-b` with \
 `test_command: uv run --no-sync pytest`, `exclude: [\"scripts/**\"]`, `controls: [auth-required]`)";
 
 /// Read the portfolio (a YAML list of repositories, paths relative to the
