@@ -57,9 +57,28 @@ pub struct Survey {
 /// Scan `root` (its git-visible files, or a plain walk) with every audit
 /// operator, within `scope`.
 pub fn survey(root: &Path, exclude: &[PathBuf], scope: &ScanScope) -> Result<Survey> {
-    let root = root
+    survey_in(root, exclude, scope, false)
+}
+
+/// [`survey`]; with `workspace`, a package of a JavaScript workspace is
+/// surveyed from the workspace root (the copy every run gets, since its
+/// dependencies live there), its scan limited to the package's files.
+pub fn survey_in(
+    root: &Path,
+    exclude: &[PathBuf],
+    scope: &ScanScope,
+    workspace: bool,
+) -> Result<Survey> {
+    let package = root
         .canonicalize()
         .with_context(|| root.display().to_string())?;
+    let js =
+        crate::environment::js_env(&package).filter(|j| workspace && !j.package_dir.is_empty());
+    let (root, package_dir) = match &js {
+        Some(j) => (j.root.clone(), Some(format!("{}/", j.package_dir))),
+        None => (package.clone(), None),
+    };
+    let in_package = |f: &str| package_dir.as_deref().is_none_or(|p| f.starts_with(p));
     let manifest = workspace::manifest(&root, exclude, &[])
         .map_err(|e| Error::Usage(format!("listing the files of {}: {e:#}", root.display())))?;
     if !manifest.opaque.is_empty() {
@@ -76,14 +95,30 @@ pub fn survey(root: &Path, exclude: &[PathBuf], scope: &ScanScope) -> Result<Sur
             if manifest.opaque.len() > 3 { ", …" } else { "" }
         );
     }
-    let detected = detect::detect(&root, &manifest.entries);
+    let detected = match &package_dir {
+        Some(p) => {
+            let files: Vec<String> = manifest
+                .entries
+                .iter()
+                .filter_map(|f| f.strip_prefix(p.as_str()).map(str::to_string))
+                .collect();
+            detect::detect(&package, &files)
+        }
+        None => detect::detect(&root, &manifest.entries),
+    };
     let operators: Vec<&'static Operator> = applicable(&detected, OperatorKind::Audit)
         .into_iter()
         .filter(|op| scope.keeps_control(op))
         .collect();
-    let skipped_by_default = scope.defaults_skipped(&manifest.entries).len();
+    let entries: Vec<String> = manifest
+        .entries
+        .iter()
+        .filter(|f| in_package(f))
+        .cloned()
+        .collect();
+    let skipped_by_default = scope.defaults_skipped(&entries).len();
     let (presence, sites): (Vec<Site>, Vec<Site>) =
-        catalog::scan_where(catalog::catalog(), &root, &manifest.entries, |op, file| {
+        catalog::scan_where(catalog::catalog(), &root, &entries, |op, file| {
             scope.admits(op, file)
         })
         .into_iter()
@@ -496,8 +531,52 @@ pub fn by_control(survey: &Survey, results: Option<&Results>) -> Vec<ControlRow>
     rows
 }
 
+/// Whether an operator's control is expected of this server: it is marked
+/// `expected`, and its transport applies (the transport group's controls,
+/// Host/Origin allow-lists and their kin, only when an HTTP transport is
+/// served; a stdio-only server has no Host header to check).
+pub fn expected_here(op: &Operator, detected: &Detected) -> bool {
+    op.expected && (op.group != catalog::Group::Transport || detected.serves_http)
+}
+
+/// The expected controls with no site, as the gate's findings.
+pub fn findings(survey: &Survey, rows: &[ControlRow]) -> crate::gate::AuditFindings {
+    crate::gate::AuditFindings {
+        expected_absent: rows
+            .iter()
+            .filter(|r| {
+                r.verdict == ControlVerdict::NotPresent
+                    && expected_here(r.operator, &survey.detected)
+            })
+            .map(|r| format!("{} ({})", r.operator.id, rule_text(r.operator)))
+            .collect(),
+    }
+}
+
+/// The test command a report names: the one that ran, and why.
+#[derive(Debug, Clone)]
+pub struct RanCommand {
+    pub command: String,
+    pub why: String,
+}
+
+impl RanCommand {
+    /// `command` as given with `--test-command` (or a portfolio entry), or
+    /// the detected one with the reason it was chosen.
+    pub fn new(test: &TestConfig, detected: &Detected, given: bool) -> RanCommand {
+        let why = match (&detected.test, given) {
+            (Some(t), false) => t.reason.clone(),
+            _ => "given with --test-command".into(),
+        };
+        RanCommand {
+            command: test.command.display(),
+            why,
+        }
+    }
+}
+
 /// The grouped report in Markdown: one section per verdict, unproven first.
-pub fn grouped_markdown(survey: &Survey, rows: &[ControlRow]) -> String {
+pub fn grouped_markdown(survey: &Survey, rows: &[ControlRow], ran: &RanCommand) -> String {
     let mut s = String::new();
     s.push_str(&format!(
         "## unguard audit: {}\n\n",
@@ -512,15 +591,8 @@ pub fn grouped_markdown(survey: &Survey, rows: &[ControlRow]) -> String {
         survey.detected.sdks.join(", ")
     };
     s.push_str(&format!(
-        "SDK: {sdks}. Test command: {}.\n",
-        survey
-            .detected
-            .test
-            .as_ref()
-            .map_or("(given)".to_string(), |t| format!(
-                "`{}` ({})",
-                t.command, t.reason
-            ))
+        "SDK: {sdks}. Test command: `{}` ({}).\n",
+        ran.command, ran.why
     ));
     for verdict in [
         ControlVerdict::Unproven,
@@ -552,8 +624,10 @@ pub fn grouped_markdown(survey: &Survey, rows: &[ControlRow]) -> String {
                     .collect();
                 line.push_str(&format!(" — at {}", at.join(", ")));
             } else if verdict == ControlVerdict::NotPresent {
-                line.push_str(if op.expected {
+                line.push_str(if expected_here(op, &survey.detected) {
                     " — *a server should have this control: its absence is a finding*"
+                } else if op.expected {
+                    " — expected of servers that serve HTTP; no HTTP transport seen here"
                 } else {
                     " — not used here"
                 });
@@ -569,6 +643,7 @@ pub fn grouped_markdown(survey: &Survey, rows: &[ControlRow]) -> String {
             s.push('\n');
         }
     }
+    unreached_section(&mut s, rows);
     if !survey.unanchored.is_empty() {
         s.push_str("\n### sites that could not be anchored\n\n");
         for u in &survey.unanchored {
@@ -579,6 +654,30 @@ pub fn grouped_markdown(survey: &Survey, rows: &[ControlRow]) -> String {
         }
     }
     s
+}
+
+/// The files no test loads, apart from the verdicts: a canary emptied each
+/// file and the suite stayed green, so its sites prove nothing either way.
+fn unreached_section(s: &mut String, rows: &[ControlRow]) {
+    let mut files: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for r in rows {
+        for (id, o, at) in &r.sites {
+            if *o == Outcome::Unreached {
+                let file = at.rsplit_once(':').map_or(at.as_str(), |(f, _)| f);
+                files.entry(file.to_string()).or_default().push(id.clone());
+            }
+        }
+    }
+    if files.is_empty() {
+        return;
+    }
+    s.push_str(&format!("\n### files no test loads ({})\n\n", files.len()));
+    for (file, ids) in files {
+        s.push_str(&format!(
+            "- {file}: emptied, the suite stayed green; its sites ({}) prove nothing until a test imports it\n",
+            ids.join(", ")
+        ));
+    }
 }
 
 /// The portfolio matrix: one row per control, one column per repository.

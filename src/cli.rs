@@ -30,6 +30,11 @@ const EXIT_CODES_HELP: &str = "Exit codes (the first that applies wins): 130 int
 unreached mutations · 2 gate failed (survived or wrong-reason mutants) · 3 timeout under \
 --timeout-is error · 0 ok";
 
+const AUDIT_EXIT_CODES_HELP: &str = "Exit codes (the first that applies wins): 130 interrupted · \
+1 invalid command line · 4 baseline red or ran no tests · 2 survived or wrong-reason mutants · \
+6 nothing proven (no site, or no mutant reached a verdict) · 5 mutants in files no test loads · \
+7 an expected control is absent · 3 timeout under --timeout-is error · 0 ok";
+
 #[derive(Debug, Subcommand)]
 pub enum Commands {
     /// Run every mutation and write the killed/survived table.
@@ -50,7 +55,7 @@ pub enum Commands {
     Schema,
     /// Find the MCP security controls of a repo with the built-in catalog and
     /// prove each one: its removal must turn a test red. No spec needed.
-    #[command(after_help = EXIT_CODES_HELP)]
+    #[command(after_help = AUDIT_EXIT_CODES_HELP)]
     Audit(AuditArgs),
     /// Write a starter unguard.yaml: the detected test command and one
     /// single-site mutation per control the catalog finds.
@@ -88,8 +93,9 @@ pub struct AuditArgs {
     /// The test command, instead of the detected one (`{junit}` for a JUnit path).
     #[arg(long, value_name = "CMD")]
     pub test_command: Option<String>,
-    /// A YAML list of repository paths (relative to FILE): audit each, then
-    /// print one matrix of repos × controls. Each repo's results go to OUT/<n>-<name>.
+    /// A YAML list of repositories (relative to FILE), each a path or
+    /// `{path, test_command, exclude, controls}`: audit each, then print one
+    /// matrix of repos × controls. Each repo's results go to OUT/<n>-<name>.
     #[arg(long, value_name = "FILE", conflicts_with = "path")]
     pub portfolio: Option<PathBuf>,
     #[command(flatten)]

@@ -291,34 +291,36 @@ pub fn schema() -> Result<ExitCode> {
 }
 
 /// One repo's audit: survey, run, print. The rows are there when the
-/// survey was (even when the run stopped early).
+/// run finished (`None`: it stopped early, e.g. at a red baseline).
 struct Audited {
     result: Result<ExitCode>,
     rows: Option<Vec<audit::ControlRow>>,
 }
 
-fn audit_one(path: &Path, exec: &ExecArgs, args: &AuditArgs) -> Audited {
-    let failed = |e| Audited {
-        result: Err(e),
-        rows: None,
-    };
-    let template = match read_template(args.reports.template.as_deref()) {
-        Ok(t) => t,
-        Err(e) => return failed(e),
-    };
+/// What one repo of a portfolio sets for itself (empty for a single audit).
+#[derive(Debug, Default, Clone)]
+struct RepoSettings {
+    test_command: Option<String>,
+    exclude: Vec<String>,
+    controls: Vec<String>,
+}
+
+/// Survey `path` and choose its test command; print the summary line.
+fn audit_survey(
+    path: &Path,
+    exec: &ExecArgs,
+    args: &AuditArgs,
+    own: &RepoSettings,
+) -> Result<(audit::Survey, spec::TestConfig, audit::RanCommand)> {
     let out_abs = exec.out.canonicalize().unwrap_or_else(|_| exec.out.clone());
-    let scope = match args.scope.scope() {
-        Ok(s) => s,
-        Err(e) => return failed(e),
-    };
-    let survey = match audit::survey(path, std::slice::from_ref(&out_abs), &scope) {
-        Ok(s) => s,
-        Err(e) => return failed(e),
-    };
-    let test = match audit::test_config(&survey.detected, args.test_command.as_deref()) {
-        Ok(t) => t,
-        Err(e) => return failed(e.prefixed(path.display().to_string())),
-    };
+    let mut scope = args.scope.clone();
+    scope.skip_files.extend(own.exclude.iter().cloned());
+    scope.controls.extend(own.controls.iter().cloned());
+    let survey = audit::survey_in(path, std::slice::from_ref(&out_abs), &scope.scope()?, true)?;
+    let given = own.test_command.as_deref().or(args.test_command.as_deref());
+    let test = audit::test_config(&survey.detected, given)
+        .map_err(|e| e.prefixed(path.display().to_string()))?;
+    let ran = audit::RanCommand::new(&test, &survey.detected, given.is_some());
     eprintln!(
         "unguard audit: {}: {}; tests: `{}`; {} catalog operator(s) apply, {} site(s) found{}",
         path.display(),
@@ -327,11 +329,50 @@ fn audit_one(path: &Path, exec: &ExecArgs, args: &AuditArgs) -> Audited {
         } else {
             survey.detected.sdks.join(", ")
         },
-        test.command.display(),
+        ran.command,
         survey.operators.len(),
         survey.found.len(),
         skipped_note(survey.skipped_by_default)
     );
+    if let Some(root) =
+        (survey.root != path.canonicalize().unwrap_or_default()).then_some(&survey.root)
+    {
+        eprintln!(
+            "unguard audit: {}: every run copies the workspace root {} ({})",
+            path.display(),
+            root.display(),
+            ran.why
+        );
+    }
+    Ok((survey, test, ran))
+}
+
+/// A red baseline whose environment is missing says how to set it up.
+fn setup_hint(e: Error, survey: &audit::Survey, given: bool) -> Error {
+    let setup = survey.detected.test.as_ref().and_then(|t| t.setup.as_ref());
+    match (e, setup) {
+        (Error::Baseline(msg), Some(setup)) if !given => Error::Baseline(format!(
+            "{msg}\n  = the repo's environment is not set up: run `{setup}` in {}, then audit again \
+             (unguard never installs, syncs or creates an environment)",
+            survey.root.display()
+        )),
+        (e, _) => e,
+    }
+}
+
+fn audit_one(path: &Path, exec: &ExecArgs, args: &AuditArgs, own: &RepoSettings) -> Audited {
+    let failed = |e| Audited {
+        result: Err(e),
+        rows: None,
+    };
+    let template = match read_template(args.reports.template.as_deref()) {
+        Ok(t) => t,
+        Err(e) => return failed(e),
+    };
+    let (survey, test, ran) = match audit_survey(path, exec, args, own) {
+        Ok(s) => s,
+        Err(e) => return failed(e),
+    };
     let spec = audit::audit_spec(&survey, test, exec.timeout);
     let plan = match plan::build(&spec, &Filters::default()) {
         Ok(p) => p,
@@ -339,15 +380,20 @@ fn audit_one(path: &Path, exec: &ExecArgs, args: &AuditArgs) -> Audited {
     };
     let policy = exec.timeout_is.unwrap_or(TimeoutPolicy::Killed);
     let opts = engine_options(exec, policy, GateConfig::default(), &spec, &plan, path);
-    let (out, results) = match run_engine(&spec, plan, opts) {
+    let (out, mut results) = match run_engine(&spec, plan, opts) {
         Ok(r) => r,
         Err(e) => {
-            return Audited {
-                result: Err(e),
-                rows: Some(Vec::new()),
-            }
+            let given = own.test_command.is_some() || args.test_command.is_some();
+            return failed(setup_hint(e, &survey, given));
         }
     };
+    let rows = audit::by_control(&survey, Some(&results));
+    results.gate = gate::audit(
+        &results.summary,
+        policy,
+        results.interrupted,
+        &audit::findings(&survey, &rows),
+    );
     let results = Arc::new(results);
     let code = publish::publish(
         &out,
@@ -355,15 +401,14 @@ fn audit_one(path: &Path, exec: &ExecArgs, args: &AuditArgs) -> Audited {
         args.reports.markdown.as_deref(),
         template.as_ref(),
     );
-    let rows = audit::by_control(&survey, Some(&*results));
-    let grouped = audit::grouped_markdown(&survey, &rows);
+    let grouped = audit::grouped_markdown(&survey, &rows, &ran);
     say(format_args!("\n{grouped}\n"));
     let written = std::fs::write(out.join("audit.md"), &grouped)
         .map_err(|e| Error::at("writing", &out.join("audit.md"), e));
     Audited {
         result: written
             .map(|()| code)
-            .or_else(|e| Ok(code.worst(e.print()))),
+            .or_else(|e| Ok(code.worst_in_audit(e.print()))),
         rows: Some(rows),
     }
 }
@@ -398,7 +443,7 @@ pub fn audit(args: &AuditArgs) -> Result<ExitCode> {
         return Ok(ExitCode::Ok);
     }
     let Some(file) = &args.portfolio else {
-        return audit_one(&args.path, &args.exec, args).result;
+        return audit_one(&args.path, &args.exec, args, &RepoSettings::default()).result;
     };
     let repos = portfolio::load(file, &args.exec.out)?;
     outdir::prepare(&args.exec.out)?;
@@ -408,7 +453,12 @@ pub fn audit(args: &AuditArgs) -> Result<ExitCode> {
         let mut exec = args.exec.clone();
         exec.out = repo.out.clone();
         eprintln!("\n== {} ({}/{})", repo.path.display(), i + 1, repos.len());
-        let audited = audit_one(&repo.path, &exec, args);
+        let own = RepoSettings {
+            test_command: repo.test_command.clone(),
+            exclude: repo.exclude.clone(),
+            controls: repo.controls.clone(),
+        };
+        let audited = audit_one(&repo.path, &exec, args, &own);
         let code = audited.result.unwrap_or_else(|e| e.print());
         if code == ExitCode::Interrupted {
             return Ok(code);

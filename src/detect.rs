@@ -39,6 +39,9 @@ pub struct TestCommand {
     pub preset: crate::spec::Preset,
     /// Why this command (shown to the user).
     pub reason: String,
+    /// The command that sets up the environment the repo declares but does
+    /// not have (`uv sync`, `pnpm install`, …): said when the baseline is red.
+    pub setup: Option<String>,
 }
 
 impl TestCommand {
@@ -58,6 +61,9 @@ pub struct Detected {
     pub test: Option<TestCommand>,
     /// Ignored environment dirs that runs need (linked into every copy).
     pub env_dirs: Vec<String>,
+    /// Whether the server code serves an HTTP transport (streamable HTTP,
+    /// SSE, an ASGI/Express app): HTTP controls are expected only then.
+    pub serves_http: bool,
 }
 
 fn read(root: &Path, rel: &str) -> String {
@@ -74,36 +80,8 @@ pub fn detect(root: &Path, files: &[String]) -> Detected {
         go: files.iter().any(|f| f.ends_with(".go")),
         ..Detected::default()
     };
-    // SDKs: from imports in the sources (bounded scan).
-    let mut text = String::new();
-    for f in files
-        .iter()
-        .filter(|f| {
-            f.ends_with(".py") || f.ends_with(".ts") || f.ends_with(".js") || f.ends_with(".go")
-        })
-        .take(2000)
-    {
-        let t = read(root, f);
-        if t.contains("mcp") || t.contains("modelcontextprotocol") {
-            text.push_str(&t);
-            text.push('\n');
-        }
-    }
-    if text.contains("MCPServer") {
-        d.sdks.push("mcp 2.x (MCPServer)".into());
-    }
-    if text.contains("FastMCP") {
-        d.sdks.push("mcp 1.x (FastMCP)".into());
-    }
-    if text.contains("@modelcontextprotocol/sdk") {
-        d.sdks.push("@modelcontextprotocol/sdk (TypeScript)".into());
-    }
-    if text.contains("github.com/modelcontextprotocol/go-sdk") {
-        d.sdks.push("go-sdk (Go)".into());
-    }
-    if text.contains("github.com/mark3labs/mcp-go") {
-        d.sdks.push("mcp-go (Go)".into());
-    }
+    d.sdks = sdks(root, files);
+    d.serves_http = serves_http(root, files);
     for env in [".venv", "venv", "node_modules"] {
         if root.join(env).is_dir() {
             d.env_dirs.push(env.to_string());
@@ -116,14 +94,9 @@ pub fn detect(root: &Path, files: &[String]) -> Detected {
 fn test_command(root: &Path, files: &[String], d: &Detected) -> Option<TestCommand> {
     let has = |name: &str| files.iter().any(|f| f == name);
     if d.python || has("pyproject.toml") || has("setup.py") {
-        let venv_python = [".venv/bin/python", "venv/bin/python"]
-            .into_iter()
-            .find(|p| root.join(p).exists());
-        let py = venv_python.unwrap_or("python3");
-        let where_py = match venv_python {
-            Some(p) => format!("the repo's virtualenv ({p})"),
-            None => "python3 from PATH (no .venv/ or venv/ in the repo)".into(),
-        };
+        let env = crate::environment::python_env(root, files);
+        let py = format!("{}{}", crate::environment::src_first(files), env.python);
+        let where_py = env.reason.clone();
         let config = ["pyproject.toml", "pytest.ini", "setup.cfg", "tox.ini"]
             .iter()
             .map(|f| read(root, f))
@@ -137,26 +110,13 @@ fn test_command(root: &Path, files: &[String], d: &Detected) -> Option<TestComma
             let name = f.rsplit('/').next().unwrap_or(f);
             name.starts_with("test_") && name.ends_with(".py") || name == "conftest.py"
         });
-        let pytest_installed = venv_python
-            .map(|p| {
-                let lib = root
-                    .join(p)
-                    .parent()
-                    .and_then(|b| b.parent())
-                    .map(|v| v.join("lib"));
-                lib.and_then(|l| std::fs::read_dir(l).ok())
-                    .into_iter()
-                    .flatten()
-                    .flatten()
-                    .any(|e| e.path().join("site-packages/pytest").is_dir())
-            })
-            .unwrap_or(false);
+        let pytest_installed = env.found && env_has_pytest(root, &env.python);
         let uses_pytest = config.contains("[tool.pytest")
             || config.contains("[pytest]")
             || config.contains("[tool:pytest]")
             || reqs.contains("pytest")
             || pytest_installed
-            || (pytest_tests && venv_python.is_none());
+            || (pytest_tests && !env.found);
         if uses_pytest {
             return Some(TestCommand {
                 runner: Runner::Pytest,
@@ -164,6 +124,7 @@ fn test_command(root: &Path, files: &[String], d: &Detected) -> Option<TestComma
                 junit: Some("{junit}".into()),
                 preset: crate::spec::Preset::Pytest,
                 reason: format!("pytest configuration or tests found; {where_py}"),
+                setup: env.setup,
             });
         }
         if pytest_tests || files.iter().any(|f| f.starts_with("tests/")) {
@@ -173,21 +134,12 @@ fn test_command(root: &Path, files: &[String], d: &Detected) -> Option<TestComma
                 junit: None,
                 preset: crate::spec::Preset::Generic,
                 reason: format!("test files without pytest configuration; {where_py}"),
+                setup: env.setup,
             });
         }
     }
-    if has("package.json") {
-        let pkg = read(root, "package.json");
-        let v: serde_json::Value = serde_json::from_str(&pkg).unwrap_or_default();
-        if v["scripts"]["test"].is_string() {
-            return Some(TestCommand {
-                runner: Runner::Npm,
-                command: "npm test --silent".into(),
-                junit: None,
-                preset: crate::spec::Preset::Generic,
-                reason: "package.json has a `test` script".into(),
-            });
-        }
+    if let Some(js) = js_command(root, files) {
+        return Some(js);
     }
     if has("go.mod") {
         return Some(TestCommand {
@@ -197,6 +149,7 @@ fn test_command(root: &Path, files: &[String], d: &Detected) -> Option<TestComma
             junit: None,
             preset: crate::spec::Preset::Generic,
             reason: "go.mod found (go test -json: per-test results)".into(),
+            setup: None,
         });
     }
     if has("Cargo.toml") {
@@ -206,7 +159,248 @@ fn test_command(root: &Path, files: &[String], d: &Detected) -> Option<TestComma
             junit: None,
             preset: crate::spec::Preset::Generic,
             reason: "Cargo.toml found".into(),
+            setup: None,
         });
     }
     None
+}
+
+/// Whether the environment of the interpreter `python` (as the command
+/// calls it, relative to `root` or absolute) has pytest installed.
+fn env_has_pytest(root: &Path, python: &str) -> bool {
+    let python = root.join(python.trim_matches('\''));
+    let lib = python
+        .parent()
+        .and_then(|b| b.parent())
+        .map(|v| v.join("lib"));
+    lib.and_then(|l| std::fs::read_dir(l).ok())
+        .into_iter()
+        .flatten()
+        .flatten()
+        .any(|e| e.path().join("site-packages/pytest").is_dir())
+}
+
+/// The package's `test` script, run by its package manager from its
+/// workspace root (see [`crate::environment::js_env`]).
+fn js_command(root: &Path, files: &[String]) -> Option<TestCommand> {
+    if !files.iter().any(|f| f == "package.json") {
+        return None;
+    }
+    let js = crate::environment::js_env(root)?;
+    Some(TestCommand {
+        runner: Runner::Npm,
+        command: js.command(),
+        junit: None,
+        preset: crate::spec::Preset::Generic,
+        reason: js.reason(),
+        setup: js.setup.clone(),
+    })
+}
+
+/// The MCP SDKs the sources import, with the API they use and the version
+/// a lock file or requirement pins: `mcp 1.x (low-level Server), 1.9.4 from
+/// uv.lock`. Python files count only for the Python SDK and TypeScript or
+/// JavaScript files only for the TypeScript SDK, by their import lines.
+pub fn sdks(root: &Path, files: &[String]) -> Vec<String> {
+    let mut py_apis: Vec<&str> = Vec::new();
+    let mut py_seen = false;
+    let mut ts_seen = false;
+    let mut go_sdks: Vec<&str> = Vec::new();
+    for f in files
+        .iter()
+        .filter(|f| {
+            [".py", ".ts", ".mts", ".js", ".mjs", ".cjs", ".go"]
+                .iter()
+                .any(|e| f.ends_with(e))
+        })
+        .take(2000)
+    {
+        let t = read(root, f);
+        if f.ends_with(".py") {
+            for line in t.lines().map(str::trim_start) {
+                let mut words = line.split_whitespace();
+                let module = match words.next() {
+                    Some("from") | Some("import") => words.next().unwrap_or(""),
+                    _ => continue,
+                };
+                let module = module.trim_end_matches(',');
+                if module != "mcp" && !module.starts_with("mcp.") {
+                    continue;
+                }
+                py_seen = true;
+                for (needle, api) in [
+                    ("MCPServer", "MCPServer"),
+                    ("FastMCP", "FastMCP"),
+                    ("lowlevel", "low-level Server"),
+                    ("import Server", "low-level Server"),
+                ] {
+                    if line.contains(needle) && !py_apis.contains(&api) {
+                        py_apis.push(api);
+                    }
+                }
+            }
+        } else if f.ends_with(".go") {
+            for (module, name) in [
+                ("\"github.com/modelcontextprotocol/go-sdk/", "go-sdk"),
+                ("\"github.com/mark3labs/mcp-go/", "mcp-go"),
+            ] {
+                if t.contains(module) && !go_sdks.contains(&name) {
+                    go_sdks.push(name);
+                }
+            }
+        } else if t.contains("@modelcontextprotocol/sdk") {
+            ts_seen = true;
+        }
+    }
+    let mut out = Vec::new();
+    if py_seen {
+        let pinned = pinned_version(root, &["uv.lock", "poetry.lock", "pdm.lock"], "mcp");
+        let major = |v: &str| v.split('.').next().map(|m| format!("{m}.x"));
+        for api in if py_apis.is_empty() {
+            vec!["import mcp"]
+        } else {
+            py_apis
+        } {
+            let line = match api {
+                "MCPServer" => "mcp 2.x (MCPServer)".to_string(),
+                "FastMCP" => "mcp 1.x (FastMCP)".to_string(),
+                other => match pinned.as_ref().and_then(|(v, _)| major(v)) {
+                    Some(m) => format!("mcp {m} ({other})"),
+                    None => format!("mcp ({other})"),
+                },
+            };
+            out.push(match &pinned {
+                Some((v, from)) => format!("{line}, {v} from {from}"),
+                None => line,
+            });
+        }
+    }
+    if ts_seen {
+        let pinned = pinned_version(
+            root,
+            &["package-lock.json", "pnpm-lock.yaml", "yarn.lock"],
+            "@modelcontextprotocol/sdk",
+        );
+        out.push(match pinned {
+            Some((v, from)) => format!("@modelcontextprotocol/sdk (TypeScript), {v} from {from}"),
+            None => "@modelcontextprotocol/sdk (TypeScript)".into(),
+        });
+    }
+    for name in go_sdks {
+        let module = match name {
+            "go-sdk" => "github.com/modelcontextprotocol/go-sdk",
+            _ => "github.com/mark3labs/mcp-go",
+        };
+        out.push(match go_module_version(root, module) {
+            Some(v) => format!("{name} (Go), {v} from go.mod"),
+            None => format!("{name} (Go)"),
+        });
+    }
+    out
+}
+
+/// The version `go.mod` requires of `module` (`require x v1.2.3`, alone or
+/// in a block).
+fn go_module_version(root: &Path, module: &str) -> Option<String> {
+    read(root, "go.mod").lines().find_map(|l| {
+        let l = l.trim().trim_start_matches("require").trim();
+        let mut words = l.split_whitespace();
+        (words.next() == Some(module))
+            .then(|| words.next().map(str::to_string))
+            .flatten()
+    })
+}
+
+/// The version of `package` the first of `locks` that names it pins.
+fn pinned_version(root: &Path, locks: &[&str], package: &str) -> Option<(String, String)> {
+    for lock in locks {
+        let text = read(root, lock);
+        if text.is_empty() {
+            continue;
+        }
+        let v = match *lock {
+            // TOML locks: `name = "mcp"` then `version = "1.9.4"`.
+            "uv.lock" | "poetry.lock" | "pdm.lock" => {
+                let mut lines = text.lines();
+                let name = format!("name = \"{package}\"");
+                lines.find(|l| l.trim() == name).and_then(|_| {
+                    lines
+                        .next()
+                        .and_then(|l| l.trim().strip_prefix("version = \""))
+                        .map(|v| v.trim_end_matches('"').to_string())
+                })
+            }
+            "package-lock.json" => {
+                let doc: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+                doc["packages"][format!("node_modules/{package}")]["version"]
+                    .as_str()
+                    .map(str::to_string)
+            }
+            // pnpm-lock.yaml `/@modelcontextprotocol/sdk@1.2.3:` or
+            // `'@modelcontextprotocol/sdk@1.2.3':`; yarn.lock `version "1.2.3"`.
+            _ => text.lines().find_map(|l| {
+                let l = l.trim().trim_start_matches(['/', '\'', '"']);
+                let rest = l.strip_prefix(package)?.strip_prefix('@')?;
+                let v: String = rest
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '.' || *c == '-')
+                    .collect();
+                (!v.is_empty() && v.starts_with(|c: char| c.is_ascii_digit())).then_some(v)
+            }),
+        };
+        if let Some(v) = v {
+            return Some((v, lock.to_string()));
+        }
+    }
+    None
+}
+
+/// Markers of an HTTP transport in server code (not in tests).
+const HTTP_MARKERS: &[&str] = &[
+    "streamable_http_app",
+    "sse_app",
+    "streamable-http",
+    "transport=\"sse\"",
+    "transport='sse'",
+    "transport=\"http\"",
+    "transport_security",
+    "uvicorn",
+    "starlette",
+    "fastapi",
+    "aiohttp",
+    "StreamableHTTPServerTransport",
+    "SSEServerTransport",
+    "express(",
+    "createServer(",
+    "fastify",
+    "from \"hono\"",
+    "NewStreamableHTTPHandler",
+    "NewSSEHandler",
+    "NewStreamableHTTPServer",
+    "NewSSEServer",
+    "http.ListenAndServe",
+];
+
+/// Whether a non-test source file serves an HTTP transport (see [`HTTP_MARKERS`]).
+pub fn serves_http(root: &Path, files: &[String]) -> bool {
+    files
+        .iter()
+        .filter(|f| {
+            let name = f.rsplit('/').next().unwrap_or(f);
+            [".py", ".ts", ".mts", ".js", ".mjs", ".go"]
+                .iter()
+                .any(|e| f.ends_with(e))
+                && !name.ends_with("_test.go")
+                && !f
+                    .split('/')
+                    .any(|c| c == "tests" || c == "test" || c == "__tests__")
+                && !name.starts_with("test_")
+                && !name.contains(".test.")
+                && !name.contains(".spec.")
+        })
+        .take(2000)
+        .any(|f| {
+            let t = read(root, f);
+            HTTP_MARKERS.iter().any(|m| t.contains(m))
+        })
 }

@@ -22,6 +22,11 @@ pub enum ExitCode {
     SpecStale,
     /// 2: the gate failed (survived, wrong-reason or flaky mutants, score).
     GateFailed,
+    /// 6 (audit): nothing proven: the catalog found no site to mutate, or
+    /// no mutant reached a verdict (all unreached or unviable).
+    NothingProven,
+    /// 7 (audit): a control a server of this kind should have is absent.
+    ExpectedAbsent,
     /// 3: a mutant timed out under `--timeout-is error`.
     Timeout,
     /// 0: everything ran and the gate passed.
@@ -30,12 +35,30 @@ pub enum ExitCode {
 
 impl ExitCode {
     /// Every exit code, the most serious first.
-    pub const ALL: [ExitCode; 7] = [
+    pub const ALL: [ExitCode; 9] = [
         ExitCode::Interrupted,
         ExitCode::Failure,
         ExitCode::BaselineRed,
         ExitCode::SpecStale,
         ExitCode::GateFailed,
+        ExitCode::NothingProven,
+        ExitCode::ExpectedAbsent,
+        ExitCode::Timeout,
+        ExitCode::Ok,
+    ];
+
+    /// The order of `unguard audit`, most serious first. There the mutants
+    /// are the catalog's, not a hand-written spec: a mutant in a file no
+    /// test loads (5) is reported apart and no longer hides survivors (2);
+    /// survivors are the strongest finding, then a repo that proved nothing.
+    pub const AUDIT_ORDER: [ExitCode; 9] = [
+        ExitCode::Interrupted,
+        ExitCode::Failure,
+        ExitCode::BaselineRed,
+        ExitCode::GateFailed,
+        ExitCode::NothingProven,
+        ExitCode::SpecStale,
+        ExitCode::ExpectedAbsent,
         ExitCode::Timeout,
         ExitCode::Ok,
     ];
@@ -47,7 +70,9 @@ impl ExitCode {
             ExitCode::Failure => 1,
             ExitCode::BaselineRed => 4,
             ExitCode::SpecStale => 5,
+            ExitCode::NothingProven => 6,
             ExitCode::GateFailed => 2,
+            ExitCode::ExpectedAbsent => 7,
             ExitCode::Timeout => 3,
             ExitCode::Ok => 0,
         }
@@ -61,6 +86,16 @@ impl ExitCode {
     /// The more serious of two codes (e.g. across the repos of a portfolio).
     pub fn worst(self, other: ExitCode) -> ExitCode {
         self.min(other)
+    }
+
+    /// The more serious of two codes in `audit`'s order ([`ExitCode::AUDIT_ORDER`]).
+    pub fn worst_in_audit(self, other: ExitCode) -> ExitCode {
+        let rank = |c: ExitCode| ExitCode::AUDIT_ORDER.iter().position(|a| *a == c);
+        if rank(other) < rank(self) {
+            other
+        } else {
+            self
+        }
     }
 }
 
@@ -330,11 +365,22 @@ mod tests {
         assert_eq!(BaselineRed.worst(SpecStale), BaselineRed);
         assert_eq!(Ok.worst(Ok), Ok);
         let codes: Vec<i32> = ExitCode::ALL.iter().map(|c| c.code()).collect();
-        assert_eq!(codes, [130, 1, 4, 5, 2, 3, 0]);
+        assert_eq!(codes, [130, 1, 4, 5, 2, 6, 7, 3, 0]);
         for c in ExitCode::ALL {
             assert_eq!(ExitCode::from_code(c.code()), Some(c));
         }
-        assert_eq!(ExitCode::from_code(7), None);
+        assert_eq!(ExitCode::from_code(8), None);
+        // audit: survivors outrank a repo that proved nothing, which
+        // outranks files no test loads; an absent expected control is last.
+        let audit: Vec<i32> = ExitCode::AUDIT_ORDER.iter().map(|c| c.code()).collect();
+        assert_eq!(audit, [130, 1, 4, 2, 6, 5, 7, 3, 0]);
+        assert_eq!(NothingProven.worst_in_audit(GateFailed), GateFailed);
+        assert_eq!(SpecStale.worst_in_audit(NothingProven), NothingProven);
+        assert_eq!(SpecStale.worst_in_audit(GateFailed), GateFailed);
+        assert_eq!(GateFailed.worst_in_audit(SpecStale), GateFailed);
+        assert_eq!(ExpectedAbsent.worst_in_audit(SpecStale), SpecStale);
+        assert_eq!(Ok.worst_in_audit(ExpectedAbsent), ExpectedAbsent);
+        assert_eq!(NothingProven.worst_in_audit(BaselineRed), BaselineRed);
     }
 
     #[test]

@@ -4,6 +4,10 @@
 //! [`ExitCode`]: 130 interrupted · 1 invalid input or internal error ·
 //! 4 baseline red · 5 spec errors (no-op, ambiguous, unreached) · 2 gate
 //! failed · 3 timeout under `--timeout-is error` · 0.
+//!
+//! `unguard audit` judges in [`ExitCode::AUDIT_ORDER`] ([`audit`]): 130 · 1 ·
+//! 4 · 2 gate failed · 6 nothing proven · 5 mutants in files no test loads ·
+//! 7 expected control absent · 3 · 0.
 
 use crate::error::{Error, ExitCode, Result};
 use crate::results::{
@@ -188,6 +192,76 @@ pub fn evaluate(
     }
 }
 
+/// What `audit` knows beyond the mutants' verdicts.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AuditFindings {
+    /// Expected controls with no site, each `id (why it is expected)`; only
+    /// controls whose transport the server serves.
+    pub expected_absent: Vec<String>,
+}
+
+/// The gate of an audit (no `gate:` config: every undetected mutant
+/// fails), in [`ExitCode::AUDIT_ORDER`]: a run that proved nothing (no site,
+/// or no mutant with a verdict) fails with 6 instead of passing; survivors
+/// fail with 2 even beside mutants in files no test loads (5, reported
+/// apart); an absent expected control fails with 7.
+pub fn audit(
+    summary: &Summary,
+    policy: TimeoutPolicy,
+    interrupted: bool,
+    findings: &AuditFindings,
+) -> GateResult {
+    let reached = Summary {
+        unreached: 0,
+        ..summary.clone()
+    };
+    let mut gate = evaluate(&reached, &GateConfig::default(), policy, interrupted);
+    let base = ExitCode::from_code(gate.exit_code).unwrap_or(ExitCode::Failure);
+    let verdicts = summary.killed
+        + summary.survived
+        + summary.wrong_reason
+        + summary.flaky
+        + summary.timeout
+        + summary.allowed;
+    let nothing_proven = verdicts == 0 && !interrupted;
+    if nothing_proven {
+        gate.reasons.push(if summary.mutants == 0 {
+            "nothing proven: the catalog found no site to mutate, so no test ran against a control"
+                .to_string()
+        } else {
+            format!(
+                "nothing proven: none of the {} mutant(s) reached a verdict ({} in files no test loads, {} unviable)",
+                summary.mutants, summary.unreached, summary.unviable
+            )
+        });
+    }
+    if summary.unreached > 0 {
+        gate.reasons.push(format!(
+            "{} mutant(s) in files no test loads (listed apart: the canary emptied each file and the suite stayed green)",
+            summary.unreached
+        ));
+    }
+    for absent in &findings.expected_absent {
+        gate.reasons
+            .push(format!("expected control absent: {absent}"));
+    }
+    let exit = [
+        (true, base),
+        (nothing_proven, ExitCode::NothingProven),
+        (summary.unreached > 0, ExitCode::SpecStale),
+        (
+            !findings.expected_absent.is_empty(),
+            ExitCode::ExpectedAbsent,
+        ),
+    ]
+    .into_iter()
+    .filter(|(applies, _)| *applies)
+    .fold(ExitCode::Ok, |worst, (_, code)| worst.worst_in_audit(code));
+    gate.passed = exit == ExitCode::Ok;
+    gate.exit_code = exit.code();
+    gate
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -277,6 +351,71 @@ mod tests {
         assert_eq!(
             evaluate(&mixed, &two, TimeoutPolicy::Survived, false).exit_code,
             2
+        );
+    }
+
+    #[test]
+    fn audit_order_nothing_proven_survivors_unreached_absent() {
+        let p = TimeoutPolicy::Killed;
+        let none = AuditFindings::default();
+        let absent = AuditFindings {
+            expected_absent: vec!["transport-security-passed (HTTP served)".into()],
+        };
+        // No site at all: nothing proven (6), not "passed".
+        let empty = Summary::default();
+        let g = audit(&empty, p, false, &none);
+        assert_eq!((g.exit_code, g.passed), (6, false));
+        assert!(g.reasons[0].starts_with("nothing proven"), "{g:?}");
+        assert_eq!(audit(&empty, p, false, &absent).exit_code, 6);
+        // Only unreached mutants: nothing proven, the files listed as a reason.
+        let unreached = s(|s| {
+            s.mutants = 2;
+            s.unreached = 2
+        });
+        let g = audit(&unreached, p, false, &none);
+        assert_eq!(g.exit_code, 6);
+        assert!(g.reasons.iter().any(|r| r.contains("files no test loads")));
+        // Survivors beside unreached files: 2, not 5.
+        let both = s(|s| {
+            s.mutants = 3;
+            s.survived = 1;
+            s.unreached = 2
+        });
+        assert_eq!(audit(&both, p, false, &none).exit_code, 2);
+        assert_eq!(
+            evaluate(&both, &GateConfig::default(), p, false).exit_code,
+            5
+        );
+        // Killed beside unreached: 5; beside an absent expected control: 7.
+        let killed_unreached = s(|s| {
+            s.mutants = 2;
+            s.killed = 1;
+            s.unreached = 1
+        });
+        assert_eq!(audit(&killed_unreached, p, false, &absent).exit_code, 5);
+        let killed = s(|s| {
+            s.mutants = 1;
+            s.killed = 1
+        });
+        let g = audit(&killed, p, false, &absent);
+        assert_eq!((g.exit_code, g.passed), (7, false));
+        assert!(g
+            .reasons
+            .iter()
+            .any(|r| r.starts_with("expected control absent: transport-security-passed")));
+        let g = audit(&killed, p, false, &none);
+        assert_eq!((g.exit_code, g.passed), (0, true));
+        // Interrupted and baseline-level codes still win.
+        assert_eq!(audit(&empty, p, true, &absent).exit_code, 130);
+        let survived_absent = s(|s| {
+            s.mutants = 1;
+            s.survived = 1
+        });
+        assert_eq!(audit(&survived_absent, p, false, &absent).exit_code, 2);
+        // Across a portfolio's repos: survivors in one outrank another that proved nothing.
+        assert_eq!(
+            ExitCode::NothingProven.worst_in_audit(ExitCode::GateFailed),
+            ExitCode::GateFailed
         );
     }
 

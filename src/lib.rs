@@ -22,6 +22,7 @@ pub mod commands;
 pub mod detect;
 pub mod diag;
 pub mod engine;
+pub mod environment;
 pub mod error;
 pub mod gate;
 pub mod go_test_json;
