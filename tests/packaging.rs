@@ -307,6 +307,10 @@ fn wheel() -> Option<PathBuf> {
     static WHEEL: OnceLock<Option<PathBuf>> = OnceLock::new();
     WHEEL
         .get_or_init(|| {
+            assert!(
+                repo_root().join("packaging/pypi/pyproject.toml").is_file(),
+                "no wheel project: packaging/pypi/pyproject.toml is missing"
+            );
             if let Some(w) = std::env::var_os("UNGUARD_WHEEL") {
                 let w = PathBuf::from(w);
                 assert!(w.is_file(), "UNGUARD_WHEEL={} is not a file", w.display());
