@@ -441,12 +441,15 @@ fn action_installs_the_verified_release_then_runs_shards_merges_and_gates() {
     assert_eq!(fx.verdicts("unguard.out"), verdicts, "{}", whole.log);
 }
 
+/// Changes a published release (archive, SHA256SUMS); returns a `sha256` pin.
+type Tamper = fn(&Path, &Path) -> Option<String>;
+
 /// Nothing is installed or run unless the archive's SHA-256 matches: a
 /// tampered archive, a wrong line in SHA256SUMS, a wrong pin, a missing line.
 #[test]
 fn action_refuses_a_release_whose_checksum_does_not_match() {
     let fx = fixture();
-    let cases: [(&str, fn(&Path, &Path) -> Option<String>, &str); 4] = [
+    let cases: [(&str, Tamper, &str); 4] = [
         (
             "archive replaced after the sums were made",
             |archive, _| {

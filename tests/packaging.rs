@@ -325,7 +325,7 @@ fn wheel() -> Option<PathBuf> {
             if !tool(&["maturin", "--version"], "python3 -m pip install maturin") {
                 return None;
             }
-            let out = repo_root().join(format!("target/wheels-test"));
+            let out = repo_root().join("target/wheels-test");
             let _ = std::fs::remove_dir_all(&out);
             let (code, log) = output(
                 Command::new("maturin")
@@ -371,7 +371,7 @@ fn the_wheel_installs_into_a_fresh_venv_and_runs_unguard() {
     );
     assert_eq!(code, 0, "pip install {name}: {log}");
     let bin = venv.path().join("bin/unguard");
-    let (code, version) = output(&mut Command::new(&bin).arg("--version"));
+    let (code, version) = output(Command::new(&bin).arg("--version"));
     assert_eq!(
         (code, version.trim()),
         (0, format!("unguard {VERSION}").as_str())
@@ -472,7 +472,10 @@ fn the_pre_commit_hook_installs_the_wheel_with_no_rust_and_checks_the_spec() {
             .is_match(&log),
         "{log}"
     );
-    assert!(log.contains("mutations apply cleanly"), "unguard check ran: {log}");
+    assert!(
+        log.contains("mutations apply cleanly"),
+        "unguard check ran: {log}"
+    );
 
     // A commit that rewrites the guarded line: the spec's find text is gone.
     fx.write("app.py", &SIX_FN_APP.replace("return 6", "return 3 * 2"));
