@@ -14,7 +14,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-python3 -m pip install -q "maturin>=1.7,<2" pre-commit
+python3 -m pip install -q "maturin>=1.9,<2" pre-commit
 command -v shellcheck >/dev/null 2>&1 || {
   export DEBIAN_FRONTEND=noninteractive
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
