@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# The action's one step (action.yml): installs unguard (install.sh) and runs
+# the mode in UNGUARD_MODE. Outputs go to GITHUB_OUTPUT.
+#
+#   run      unguard run [--shard K/N] --out OUT [ARGS]: records `exit`; fails
+#            when no outcomes.json was written, and, without a shard, with
+#            unguard's own exit code (an unsharded run is the gate)
+#   merge    unguard merge RESULTS --out OUT, then the reports comment.md,
+#            unguard.sarif, unguard-junit.xml: records `exit`; fails only when
+#            a report does not render
+#   comment  comment.sh
+#   gate     exits with UNGUARD_EXIT, with an ::error line that says why
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+: "${GITHUB_OUTPUT:?GITHUB_OUTPUT is not set (not on a GitHub runner?)}"
+
+output() {
+  echo "$1=$2" >> "$GITHUB_OUTPUT"
+}
+
+mode_run() {
+  local bin="$1" shard="${UNGUARD_SHARD:-}" out="${UNGUARD_OUT:-}" code=0
+  local -a extra=()
+  if [ -n "$shard" ]; then
+    [[ "$shard" =~ ^[0-9]+/[0-9]+$ ]] || { echo "::error title=unguard::shard '$shard' is not K/N"; exit 1; }
+    out="${out:-unguard-shard-${shard%%/*}}"
+  else
+    out="${out:-unguard.out}"
+  fi
+  read -r -a extra <<< "${UNGUARD_ARGS:-}"
+  "$bin" run "${UNGUARD_PATH:-.}" ${shard:+--shard "$shard"} --out "$out" "${extra[@]}" || code=$?
+  output exit "$code"
+  output out "$out"
+  echo "unguard run ${shard:+--shard $shard }exited $code"
+  if [ ! -f "$out/outcomes.json" ]; then
+    echo "::error title=unguard run::no $out/outcomes.json: unguard exited $code (1 invalid command line or spec, 4 baseline red, 5 spec errors, 130 interrupted); see the log above"
+    exit "$(( code == 0 ? 1 : code ))"
+  fi
+  if [ -z "$shard" ]; then
+    gate "$code"
+  fi
+}
+
+mode_merge() {
+  local bin="$1" out="${UNGUARD_OUT:-merged}" code=0 failed=0
+  local -a dirs=()
+  mapfile -t dirs < <(compgen -G "${UNGUARD_RESULTS:-unguard-shard-*/}" || true)
+  if [ "${#dirs[@]}" -eq 0 ]; then
+    echo "::error title=unguard merge::no shard results match '${UNGUARD_RESULTS:-unguard-shard-*/}'"
+    code=1
+  else
+    "$bin" merge "${dirs[@]}" --out "$out" || code=$?
+  fi
+  output exit "$code"
+  output out "$out"
+  echo "unguard merge exited $code"
+  if [ ! -f "$out/outcomes.json" ]; then
+    # No results: still replace the previous comment, which would be stale.
+    {
+      echo '<!-- unguard -->'
+      echo '## unguard: no results'
+      echo
+      echo "\`unguard merge\` exited $code without merged results: a shard did not finish."
+      echo "See the logs of [the workflow run](${GITHUB_SERVER_URL:-https://github.com}/${GITHUB_REPOSITORY:-}/actions/runs/${GITHUB_RUN_ID:-})."
+    } > comment.md
+    output comment comment.md
+    return 0
+  fi
+  # A report that did not render leaves no file behind.
+  "$bin" report "$out" --format md > comment.md || { rm -f comment.md; failed=1; }
+  "$bin" report "$out" --format sarif > unguard.sarif || { rm -f unguard.sarif; failed=1; }
+  "$bin" report "$out" --format junit > unguard-junit.xml || { rm -f unguard-junit.xml; failed=1; }
+  if [ -s comment.md ]; then output comment comment.md; fi
+  if [ -s unguard.sarif ]; then output sarif unguard.sarif; fi
+  return "$failed"
+}
+
+gate() {
+  local code="$1" why
+  case "$code" in
+    0) echo "unguard: every control proven"; exit 0 ;;
+    2) why="gate failed: a control was removed and no test turned red (survived or wrong-reason mutants)" ;;
+    3) why="a test suite hung (timeout under --timeout-is error)" ;;
+    4) why="the baseline is red, or it ran no tests" ;;
+    5) why="spec errors: no-op, ambiguous or unreached mutations" ;;
+    130) why="interrupted" ;;
+    *) why="invalid command line or spec, missing shard results, or an internal error" ;;
+  esac
+  echo "::error title=unguard::$why (exit ${code:-none}); see the PR comment or the job summary"
+  [[ "$code" =~ ^[0-9]+$ ]] || exit 1
+  exit "$code"
+}
+
+case "${UNGUARD_MODE:-}" in
+  run | merge)
+    # A separate assignment, so a failed install stops here (set -e).
+    bin="$(bash "$here/install.sh")"
+    "mode_$UNGUARD_MODE" "$bin"
+    ;;
+  comment) exec bash "$here/comment.sh" ;;
+  gate) gate "${UNGUARD_EXIT:-}" ;;
+  *)
+    echo "::error title=unguard::mode '${UNGUARD_MODE:-}' is not one of run, merge, comment, gate"
+    exit 1
+    ;;
+esac
