@@ -115,9 +115,17 @@ fn test_dir(name: &str) -> bool {
                 || n.starts_with("smoke")
                 || n.starts_with("system")
                 || n.starts_with("accept"))
-        || ["test_", "test-", "tests_", "tests-", "mock"]
-            .iter()
-            .any(|p| n.starts_with(p))
+        || [
+            "test_",
+            "test-",
+            "tests_",
+            "tests-",
+            "testhelper",
+            "testutil",
+            "mock",
+        ]
+        .iter()
+        .any(|p| n.starts_with(p))
         || n.ends_with("mock")
         || n.ends_with("mocks")
 }
