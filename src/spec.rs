@@ -1241,8 +1241,13 @@ fn resolve_select(src: &SourceFile, c: &Spanned<RawCommand>, diags: &mut Diagnos
     };
     if !has {
         diags.push(
-            src.at(c, "`test.select` must contain `{tests}` (as an argument of its own in an argv list)")
-                .with_fix("e.g. `select: \"python3 tests/run_tests.py --junit {junit} {tests}\"`, or `off`"),
+            src.at(
+                c,
+                "`test.select` must contain `{tests}` (as an argument of its own in an argv list)",
+            )
+            .with_fix(
+                "e.g. `select: \"python3 tests/run_tests.py --junit {junit} {tests}\"`, or `off`",
+            ),
         );
         return Select::Auto;
     }

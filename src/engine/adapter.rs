@@ -182,7 +182,9 @@ mod tests {
         let ids = vec!["a.B::t one".to_string(), "a.B::t2".to_string()];
         assert_eq!(
             t.command(&ids),
-            Some(Command::Shell("run --junit {junit} 'a.B::t one' a.B::t2".into()))
+            Some(Command::Shell(
+                "run --junit {junit} 'a.B::t one' a.B::t2".into()
+            ))
         );
         let t = Adapter::Template(argv(&["run", "{tests}", "-q"]));
         assert_eq!(
@@ -204,10 +206,25 @@ mod tests {
                 "PYTHONPATH=src python3 -m unittest -v tests.test_a.A.test_x".into()
             ))
         );
-        let x = unittest(&argv(&["python", "-m", "xmlrunner", "-o", "out", "discover"])).unwrap();
+        let x = unittest(&argv(&[
+            "python",
+            "-m",
+            "xmlrunner",
+            "-o",
+            "out",
+            "discover",
+        ]))
+        .unwrap();
         assert_eq!(
             x.command(&ids),
-            Some(argv(&["python", "-m", "xmlrunner", "-o", "out", "tests.test_a.A.test_x"]))
+            Some(argv(&[
+                "python",
+                "-m",
+                "xmlrunner",
+                "-o",
+                "out",
+                "tests.test_a.A.test_x"
+            ]))
         );
         // A parametrized id cannot be selected by unittest.
         assert_eq!(a.command(&["m.C::t[1]".to_string()]), None);

@@ -290,15 +290,18 @@ async fn run_check(
 /// Why a subset's run on the unmutated copy cannot back a kill; `None`
 /// when it is green and ran every test of the subset.
 fn why_not_green(exit: &Exit, report: Option<&Report>, tests: &[String]) -> Option<String> {
+    if let Some(red) = report.and_then(|r| r.red_ids().first().cloned()) {
+        return Some(format!(
+            "{red} is red on the unmutated copy ({})",
+            exit.describe()
+        ));
+    }
     if *exit != Exit::Code(0) {
         return Some(format!("{} on the unmutated copy", exit.describe()));
     }
     let Some(report) = report else {
         return Some("no JUnit report to show which tests ran".into());
     };
-    if let Some(red) = report.red_ids().first() {
-        return Some(format!("{red} is red on the unmutated copy"));
-    }
     let ran: HashSet<String> = report.cases.iter().map(TestCase::id).collect();
     let missing: Vec<&String> = tests.iter().filter(|t| !ran.contains(*t)).collect();
     match missing.first() {
@@ -344,7 +347,9 @@ mod tests {
     fn a_subset_is_usable_only_green_and_whole() {
         let r = |x: &str| parse(x).unwrap();
         let ids = vec!["m::a".to_string(), "m::b".to_string()];
-        let both = r(r#"<testsuite><testcase classname="m" name="a"/><testcase classname="m" name="b"/></testsuite>"#);
+        let both = r(
+            r#"<testsuite><testcase classname="m" name="a"/><testcase classname="m" name="b"/></testsuite>"#,
+        );
         assert_eq!(why_not_green(&Exit::Code(0), Some(&both), &ids), None);
         assert!(why_not_green(&Exit::Code(1), Some(&both), &ids).is_some());
         assert!(why_not_green(&Exit::Code(0), None, &ids).is_some());

@@ -401,7 +401,12 @@ async fn isolated_mutant(
     // Kill-first picks this mutant's tests from its canary: wait for it.
     if super::kill_first::needs_canary(ctx, i) {
         if let Some(pair) = ctx.pair_of(i) {
-            if ctx.canaries.wait(&pair, &mut cancel.clone()).await.is_none() {
+            if ctx
+                .canaries
+                .wait(&pair, &mut cancel.clone())
+                .await
+                .is_none()
+            {
                 return (Some(scratch), Ok(None));
             }
         }

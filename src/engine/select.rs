@@ -110,7 +110,14 @@ mod tests {
             ("PYTHONPATH".to_string(), "src".to_string()),
             ("PYTEST_ADDOPTS".to_string(), "-q".to_string()),
         ];
-        let env = env(&dir, &["t.m::a".into(), "t.m::b[::1]".into()], "m1", &base, false).unwrap();
+        let env = env(
+            &dir,
+            &["t.m::a".into(), "t.m::b[::1]".into()],
+            "m1",
+            &base,
+            false,
+        )
+        .unwrap();
         let get = |k: &str| env.iter().find(|(key, _)| key == k).unwrap().1.clone();
         assert_eq!(get("PYTHONPATH"), format!("{}:src", dir.display()));
         assert_eq!(get("PYTEST_ADDOPTS"), "-q -p unguard_select");

@@ -569,6 +569,7 @@ mod tests {
                     None => n.to_string(),
                 },
                 "time": format!("{:.1}s", m.duration_s),
+                "runs": crate::report::runs_cell(m),
                 "icon": if allowed { ALLOWED_ICON } else { icon(m.outcome) },
                 "label": if allowed { format!("{} (allowed)", m.outcome.as_str()) } else { m.outcome.as_str().to_string() },
                 "is_allowed": allowed,
@@ -634,7 +635,7 @@ mod tests {
             render("{% for k, v in mutants[0]|items %}{{ k }} {% endfor %}"),
             MUTANT_KEYS.join(" ") + " "
         );
-        assert_eq!(render("{{ mutants[0]|length }}"), "34");
+        assert_eq!(render("{{ mutants[0]|length }}"), "37");
         assert_eq!(
             render("{% for l in findings[0].diff_lines %}{{ l.kind }}:{{ l.text }}|{% endfor %}"),
             "meta:--- a/f.py|meta:+++ b/f.py|hunk:@@ -1,2 +1,2 @@|ctx: ctx|del:-old|add:+new|"
