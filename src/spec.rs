@@ -1235,15 +1235,15 @@ fn resolve_select(src: &SourceFile, c: &Spanned<RawCommand>, diags: &mut Diagnos
     let Some(cmd) = resolve_command(src, c, diags) else {
         return Select::Auto;
     };
-    let has = match &cmd {
-        Command::Shell(s) => s.contains("{tests}"),
-        Command::Argv(v) => v.iter().any(|a| a == "{tests}"),
+    let has = |key: &str| match &cmd {
+        Command::Shell(s) => s.contains(key),
+        Command::Argv(v) => v.iter().any(|a| a == key),
     };
-    if !has {
+    if !has("{tests}") && !has("{files}") {
         diags.push(
             src.at(
                 c,
-                "`test.select` must contain `{tests}` (as an argument of its own in an argv list)",
+                "`test.select` must contain `{tests}` or `{files}` (as an argument of its own in an argv list)",
             )
             .with_fix(
                 "e.g. `select: \"python3 tests/run_tests.py --junit {junit} {tests}\"`, or `off`",

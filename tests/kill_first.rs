@@ -178,11 +178,16 @@ fn without_killed_by_the_canarys_red_tests_then_the_siblings_killers_run_first()
     assert_eq!(c["subset_runs"][0]["result"], "killed", "{c:#}");
     assert_eq!(c["full_suite"], false, "{c:#}");
 
-    for args in [
-        &["-j", "2"][..],
-        &["-j", "1", "--full"],
-        &["-j", "2", "--no-canary"],
-    ] {
+    // At -j 2 the first mutant is taken while the canary runs on the other
+    // worker: it waits for the canary, so it too starts with the canary's tests.
+    let (code, out, err) = fx.run(&["run", "--out", "j2", "-j", "2"]);
+    assert_eq!(fx.verdicts("j2"), verdicts, "{}", ctx(code, &out, &err));
+    let o = fx.outcomes("j2");
+    for id in ["a", "b", "c"] {
+        let m = mutant(&o, id);
+        assert_eq!(m["subset_runs"][0]["stage"], "canary", "-j 2: {m:#}");
+    }
+    for args in [&["-j", "1", "--full"][..], &["-j", "2", "--no-canary"]] {
         let mut a = vec!["run", "--out", "again"];
         a.extend_from_slice(args);
         let (code, out, err) = fx.run(&a);
@@ -387,7 +392,8 @@ fn a_select_template_without_tests_is_a_spec_error() {
     let (code, out, err) = fx.run(&["check"]);
     assert_ne!(code, 0, "{}", ctx(code, &out, &err));
     assert!(
-        err.contains("`test.select` must contain `{tests}`") && err.contains("unguard.yaml:4"),
+        err.contains("`test.select` must contain `{tests}` or `{files}`")
+            && err.contains("unguard.yaml:4"),
         "{}",
         ctx(code, &out, &err)
     );

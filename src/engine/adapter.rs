@@ -9,10 +9,16 @@
 //!   command (`pytest`, `python -m pytest`, a wrapper script);
 //! - `python -m unittest` / `python -m xmlrunner`: the command with its
 //!   discovery arguments replaced by dotted ids (`pkg.mod.Class.test`);
-//! - `test.select`: a template with `{tests}`, for any other runner.
+//! - `test.select`: a template with `{tests}` (the JUnit ids) and/or
+//!   `{files}` (the test files that hold them, found in the copy), for any
+//!   other runner; the strict plugin is set up for it too, so a pytest
+//!   behind a template given `{files}` runs just the selected tests of
+//!   those files, and collects no other module.
 //!
 //! A config without one of these (or with `test.select: off`) runs the full
 //! suite for every mutant.
+
+use std::path::Path;
 
 use crate::run::shell_quote;
 use crate::spec::{Command, Select, TestConfig};
@@ -50,13 +56,22 @@ impl Adapter {
         }
     }
 
-    /// The command that runs only `ids` (`None`: the config's own command,
-    /// with the plugin's environment; see [`Adapter::plugin`]). `None` too
-    /// when the runner cannot select one of these ids.
-    pub fn command(&self, ids: &[String]) -> Option<Command> {
+    /// The command that runs only `ids` in the copy at `tree` (`None`: the
+    /// config's own command, with the plugin's environment; see
+    /// [`Adapter::plugin`]). `None` too when the runner cannot select one of
+    /// these ids (the plugin still selects them under pytest; another
+    /// runner then runs whole, which the subset check sees).
+    pub fn command(&self, ids: &[String], tree: &Path) -> Option<Command> {
         match self {
             Adapter::Pytest => None,
-            Adapter::Template(t) => Some(expand_tests(t, ids)),
+            Adapter::Template(t) => {
+                let files = if uses(t, "{files}") {
+                    files_of(ids, tree)?
+                } else {
+                    Vec::new()
+                };
+                Some(expand(&expand(t, "{tests}", ids), "{files}", &files))
+            }
             Adapter::Unittest { prefix, shell } => {
                 let dotted: Vec<String> = ids.iter().map(|i| dotted(i)).collect::<Option<_>>()?;
                 let mut argv = prefix.clone();
@@ -71,9 +86,10 @@ impl Adapter {
         }
     }
 
-    /// Whether a subset runs through the pytest plugin.
+    /// Whether a subset run gets the strict pytest plugin (ignored by a
+    /// runner that is not pytest).
     pub fn plugin(&self) -> bool {
-        matches!(self, Adapter::Pytest)
+        matches!(self, Adapter::Pytest | Adapter::Template(_))
     }
 }
 
@@ -84,19 +100,28 @@ fn names_pytest(c: &Command) -> bool {
         .any(|w| w == "pytest" || w == "py.test")
 }
 
-/// `template` with `{tests}` expanded: one shell-quoted word per id in a
-/// shell command, one argument per id in an argv list.
-fn expand_tests(template: &Command, ids: &[String]) -> Command {
+/// Whether `template` has the placeholder `key` (an argument of its own
+/// in an argv list).
+pub(crate) fn uses(template: &Command, key: &str) -> bool {
+    match template {
+        Command::Shell(s) => s.contains(key),
+        Command::Argv(v) => v.iter().any(|a| a == key),
+    }
+}
+
+/// `template` with `key` expanded to `values`: one shell-quoted word each
+/// in a shell command, one argument each in an argv list.
+fn expand(template: &Command, key: &str, values: &[String]) -> Command {
     match template {
         Command::Shell(s) => {
-            let words: Vec<String> = ids.iter().map(|i| shell_quote(i)).collect();
-            Command::Shell(s.replace("{tests}", &words.join(" ")))
+            let words: Vec<String> = values.iter().map(|i| shell_quote(i)).collect();
+            Command::Shell(s.replace(key, &words.join(" ")))
         }
         Command::Argv(v) => Command::Argv(
             v.iter()
                 .flat_map(|a| {
-                    if a == "{tests}" {
-                        ids.to_vec()
+                    if a == key {
+                        values.to_vec()
                     } else {
                         vec![a.clone()]
                     }
@@ -104,6 +129,25 @@ fn expand_tests(template: &Command, ids: &[String]) -> Command {
                 .collect(),
         ),
     }
+}
+
+/// The test files (relative to `tree`, once each, in order) that hold the
+/// tests `ids`: for `a.b.test_x.K::t`, the longest of `a/b/test_x/K.py`,
+/// `a/b/test_x.py`, `a/b.py`, … that is a file. `None` when one has none.
+fn files_of(ids: &[String], tree: &Path) -> Option<Vec<String>> {
+    let mut files: Vec<String> = Vec::new();
+    for id in ids {
+        let (class, _) = id.split_once("::")?;
+        let parts: Vec<&str> = class.split('.').collect();
+        let file = (1..=parts.len())
+            .rev()
+            .map(|k| format!("{}.py", parts[..k].join("/")))
+            .find(|f| tree.join(f).is_file())?;
+        if !files.contains(&file) {
+            files.push(file);
+        }
+    }
+    Some(files)
 }
 
 /// A JUnit id as unittest names the test: `pkg.mod.Class::test` →
@@ -180,16 +224,44 @@ mod tests {
     fn a_template_gets_one_word_per_id() {
         let t = Adapter::Template(Command::Shell("run --junit {junit} {tests}".into()));
         let ids = vec!["a.B::t one".to_string(), "a.B::t2".to_string()];
+        let nowhere = Path::new("/nonexistent");
         assert_eq!(
-            t.command(&ids),
+            t.command(&ids, nowhere),
             Some(Command::Shell(
                 "run --junit {junit} 'a.B::t one' a.B::t2".into()
             ))
         );
         let t = Adapter::Template(argv(&["run", "{tests}", "-q"]));
         assert_eq!(
-            t.command(&ids),
+            t.command(&ids, nowhere),
             Some(argv(&["run", "a.B::t one", "a.B::t2", "-q"]))
+        );
+    }
+
+    #[test]
+    fn files_are_the_test_modules_found_in_the_copy() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(d.path().join("tests/unit")).unwrap();
+        std::fs::write(d.path().join("tests/unit/test_a.py"), "").unwrap();
+        std::fs::write(d.path().join("tests/test_b.py"), "").unwrap();
+        let ids: Vec<String> = [
+            "tests.unit.test_a.K::t1",
+            "tests.test_b::t2[x.y]",
+            "tests.unit.test_a::t3",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let t = Adapter::Template(Command::Shell("pytest -q {files}".into()));
+        assert_eq!(
+            t.command(&ids, d.path()),
+            Some(Command::Shell(
+                "pytest -q tests/unit/test_a.py tests/test_b.py".into()
+            ))
+        );
+        assert_eq!(
+            t.command(&["nowhere.test_c::t".to_string()], d.path()),
+            None
         );
     }
 
@@ -200,8 +272,9 @@ mod tests {
         ))
         .unwrap();
         let ids = vec!["tests.test_a.A::test_x".to_string()];
+        let tree = Path::new("/nonexistent");
         assert_eq!(
-            a.command(&ids),
+            a.command(&ids, tree),
             Some(Command::Shell(
                 "PYTHONPATH=src python3 -m unittest -v tests.test_a.A.test_x".into()
             ))
@@ -216,7 +289,7 @@ mod tests {
         ]))
         .unwrap();
         assert_eq!(
-            x.command(&ids),
+            x.command(&ids, tree),
             Some(argv(&[
                 "python",
                 "-m",
@@ -227,7 +300,7 @@ mod tests {
             ]))
         );
         // A parametrized id cannot be selected by unittest.
-        assert_eq!(a.command(&["m.C::t[1]".to_string()]), None);
+        assert_eq!(a.command(&["m.C::t[1]".to_string()], tree), None);
         assert!(unittest(&Command::Shell("cd x && python -m unittest".into())).is_none());
         assert!(unittest(&Command::Shell("make test".into())).is_none());
     }

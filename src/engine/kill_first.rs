@@ -304,13 +304,12 @@ fn why_not_green(exit: &Exit, report: Option<&Report>, tests: &[String]) -> Opti
     };
     let ran: HashSet<String> = report.cases.iter().map(TestCase::id).collect();
     let missing: Vec<&String> = tests.iter().filter(|t| !ran.contains(*t)).collect();
-    match missing.first() {
-        Some(t) => Some(format!(
+    missing.first().map(|t| {
+        format!(
             "{} of its tests did not run (e.g. {t}): the runner did not select them",
             missing.len()
-        )),
-        None => None,
-    }
+        )
+    })
 }
 
 #[cfg(test)]

@@ -263,7 +263,10 @@ pub(super) async fn run_suite(
         }
     }
     let own;
-    let command = match call.adapter.and_then(|a| a.command(call.select)) {
+    let command = match call
+        .adapter
+        .and_then(|a| a.command(call.select, &scratch.tree))
+    {
         Some(c) => {
             own = c;
             &own
