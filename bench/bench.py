@@ -388,13 +388,16 @@ def killed_ratio(res, with_checks=False):
     return num / (len(kills) * base), len(kills)
 
 
-def killfirst_target(rep, ug, tmp, reps, label, root, goal, hand_wall=None):
+def killfirst_target(rep, ug, tmp, reps, label, root, goal, hand_wall=None, quick=False):
     variants = {
         "kill-first, --recheck-kills 0": ("--recheck-kills", "0"),
         "kill-first (default: --recheck-kills 1)": (),
         "--full, --recheck-kills 0": ("--full", "--recheck-kills", "0"),
         "--full (default: --recheck-kills 1)": ("--full",),
     }
+    if quick:
+        # A long suite: the full-suite variant once, without confirmation.
+        del variants["--full (default: --recheck-kills 1)"]
     runs = {k: [] for k in variants}
     for r in range(reps):
         for name, extra in variants.items():
@@ -453,7 +456,7 @@ def section_killfirst(rep, ug, tmp, reps, real):
         walls.append(hand_loop(root, muts, spec["test"]["command"], tmp, 20.0)[0])
     killfirst_target(rep, ug, tmp, reps, "examples/demo-server", root, 0.5, med(walls))
     for label, path in real:
-        killfirst_target(rep, ug, tmp, reps, label, Path(path), 0.3)
+        killfirst_target(rep, ug, tmp, reps, label, Path(path), 0.3, quick=True)
 
 
 def section_confirm(rep, ug, tmp, reps):
