@@ -9,8 +9,12 @@ Writes bench/RESULTS.md (or --results FILE) and prints the same. Sections:
 
 demo  examples/demo-server (9 mutants, one a deliberate 5 s timeout): the hand
       loop (per mutant: cp -r, a Python one-liner replace, git diff --no-index
-      --exit-code, timeout <secs> <suite>, rm -rf), unguard run -j1 (with and
-      without --no-canary) and -j2.
+      --exit-code, timeout <secs> <suite>, rm -rf), unguard run --full -j1 (with
+      and without --no-canary) and -j2.
+killfirst  test selection (issue 17): the demo at -j1 with kill-first and with
+      --full, with and without kill confirmation: Σ killed mutants' time ÷
+      (killed × baseline), verdicts compared; --killfirst-real LABEL=DIR adds a
+      real target (a checkout with its own unguard.yaml).
 scale the 10k repo again with --scale-mutants mutations (100): -j1 and -j2,
       and the fixed costs per run against the cost per mutant.
 big   a generated git repo of 10,000 files / 200 MB with a CPU-light suite
@@ -229,12 +233,12 @@ def unguard_run(ug, root, jobs, tmp, extra=(), env=None, confirm=False):
     }
 
 
-def unguard_variants(ug, root, tmp, reps, j2_no_canary=True):
+def unguard_variants(ug, root, tmp, reps, j2_no_canary=True, base=()):
     variants = {
-        "-j1": (1, (), None),
-        "-j1 --no-canary": (1, ("--no-canary",), None),
-        "-j2": (2, (), None),
-        "-j2 --no-canary": (2, ("--no-canary",), None),
+        "-j1": (1, (*base,), None),
+        "-j1 --no-canary": (1, (*base, "--no-canary"), None),
+        "-j2": (2, (*base,), None),
+        "-j2 --no-canary": (2, (*base, "--no-canary"), None),
     }
     if not j2_no_canary:
         del variants["-j2 --no-canary"]
@@ -331,12 +335,18 @@ def section_demo(rep, ug, tmp, reps):
         log(f"demo: hand loop (rep {r + 1}/{reps})")
         # auto timeout = max(20 s, 5 × baseline ≈ 0.8 s) = 20 s
         hands.append(hand_loop(root, muts, command, tmp, 20.0))
-    runs = unguard_variants(ug, root, tmp, reps, j2_no_canary=False)
+    # --full: every mutant runs the full suite, as in the hand loop (the
+    # overhead targets measure unguard's own cost per suite run); the
+    # killfirst section measures selection.
+    runs = unguard_variants(ug, root, tmp, reps, j2_no_canary=False, base=("--full",))
     sums = summarize(runs)
     hand = {"wall": med([h[0] for h in hands]), "suite": med([sum(h[1]) for h in hands])}
     ok = all(agree(r["outcomes"], muts, h[2]) for r in runs["-j1"] for h in hands)
 
     rep.h("Demo: examples/demo-server (9 mutants, one a 5 s timeout)")
+    rep.p("unguard runs here with `--full` (every mutant on the full suite, as the hand loop "
+          "does); the kill-first section below measures test selection.")
+    rep.p()
     rep.p(f"Hand loop per mutant: `cp -r` of the demo, a Python one-liner replace, "
           f"`git diff --no-index --exit-code`, `timeout <secs> sh -c '{command}'`, `rm -rf`. "
           f"Its verdicts (green/red/hung) {'agree' if ok else 'DO NOT agree'} with unguard's.")
@@ -348,6 +358,105 @@ def section_demo(rep, ug, tmp, reps):
     contender_table(rep, hand, runs, sums, hand["suite"])
     ratio_targets(rep, "demo", hand, sums, hand["suite"], "Σ suite from the hand loop", False)
     return sums, hand
+
+
+def killfirst_run(ug, root, tmp, extra=()):
+    """One `unguard run -j1` of `root`: wall and outcomes.json."""
+    out = fresh_dir(tmp, "out-") / "out"
+    argv = [str(ug), "run", str(root), "-j", "1", "--out", str(out), *extra]
+    t0 = time.perf_counter()
+    p = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    wall = time.perf_counter() - t0
+    if p.returncode not in (0, 2):
+        raise SystemExit(f"{' '.join(argv)} exited {p.returncode}\n{p.stderr[-3000:]}")
+    res = json.loads((out / "outcomes.json").read_text())
+    rmtree(out.parent)
+    return {"wall": wall, "res": res}
+
+
+def killed_ratio(res, with_checks=False):
+    """Σ killed mutants' duration_s ÷ (killed × baseline), and the kills.
+    `with_checks`: the subset checks (runs on the unmutated copy, once per
+    distinct subset) added to the numerator."""
+    kills = [m for m in res["mutants"] if m["outcome"] == "killed"]
+    base = sum(b["duration_s"] for b in res["baselines"])
+    if not kills or not base:
+        return float("nan"), 0
+    num = sum(m["duration_s"] for m in kills)
+    if with_checks:
+        num += sum(c["duration_s"] for c in res.get("subset_checks", []))
+    return num / (len(kills) * base), len(kills)
+
+
+def killfirst_target(rep, ug, tmp, reps, label, root, goal, hand_wall=None, quick=False):
+    variants = {
+        "kill-first, --recheck-kills 0": ("--recheck-kills", "0"),
+        "kill-first (default: --recheck-kills 1)": (),
+        "--full, --recheck-kills 0": ("--full", "--recheck-kills", "0"),
+        "--full (default: --recheck-kills 1)": ("--full",),
+    }
+    if quick:
+        # A long suite: the full-suite variant once, without confirmation.
+        del variants["--full (default: --recheck-kills 1)"]
+    runs = {k: [] for k in variants}
+    for r in range(reps):
+        for name, extra in variants.items():
+            log(f"killfirst: {label} -j1 {name} (rep {r + 1}/{reps})")
+            runs[name].append(killfirst_run(ug, root, tmp, extra))
+    verdicts = {name: [{m["id"]: m["outcome"] for m in x["res"]["mutants"]} for x in rs]
+                for name, rs in runs.items()}
+    first = verdicts["--full, --recheck-kills 0"][0]
+    same = all(v == first for vs in verdicts.values() for v in vs)
+    rows = []
+    for name, rs in runs.items():
+        ratios = [killed_ratio(x["res"]) for x in rs]
+        with_checks = [killed_ratio(x["res"], True)[0] for x in rs]
+        base = med([sum(b["duration_s"] for b in x["res"]["baselines"]) for x in rs])
+        full_runs = med([sum(1 for m in x["res"]["mutants"] if m.get("full_suite")) for x in rs])
+        rows.append([name, fmt_s(med([x["wall"] for x in rs])), fmt_s(base),
+                     f"{ratios[0][1]}", f"{med([r for r, _ in ratios]):.3f}",
+                     f"{med(with_checks):.3f}", f"{full_runs:g} of {len(rs[0]['res']['mutants'])}"])
+    if hand_wall is not None:
+        rows.append(["hand loop (full suite per mutant)", fmt_s(hand_wall), "–", "–", "–", "–", "all"])
+    rep.h(f"Kill-first: {label}")
+    rep.p(f"-j1, medians of {reps} runs. Ratio = Σ killed mutants' `duration_s` (every run of "
+          f"the mutant: subsets, full suite, confirmation) ÷ (killed × baseline). The second "
+          f"ratio adds every subset check (a subset's run on the unmutated copy, once per "
+          f"distinct subset) to the numerator. Verdicts "
+          f"{'identical' if same else 'DIFFER'} across all variants and repetitions.")
+    rep.p()
+    rep.table(["contender", "wall (median)", "baseline", "killed", "Σ killed ÷ (killed × baseline)",
+               "same, subset checks included", "mutants that ran the full suite"], rows)
+    sel = med([killed_ratio(x["res"])[0] for x in runs["kill-first, --recheck-kills 0"]])
+    dflt = med([killed_ratio(x["res"])[0] for x in runs["kill-first (default: --recheck-kills 1)"]])
+    rep.target(f"kill-first {label}: Σ killed ÷ (killed × baseline), --recheck-kills 0", sel,
+               "<=", goal, "-j1, outcomes.json")
+    rep.target(f"kill-first {label}: the same with kill confirmation (default)", dflt,
+               "<=", goal, "-j1, outcomes.json")
+    rep.target(f"kill-first {label}: verdicts identical to --full", 1.0 if same else 0.0,
+               ">=", 1.0, "every variant and repetition")
+    if not same:
+        for name, vs in verdicts.items():
+            diff = {k: v for k, v in vs[0].items() if first.get(k) != v}
+            if diff:
+                rep.p(f"`{name}` differs: {diff}")
+        rep.p()
+
+
+def section_killfirst(rep, ug, tmp, reps, real):
+    root = REPO / "examples/demo-server"
+    import yaml
+    spec = yaml.safe_load((root / "unguard.yaml").read_text())
+    muts = [{"id": m["id"], "file": m["file"], "find": m["find"], "replace": m["replace"],
+             "timeout": parse_duration(m["timeout"]) if "timeout" in m else None}
+            for m in spec["mutations"]]
+    walls = []
+    for r in range(reps):
+        log(f"killfirst: demo hand loop (rep {r + 1}/{reps})")
+        walls.append(hand_loop(root, muts, spec["test"]["command"], tmp, 20.0)[0])
+    killfirst_target(rep, ug, tmp, reps, "examples/demo-server", root, 0.5, med(walls))
+    for label, path in real:
+        killfirst_target(rep, ug, tmp, reps, label, Path(path), 0.3, quick=True)
 
 
 def section_confirm(rep, ug, tmp, reps):
@@ -918,7 +1027,7 @@ def main():
     ap.add_argument("--reps", type=int, default=3, help="repetitions (demo, copy)")
     ap.add_argument("--big-reps", type=int, default=5,
                     help="repetitions of the unguard runs on the 10k repo")
-    ap.add_argument("--only", default="demo,confirm,big,scale,copy,rss")
+    ap.add_argument("--only", default="demo,confirm,killfirst,big,scale,copy,rss")
     ap.add_argument("--scale-mutants", type=int, default=100,
                     help="scale: mutations in the second run of the 10k repo")
     ap.add_argument("--hand-mutants", type=int, default=5,
@@ -930,6 +1039,8 @@ def main():
     ap.add_argument("--before-harness", help="an older workspace_copy bench binary")
     ap.add_argument("--before-label", default="an older build",
                     help="what the --before-* binaries are, for RESULTS.md")
+    ap.add_argument("--killfirst-real", action="append", default=[], metavar="LABEL=DIR",
+                    help="killfirst: also a real target (a git checkout with its unguard.yaml)")
     ap.add_argument("--rss-killed", action="store_true",
                     help="rss: also a 10,000-mutant run where every mutant is killed")
     args = ap.parse_args()
@@ -948,6 +1059,9 @@ def main():
             section_demo(rep, ug, tmp, args.reps)
         if "confirm" in only:
             section_confirm(rep, ug, tmp, args.reps)
+        if "killfirst" in only:
+            real = [tuple(x.split("=", 1)) for x in args.killfirst_real]
+            section_killfirst(rep, ug, tmp, args.reps, real)
         root = None
         if "big" in only:
             root, _ = section_big(rep, ug, tmp, args.big_reps, args.hand_mutants)
@@ -977,7 +1091,7 @@ def main():
 
     head = ["# unguard benchmark results", "",
             f"Written by `python3 bench/bench.py --reps {args.reps} --big-reps {args.big_reps}"
-            f"{' --only ' + args.only if args.only != 'demo,confirm,big,scale,copy,rss' else ''}"
+            f"{' --only ' + args.only if args.only != 'demo,confirm,killfirst,big,scale,copy,rss' else ''}"
             f"{' --before-bin …' if args.before_bin else ''}"
             f"{' --before-harness …' if args.before_harness else ''}` "
             f"in {time.perf_counter() - started:.0f} s. Medians of {args.reps} repetitions "

@@ -397,6 +397,7 @@ pub fn test_config(detected: &Detected, command: Option<&str>) -> Result<TestCon
         preset,
         check: None,
         git: Default::default(),
+        select: Default::default(),
     })
 }
 

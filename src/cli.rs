@@ -254,6 +254,10 @@ pub struct ExecArgs {
     /// Skip the canary (the reach proof that empties each target file once).
     #[arg(long)]
     pub no_canary: bool,
+    /// Run every mutant against the full suite: no kill-first (the tests
+    /// that can kill a mutant, run before the full suite).
+    #[arg(long)]
+    pub full: bool,
     /// Run each baseline N times; any run that differs from the first (red,
     /// hung, another test count) stops the run as a flaky baseline (exit 4).
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=100))]

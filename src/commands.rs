@@ -195,6 +195,7 @@ fn engine_options(
         thresholds: spec.thresholds,
         selection: plan.selection.clone(),
         isolation: isolation(exec),
+        full: exec.full,
     }
 }
 

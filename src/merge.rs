@@ -59,6 +59,10 @@ pub fn merge(dirs: &[PathBuf]) -> Result<Results> {
         duration_s: shards.iter().map(|(_, r)| r.duration_s).fold(0.0, f64::max),
         baselines,
         canaries,
+        subset_checks: shards
+            .iter()
+            .flat_map(|(_, r)| r.subset_checks.iter().cloned())
+            .collect(),
         mutants,
         summary,
         gate,

@@ -471,6 +471,26 @@ pub fn after_canary(
     canary_unreached(file, killed_by, canary)
 }
 
+/// A verdict (killed or timeout) that a run of a subset of the suite
+/// decided (kill-first): said so in its detail. The full suite did not
+/// run; the subset ran green on the unmutated copy before.
+pub fn by_subset(v: Verdict, stage: &str, n: usize) -> Verdict {
+    let tests = if n == 1 { "test" } else { "tests" };
+    let from = match stage {
+        "expected-killers" => "its expected killers",
+        "canary" => "the tests its file's canary turned red",
+        "siblings" => "the tests that killed other mutants of its file",
+        other => other,
+    };
+    Verdict {
+        detail: format!(
+            "{} (a run of {n} selected {tests}: {from}, green on the unmutated copy; the full suite did not run)",
+            v.detail
+        ),
+        ..v
+    }
+}
+
 /// A kill that did not reproduce: re-check `k` of `rechecks` (log `log`)
 /// was not red for the right reason, so the kill is no proof. The first
 /// run's facts stay; the red tests are the first run's.
@@ -670,6 +690,7 @@ mod tests {
             preset,
             check: None,
             git: Default::default(),
+            select: Default::default(),
         }
     }
     fn run(exit: Exit) -> RunResult {

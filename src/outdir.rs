@@ -118,6 +118,17 @@ pub fn recheck_log_name(id: &str, k: usize) -> String {
     format!("{id}@recheck-{k}.log")
 }
 
+/// The log of subset run `k` (1-based) of mutant `id` (kill-first).
+pub fn subset_log_name(id: &str, k: usize) -> String {
+    format!("{id}@subset-{k}.log")
+}
+
+/// The log of subset check `k` (1-based): a subset of the suite run on the
+/// unmutated copy.
+pub fn subset_check_log_name(k: usize) -> String {
+    format!("@subset-check-{k}.log")
+}
+
 /// The log of the canary that empties `file` under test config `test` (of `n_tests`).
 pub fn canary_log_name(file: &str, test: usize, n_tests: usize) -> String {
     if n_tests == 1 {
@@ -150,6 +161,9 @@ pub fn discard_mutant_files(out: &Path, r: &MutantResult, rechecks: usize) {
     let _ = std::fs::remove_file(out.join(check_log_name(&r.id)));
     for k in 1..=rechecks {
         let _ = std::fs::remove_file(out.join(recheck_log_name(&r.id, k)));
+    }
+    for run in &r.subset_runs {
+        let _ = std::fs::remove_file(out.join(&run.log_file));
     }
 }
 

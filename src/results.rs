@@ -137,6 +137,47 @@ pub struct MutantResult {
     /// the next run; 0 when they left the copy as they found it.
     #[serde(default)]
     pub reset_paths: usize,
+    /// The runs of a subset of the tests this mutant had before (or instead
+    /// of) the full suite, in order (kill-first; empty under `--full`).
+    #[serde(default)]
+    pub subset_runs: Vec<SubsetRun>,
+    /// Whether the full suite ran with this mutant in place (its verdict
+    /// then is the full suite's). False for a kill by a subset, and for a
+    /// mutant that never ran.
+    #[serde(default)]
+    pub full_suite: bool,
+}
+
+/// One run of a subset of the suite with a mutant in place.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, JsonSchema)]
+pub struct SubsetRun {
+    /// Where the tests come from: `expected-killers` (`expect.killed_by`),
+    /// `canary` (red with the file emptied) or `siblings` (killed another
+    /// mutant of the file).
+    pub stage: String,
+    /// JUnit ids of the tests it ran.
+    pub tests: Vec<String>,
+    /// `killed` or `timeout` (final), else `passed-on` (the next stage, or
+    /// the full suite, decides).
+    pub result: String,
+    /// Why, in one sentence.
+    pub detail: String,
+    pub duration_s: f64,
+    /// Its log, inside the output dir.
+    pub log_file: String,
+}
+
+/// A subset of the suite run once on the unmutated copy: only a subset that
+/// was green there may kill a mutant.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, JsonSchema)]
+pub struct SubsetCheck {
+    pub command: String,
+    pub tests: Vec<String>,
+    pub green: bool,
+    /// Why it cannot be used, when it is not green.
+    pub detail: String,
+    pub duration_s: f64,
+    pub log_file: String,
 }
 
 impl MutantResult {
@@ -174,6 +215,8 @@ impl MutantResult {
             tests_ran: Vec::new(),
             allowed: None,
             reset_paths: 0,
+            subset_runs: Vec::new(),
+            full_suite: false,
         }
     }
 
@@ -435,6 +478,9 @@ pub struct Results {
     pub duration_s: f64,
     pub baselines: Vec<BaselineResult>,
     pub canaries: Vec<CanaryResult>,
+    /// Every subset of the suite run on the unmutated copy (kill-first).
+    #[serde(default)]
+    pub subset_checks: Vec<SubsetCheck>,
     pub mutants: Vec<MutantResult>,
     pub summary: Summary,
     pub gate: GateResult,

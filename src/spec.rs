@@ -86,6 +86,8 @@ struct RawTest {
     fail_codes: Option<Vec<i32>>,
     #[serde(default)]
     check: Option<Spanned<RawCommand>>,
+    #[serde(default)]
+    select: Option<Spanned<RawCommand>>,
 }
 
 #[derive(Debug, Deserialize, Clone)]
@@ -251,6 +253,23 @@ pub struct TestConfig {
     /// `workspace.git`: which git repository the suite sees (the same for
     /// every test config of a spec).
     pub git: SuiteGit,
+    /// `test.select`: how a subset of the tests is run (kill-first).
+    pub select: Select,
+}
+
+/// `test.select`: how unguard runs a subset of the suite by test id, to try
+/// the tests that can kill a mutant before the full suite.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub enum Select {
+    /// Unset: the runner's own adapter, when unguard knows the runner
+    /// (pytest, `python -m unittest`); else the full suite only.
+    #[default]
+    Auto,
+    /// `off`: every mutant runs the full suite.
+    Off,
+    /// A command with `{tests}`: the selected test ids (JUnit form,
+    /// `classname::name`), one argument each.
+    Template(Command),
 }
 
 /// `workspace.git`: the git repository a suite sees in its copy.
@@ -763,6 +782,7 @@ fn no_command() -> TestConfig {
         preset: Preset::Generic,
         check: None,
         git: SuiteGit::default(),
+        select: Select::Auto,
     }
 }
 
@@ -1158,6 +1178,10 @@ fn resolve_test(
         Some(c) => resolve_command(src, c, diags),
         None => base.and_then(|b| b.check.clone()),
     };
+    let select = match &raw.select {
+        Some(c) => resolve_select(src, c, diags),
+        None => base.map(|b| b.select.clone()).unwrap_or_default(),
+    };
     let command = command?;
     let (fail_codes, preset) = match (&raw.fail_codes, &raw.preset) {
         (Some(codes), _) => {
@@ -1197,7 +1221,37 @@ fn resolve_test(
         preset,
         check,
         git: base.map(|b| b.git).unwrap_or_default(),
+        select,
     })
+}
+
+/// `test.select`: `auto`, `off`, or a command template with `{tests}`.
+fn resolve_select(src: &SourceFile, c: &Spanned<RawCommand>, diags: &mut Diagnostics) -> Select {
+    match &c.value {
+        RawCommand::Shell(s) if s.trim() == "auto" => return Select::Auto,
+        RawCommand::Shell(s) if s.trim() == "off" => return Select::Off,
+        _ => {}
+    }
+    let Some(cmd) = resolve_command(src, c, diags) else {
+        return Select::Auto;
+    };
+    let has = |key: &str| match &cmd {
+        Command::Shell(s) => s.contains(key),
+        Command::Argv(v) => v.iter().any(|a| a == key),
+    };
+    if !has("{tests}") && !has("{files}") {
+        diags.push(
+            src.at(
+                c,
+                "`test.select` must contain `{tests}` or `{files}` (as an argument of its own in an argv list)",
+            )
+            .with_fix(
+                "e.g. `select: \"python3 tests/run_tests.py --junit {junit} {tests}\"`, or `off`",
+            ),
+        );
+        return Select::Auto;
+    }
+    Select::Template(cmd)
 }
 
 /// Why a path is not a relative path inside the target root (see [`check_rel_path`]).

@@ -8,16 +8,17 @@
 //! keeps the first such error and stops every other job.
 
 use std::collections::{BTreeSet, HashMap};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use tokio::sync::{watch, Notify};
 
+use super::adapter::Adapter;
 use super::suite::{run_suite, SuiteCall};
 use super::{Ctx, EngineOptions};
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::error::{Error, Result};
-use crate::junit::{self, TestPattern};
+use crate::junit::{self, Reading, TestPattern};
 use crate::outcome::{self, BaselineVerdict};
 use crate::outdir;
 use crate::plan::Plan;
@@ -25,6 +26,7 @@ use crate::progress::Progress;
 use crate::results::BaselineResult;
 use crate::run;
 use crate::spec::{TestConfig, TimeoutSetting};
+use crate::suite_log::Runner;
 use crate::workspace::Scratch;
 
 /// Floor and multiplier of the automatic timeout (as cargo-mutants).
@@ -37,10 +39,13 @@ pub const BASELINE_CAP: Duration = Duration::from_secs(30 * 60);
 enum Slot {
     /// Queued or running: its canaries and mutants wait.
     Pending,
-    /// Green: its row, and the timeout its mutants run under.
+    /// Green: its row, the timeout its mutants run under, its JUnit report
+    /// (the tests a subset is picked from) and how it runs a subset.
     Green {
         result: BaselineResult,
         timeout: Duration,
+        report: Option<Arc<junit::Report>>,
+        adapter: Option<Adapter>,
     },
 }
 
@@ -97,6 +102,19 @@ impl Board {
         }
     }
 
+    /// The JUnit report of test config `test`'s green baseline, and the
+    /// adapter that runs a subset of its tests (kill-first).
+    pub fn subset_source(&self, test: usize) -> Option<(Arc<junit::Report>, Adapter)> {
+        match lock(&self.slots).get(test) {
+            Some(Slot::Green {
+                report: Some(r),
+                adapter: Some(a),
+                ..
+            }) => Some((r.clone(), a.clone())),
+            _ => None,
+        }
+    }
+
     /// The rows of the green baselines, in test config order.
     pub fn results(&self) -> Vec<BaselineResult> {
         lock(&self.slots)
@@ -122,12 +140,14 @@ impl Board {
 
     /// Record a green baseline; when it is the last one, warn once about
     /// every command whose tests are not counted.
-    fn green_now(&self, test: usize, green: Green, progress: &Progress) {
+    fn green_now(&self, test: usize, cfg: &TestConfig, green: Green, progress: &Progress) {
         let all_green = {
             let mut slots = lock(&self.slots);
             slots[test] = Slot::Green {
                 result: green.result,
                 timeout: green.timeout,
+                adapter: Adapter::for_config(cfg, green.pytest_seen),
+                report: green.report.map(Arc::new),
             };
             slots.iter().all(|s| matches!(s, Slot::Green { .. }))
         };
@@ -199,7 +219,7 @@ pub(super) async fn run_job(
     settling.done = true;
     match checked {
         Ok(green) => {
-            board.green_now(test, green, progress);
+            board.green_now(test, cfg, green, progress);
             true
         }
         // Stopped by Ctrl-C, or by another baseline's error.
@@ -220,6 +240,8 @@ struct Green {
     result: BaselineResult,
     timeout: Duration,
     report: Option<junit::Report>,
+    /// Its log shows that pytest (and no other runner) ran.
+    pytest_seen: bool,
 }
 
 /// The baseline of test config `i` (of `n_tests`), in worker `worker`'s copy.
@@ -311,6 +333,7 @@ impl Baseline<'_> {
                 header: format!("baseline of `{}`", cfg.command.display()),
                 read_junit: true,
                 select: &[],
+                adapter: None,
                 progress: self.progress,
             },
             self.cancel,
@@ -319,6 +342,8 @@ impl Baseline<'_> {
         // Tests counted by the configured report, or (without `test.junit`)
         // by the report pytest wrote for unguard or the runner's summary line.
         let total = run.junit.tests_total();
+        let pytest_seen = run.seen == [Runner::Pytest]
+            || matches!(&run.junit, Reading::Observed(o) if o.pytest_alone());
         let report = match outcome::baseline(&run.res.exit, cfg, run.junit) {
             BaselineVerdict::Interrupted => return Err(Error::Interrupted),
             BaselineVerdict::Red { reason, tail } => {
@@ -356,6 +381,7 @@ impl Baseline<'_> {
             },
             timeout,
             report,
+            pytest_seen,
         })
     }
 }

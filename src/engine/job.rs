@@ -4,18 +4,19 @@
 //! back at exactly one place, [`Applied::restore`].
 
 use std::ops::{Deref, DerefMut};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
 
+use super::kill_first::{self, Stage};
 use super::suite::{env_for, put_back, run_suite, SuiteCall, SuiteRun};
 use super::Ctx;
 use crate::error::{Error, Result};
 use crate::junit::Report;
 use crate::outcome::{self, CanaryFinding, CanaryVerdict, Verdict};
 use crate::plan::{Entry, Mutant};
-use crate::results::{CanaryResult, MutantResult, Outcome};
+use crate::results::{CanaryResult, MutantResult, Outcome, SubsetRun};
 use crate::run::{self, Exit, Invocation};
 use crate::workspace::Scratch;
 use crate::{mutate, outdir};
@@ -79,7 +80,7 @@ impl Ctx {
     }
 
     /// The timeout of mutant `m` (or of a canary: `None`) under test config `test`.
-    fn timeout(&self, m: Option<&Mutant>, test: usize) -> Duration {
+    pub(super) fn timeout(&self, m: Option<&Mutant>, test: usize) -> Duration {
         self.opts
             .timeout
             .or_else(|| m.and_then(|m| m.timeout))
@@ -114,6 +115,7 @@ pub(super) async fn run_canary(
             header: format!("canary: {file} emptied"),
             read_junit: true,
             select: &[],
+            adapter: None,
             progress: &ctx.progress,
         },
         cancel,
@@ -167,6 +169,11 @@ pub(super) async fn run_mutant(
     let original = ctx.original(&m.file)?;
     let started = Instant::now();
     ctx.progress.status(&m.id);
+    // Before the mutant is in place: the subsets it may run are checked
+    // on the unmutated copy.
+    let Some(stages) = kill_first::stages(w, scratch, ctx, index, cancel).await? else {
+        return Ok(None);
+    };
     let mutated = m.mutated(original)?;
     let mut applied = Applied::write(scratch, &m.file, original, &mutated)?;
     let verdict = MutantRun {
@@ -177,11 +184,29 @@ pub(super) async fn run_mutant(
         started,
         cancel,
         reset: AtomicUsize::new(0),
+        spent_us: AtomicU64::new(0),
+        stages,
     }
     .run(&mut applied)
     .await;
     applied.restore()?;
-    verdict
+    let verdict = verdict?;
+    if let Some(r) = &verdict {
+        if r.outcome == Outcome::Killed && !ctx.opts.full {
+            ctx.kill_first
+                .record_kill((m.file.clone(), m.test), &r.red_tests);
+        }
+    }
+    Ok(verdict)
+}
+
+/// How a subset run of a mutant ended.
+enum Subset {
+    Interrupted,
+    /// Not a kill nor a hang: the next stage (or the full suite) decides.
+    PassedOn(SubsetRun),
+    /// Killed (and confirmed) or timeout: the mutant's verdict.
+    Final(Box<MutantResult>, SubsetRun),
 }
 
 /// A mutant in place in a scratch copy.
@@ -194,6 +219,10 @@ struct MutantRun<'a> {
     cancel: &'a watch::Receiver<bool>,
     /// Paths its runs so far left in the copy (put back since).
     reset: AtomicUsize,
+    /// Time its suite runs so far took (microseconds): its `duration_s`.
+    spent_us: AtomicU64,
+    /// The subsets it runs before the full suite (kill-first).
+    stages: Vec<Stage>,
 }
 
 impl MutantRun<'_> {
@@ -228,24 +257,88 @@ impl MutantRun<'_> {
                 return Ok(Some(r));
             }
         }
+        let mut subset_runs = Vec::new();
+        for (k, stage) in self.stages.iter().enumerate() {
+            match self.subset(scratch, k + 1, stage, timeout).await? {
+                Subset::Interrupted => return Ok(None),
+                Subset::PassedOn(run) => subset_runs.push(run),
+                Subset::Final(mut r, run) => {
+                    subset_runs.push(run);
+                    r.subset_runs = subset_runs;
+                    return Ok(Some(*r));
+                }
+            }
+        }
         let log_name = outdir::log_name(&m.id);
-        let first = self.suite(scratch, &log_name, timeout, &[]).await?;
+        let first = self.suite(scratch, &log_name, timeout, &[], None).await?;
         if first.res.exit == Exit::Interrupted {
             return Ok(None);
         }
         let v = self.classify(&first, timeout);
         let v = match v.outcome {
-            Outcome::Survived | Outcome::Killed => match self.recheck(scratch, v, timeout).await? {
-                Some(v) => v,
-                None => return Ok(None),
-            },
+            Outcome::Survived | Outcome::Killed => {
+                match self.recheck(scratch, v, timeout, None).await? {
+                    Some(v) => v,
+                    None => return Ok(None),
+                }
+            }
             _ => v,
         };
         let mut r = self.result(v);
-        r.duration_s = first.res.duration.as_secs_f64();
+        r.duration_s = self.spent();
         r.exit = Some(first.res.exit.describe());
         r.log_file = Some(log_name);
+        r.subset_runs = subset_runs;
+        r.full_suite = true;
         Ok(Some(r))
+    }
+
+    /// The time its suite runs took so far, in seconds.
+    fn spent(&self) -> f64 {
+        self.spent_us.load(Ordering::Relaxed) as f64 / 1e6
+    }
+
+    /// Run stage `stage` (the `k`th) with the mutation in place: a kill
+    /// (confirmed as a full-suite kill is) or a hang is final; anything
+    /// else passes the mutant on to the next stage or the full suite.
+    async fn subset(
+        &self,
+        scratch: &mut Scratch,
+        k: usize,
+        stage: &Stage,
+        timeout: Duration,
+    ) -> Result<Subset> {
+        let m = self.m;
+        let name = outdir::subset_log_name(&m.id, k);
+        let run = self
+            .suite(scratch, &name, timeout, &stage.tests, Some(stage))
+            .await?;
+        if run.res.exit == Exit::Interrupted {
+            return Ok(Subset::Interrupted);
+        }
+        let v = self.classify(&run, timeout);
+        let mut record = SubsetRun {
+            stage: stage.name.to_string(),
+            tests: stage.tests.clone(),
+            result: "passed-on".into(),
+            detail: v.detail.clone(),
+            duration_s: run.res.duration.as_secs_f64(),
+            log_file: name.clone(),
+        };
+        let v = match v.outcome {
+            Outcome::Killed => match self.recheck(scratch, v, timeout, Some(stage)).await? {
+                Some(v) => v,
+                None => return Ok(Subset::Interrupted),
+            },
+            Outcome::Timeout => v,
+            _ => return Ok(Subset::PassedOn(record)),
+        };
+        record.result = v.outcome.as_str().to_string();
+        let mut r = self.result(outcome::by_subset(v, stage.name, stage.tests.len()));
+        r.duration_s = self.spent();
+        r.exit = Some(run.res.exit.describe());
+        r.log_file = Some(name);
+        Ok(Subset::Final(Box::new(r), record))
     }
 
     /// Run `test.check` (e.g. a compiler) when configured: `None` when it
@@ -291,8 +384,13 @@ impl MutantRun<'_> {
         log_name: &str,
         timeout: Duration,
         select: &[String],
+        stage: Option<&Stage>,
     ) -> Result<SuiteRun> {
         let m = self.m;
+        let adapter = match stage {
+            Some(_) => self.ctx.baselines.subset_source(m.test).map(|(_, a)| a),
+            None => None,
+        };
         let run = run_suite(
             scratch,
             SuiteCall {
@@ -305,12 +403,15 @@ impl MutantRun<'_> {
                 header: format!("mutant {} ({}:{})", m.id, m.file, m.line),
                 read_junit: true,
                 select,
+                adapter: adapter.as_ref(),
                 progress: &self.ctx.progress,
             },
             self.cancel,
         )
         .await?;
         self.count(run.reset);
+        let us = u64::try_from(run.res.duration.as_micros()).unwrap_or(u64::MAX);
+        self.spent_us.fetch_add(us, Ordering::Relaxed);
         Ok(run)
     }
 
@@ -335,6 +436,7 @@ impl MutantRun<'_> {
         scratch: &mut Scratch,
         first: Verdict,
         timeout: Duration,
+        stage: Option<&Stage>,
     ) -> Result<Option<Verdict>> {
         let opts = &self.ctx.opts;
         let rechecks = match first.outcome {
@@ -343,13 +445,16 @@ impl MutantRun<'_> {
         };
         // A kill is confirmed by its red tests alone where pytest can select
         // them; a survivor's re-check runs the whole suite.
-        let select: &[String] = match first.outcome {
-            Outcome::Killed => &first.red_tests,
+        // A kill by a subset is confirmed by the same subset (green on the
+        // unmutated copy).
+        let select: &[String] = match (first.outcome, stage) {
+            (Outcome::Killed, Some(s)) => &s.tests,
+            (Outcome::Killed, None) => &first.red_tests,
             _ => &[],
         };
         for k in 1..=rechecks {
             let name = outdir::recheck_log_name(&self.m.id, k);
-            let again = self.suite(scratch, &name, timeout, select).await?;
+            let again = self.suite(scratch, &name, timeout, select, stage).await?;
             if again.res.exit == Exit::Interrupted {
                 return Ok(None);
             }

@@ -8,6 +8,8 @@
 //!   the board of the green ones;
 //! - [`scheduler`]: the job queue, the workers and the canary board;
 //! - [`job`]: one canary or one mutant in a scratch copy;
+//! - [`kill_first`]: the tests that can kill a mutant, run before the full
+//!   suite, through the runner adapters of [`adapter`];
 //! - [`suite`]: one run of a test command, as every phase makes it;
 //! - [`select`]: the pytest plugin that re-runs only a kill's red tests;
 //! - [`signals`]: Ctrl-C, SIGTERM and SIGHUP.
@@ -15,8 +17,10 @@
 //! Every verdict is decided in [`crate::outcome`]; file names in the output
 //! dir come from [`crate::outdir`].
 
+mod adapter;
 mod baseline;
 mod job;
+mod kill_first;
 mod prepare;
 mod scheduler;
 mod select;
@@ -67,6 +71,8 @@ pub struct EngineOptions {
     pub selection: Selection,
     /// How each run's processes are tied to it (`--isolation`).
     pub isolation: crate::isolation::Isolation,
+    /// `--full`: every mutant runs the full suite (no kill-first).
+    pub full: bool,
 }
 
 impl EngineOptions {
@@ -89,6 +95,7 @@ struct Ctx {
     patterns: HashMap<String, Vec<TestPattern>>,
     progress: Progress,
     canaries: CanaryBoard,
+    kill_first: kill_first::KillFirst,
 }
 
 impl Ctx {
@@ -230,6 +237,7 @@ async fn execute_async(
         opts,
         progress,
         canaries,
+        kill_first: Default::default(),
     });
     let phase = scheduler::run_phase(&ctx, copies, jobs, &cancel).await;
     // A baseline that cannot be used (or a baseline job that failed) stops
@@ -381,6 +389,7 @@ fn assemble(spec: &Spec, ctx: &Ctx, run: Run) -> Results {
         duration_s: run.started.elapsed().as_secs_f64(),
         baselines: run.baselines,
         canaries,
+        subset_checks: ctx.kill_first.rows(),
         mutants,
         summary,
         gate,

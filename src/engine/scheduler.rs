@@ -35,7 +35,7 @@ pub(super) enum Job {
 }
 
 /// A canary's (file, test config) pair.
-type Pair = (String, usize);
+pub(super) type Pair = (String, usize);
 
 enum CanaryState {
     /// Not finished: verdicts of its mutants wait here, unprinted.
@@ -45,7 +45,7 @@ enum CanaryState {
 
 /// Every canary's state, and the verdicts that wait for one.
 #[derive(Default)]
-pub(super) struct CanaryBoard(Mutex<HashMap<Pair, CanaryState>>);
+pub(super) struct CanaryBoard(Mutex<HashMap<Pair, CanaryState>>, tokio::sync::Notify);
 
 /// What became of a verdict offered to the board.
 pub(super) enum Offer {
@@ -84,9 +84,51 @@ impl CanaryBoard {
 
     /// A canary finished: record it and return the verdicts that waited.
     pub fn finish(&self, pair: Pair, finding: Arc<CanaryFinding>) -> Vec<(usize, MutantResult)> {
-        match self.lock().insert(pair, CanaryState::Done(finding)) {
+        let held = match self.lock().insert(pair, CanaryState::Done(finding)) {
             Some(CanaryState::Pending(held)) => held,
             _ => Vec::new(),
+        };
+        self.1.notify_waiters();
+        held
+    }
+
+    /// A canary job failed (the run fails with it): nobody waits for it
+    /// any longer.
+    pub fn give_up(&self, pair: Pair) {
+        self.lock().insert(
+            pair,
+            CanaryState::Done(Arc::new(CanaryFinding::no_canary())),
+        );
+        self.1.notify_waiters();
+    }
+
+    /// What the pair's canary showed, once it is done (kill-first picks
+    /// tests from it); `None` when the run stops first.
+    pub async fn wait(
+        &self,
+        pair: &Pair,
+        cancel: &mut watch::Receiver<bool>,
+    ) -> Option<Arc<CanaryFinding>> {
+        loop {
+            // Registered before the board is looked at: a canary that
+            // finishes in between still wakes this waiter.
+            let done = self.1.notified();
+            tokio::pin!(done);
+            done.as_mut().enable();
+            if let Some(f) = self.finding(pair) {
+                return Some(f);
+            }
+            if *cancel.borrow() {
+                return None;
+            }
+            tokio::select! {
+                _ = &mut done => {}
+                changed = cancel.changed() => {
+                    if changed.is_err() {
+                        return None;
+                    }
+                }
+            }
         }
     }
 
@@ -278,6 +320,9 @@ async fn worker(
                 let mut scratch = scratch;
                 let r = job::run_canary(w, &mut scratch, ctx, &file, test, &cancel).await;
                 out.scratch = Some(scratch);
+                if r.is_err() {
+                    ctx.canaries.give_up((file.clone(), test));
+                }
                 r.map(|c| {
                     c.map(|(c, finding)| {
                         let mut done = released(ctx, (file, test), Arc::new(finding));
@@ -353,6 +398,19 @@ async fn isolated_mutant(
     i: usize,
     cancel: &watch::Receiver<bool>,
 ) -> (Option<Scratch>, Result<Option<MutantResult>>) {
+    // Kill-first picks this mutant's tests from its canary: wait for it.
+    if super::kill_first::needs_canary(ctx, i) {
+        if let Some(pair) = ctx.pair_of(i) {
+            if ctx
+                .canaries
+                .wait(&pair, &mut cancel.clone())
+                .await
+                .is_none()
+            {
+                return (Some(scratch), Ok(None));
+            }
+        }
+    }
     if let Some(v) = ctx.unreached_by_canary(i) {
         return (Some(scratch), Ok(Some(ctx.result_of(i, v))));
     }

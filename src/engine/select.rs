@@ -14,7 +14,9 @@ pub(super) const PLUGIN: &str = "unguard_select";
 /// Keeps the collected items whose JUnit id (`classname::name`, as pytest's
 /// junitxml writes them) is listed in `$UNGUARD_SELECT`; deselects the
 /// rest. When none matches (a renamed test, another id scheme), nothing is
-/// deselected: the whole suite runs, as without the plugin.
+/// deselected: the whole suite runs, as without the plugin; unless
+/// `$UNGUARD_SELECT_STRICT` is set (a kill-first subset): then every test
+/// is deselected, and pytest exits 5 (no tests ran), which never kills.
 const PLUGIN_SOURCE: &str = r#"# Written by unguard: keeps only the tests listed in $UNGUARD_SELECT.
 import os
 
@@ -36,7 +38,7 @@ def pytest_collection_modifyitems(session, config, items):
     with open(path, encoding="utf-8") as f:
         wanted = {line for line in f.read().split("\n") if line}
     keep = [item for item in items if _junit_id(item.nodeid) in wanted]
-    if not keep:
+    if not keep and not os.environ.get("UNGUARD_SELECT_STRICT"):
         return
     drop = [item for item in items if _junit_id(item.nodeid) not in wanted]
     if drop:
@@ -56,12 +58,14 @@ pub(super) fn install(dir: &Path) -> Result<PathBuf> {
 /// (JUnit ids), given the run's environment so far (`base`, then the
 /// process's own): the plugin directory goes first on `PYTHONPATH`, `-p
 /// unguard_select` is added to `PYTEST_ADDOPTS`, and `UNGUARD_SELECT`
-/// names the file with the ids (written into `plugin_dir`).
+/// names the file with the ids (written into `plugin_dir`). `strict`: a
+/// list that matches no test runs none (not the whole suite).
 pub(super) fn env(
     plugin_dir: &Path,
     ids: &[String],
     label: &str,
     base: &[(String, String)],
+    strict: bool,
 ) -> Result<Vec<(String, String)>> {
     let list = plugin_dir.join(format!("select-{label}.txt"));
     std::fs::write(&list, ids.join("\n") + "\n")
@@ -82,11 +86,15 @@ pub(super) fn env(
         Some(a) => format!("{a} -p {PLUGIN}"),
         None => format!("-p {PLUGIN}"),
     };
-    Ok(vec![
+    let mut env = vec![
         ("PYTHONPATH".into(), pythonpath),
         ("PYTEST_ADDOPTS".into(), addopts),
         ("UNGUARD_SELECT".into(), list.display().to_string()),
-    ])
+    ];
+    if strict {
+        env.push(("UNGUARD_SELECT_STRICT".into(), "1".into()));
+    }
+    Ok(env)
 }
 
 #[cfg(test)]
@@ -102,7 +110,14 @@ mod tests {
             ("PYTHONPATH".to_string(), "src".to_string()),
             ("PYTEST_ADDOPTS".to_string(), "-q".to_string()),
         ];
-        let env = env(&dir, &["t.m::a".into(), "t.m::b[::1]".into()], "m1", &base).unwrap();
+        let env = env(
+            &dir,
+            &["t.m::a".into(), "t.m::b[::1]".into()],
+            "m1",
+            &base,
+            false,
+        )
+        .unwrap();
         let get = |k: &str| env.iter().find(|(key, _)| key == k).unwrap().1.clone();
         assert_eq!(get("PYTHONPATH"), format!("{}:src", dir.display()));
         assert_eq!(get("PYTEST_ADDOPTS"), "-q -p unguard_select");

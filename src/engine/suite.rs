@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 
+use super::adapter::Adapter;
 use super::select;
 use crate::child_env::{self, ChildEnv};
 use crate::error::Result;
@@ -204,6 +205,9 @@ pub(super) struct SuiteCall<'a> {
     /// Run only these tests (JUnit ids) where the runner can select them
     /// (pytest, through [`select`]); empty: the whole suite.
     pub select: &'a [String],
+    /// A kill-first subset: `select` runs through this adapter, strictly
+    /// (ids that match no test run none, never the whole suite).
+    pub adapter: Option<&'a Adapter>,
     /// Where the warning about debris goes.
     pub progress: &'a Progress,
 }
@@ -245,20 +249,35 @@ pub(super) async fn run_suite(
         ask_pytest_for_junit(call.cfg, &mut env.set, &scratch.tree, &p);
         p
     });
-    if !call.select.is_empty() {
-        // Without the plugin the whole suite runs: still a valid re-check.
+    let strict = call.adapter.is_some();
+    if !call.select.is_empty() && call.adapter.is_none_or(Adapter::plugin) {
+        // Without the plugin the whole suite runs: still a valid re-check
+        // (a strict subset whose plugin cannot be installed fails instead).
         let dir = scratch.junit_dir.with_file_name("select");
-        if let Ok(extra) = select::install(&dir)
-            .and_then(|dir| select::env(&dir, call.select, call.label, &env.visible()))
+        match select::install(&dir)
+            .and_then(|dir| select::env(&dir, call.select, call.label, &env.visible(), strict))
         {
-            env.set.extend(extra);
+            Ok(extra) => env.set.extend(extra),
+            Err(e) if strict => return Err(e),
+            Err(_) => {}
         }
     }
+    let own;
+    let command = match call
+        .adapter
+        .and_then(|a| a.command(call.select, &scratch.tree))
+    {
+        Some(c) => {
+            own = c;
+            &own
+        }
+        None => &call.cfg.command,
+    };
     let mut substitutions = vec![("{junit}", junit_path.display().to_string())];
     substitutions.extend(call.substitutions);
     let res = run::run(
         Invocation {
-            command: &call.cfg.command,
+            command,
             cwd: &scratch.tree,
             env,
             substitutions,

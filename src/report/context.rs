@@ -220,6 +220,7 @@ fn model_without_mutants(r: &Results) -> serde_json::Result<serde_json::Map<Stri
         duration_s,
         baselines,
         canaries,
+        subset_checks,
         mutants: _,
         summary,
         gate,
@@ -243,6 +244,7 @@ fn model_without_mutants(r: &Results) -> serde_json::Result<serde_json::Map<Stri
     put("duration_s", serde_json::to_value(duration_s)?);
     put("baselines", serde_json::to_value(baselines)?);
     put("canaries", serde_json::to_value(canaries)?);
+    put("subset_checks", serde_json::to_value(subset_checks)?);
     put("summary", serde_json::to_value(summary)?);
     put("gate", serde_json::to_value(gate)?);
     put("gate_config", serde_json::to_value(gate_config)?);
@@ -254,7 +256,7 @@ fn model_without_mutants(r: &Results) -> serde_json::Result<serde_json::Map<Stri
 
 /// Every key of a mutant in a template, sorted (the order `|items` and
 /// `|dictsort` see, as for a map): the model's fields, then the computed ones.
-pub(crate) const MUTANT_KEYS: [&str; 34] = [
+pub(crate) const MUTANT_KEYS: [&str; 37] = [
     "allowed",
     "command",
     "control",
@@ -266,6 +268,7 @@ pub(crate) const MUTANT_KEYS: [&str; 34] = [
     "duration_s",
     "exit",
     "file",
+    "full_suite",
     "icon",
     "id",
     "is_allowed",
@@ -283,9 +286,11 @@ pub(crate) const MUTANT_KEYS: [&str; 34] = [
     "replacement",
     "reset_paths",
     "rule",
+    "runs",
     "site",
     "sites",
     "spec_pos",
+    "subset_runs",
     "tests_ran",
     "tests_total",
     "time",
@@ -338,6 +343,8 @@ impl MutantView {
             tests_ran,
             allowed,
             reset_paths,
+            subset_runs,
+            full_suite,
         } = m;
         let is_allowed = m.is_allowed();
         Some(match key {
@@ -365,6 +372,8 @@ impl MutantView {
             "tests_ran" => strs(tests_ran),
             "allowed" => opt_str(allowed),
             "reset_paths" => model(reset_paths),
+            "subset_runs" => model(subset_runs),
+            "full_suite" => Value::from(*full_suite),
             // The computed ones.
             "site" => Value::from(if *line > 0 {
                 format!("{file}:{line}")
@@ -395,6 +404,7 @@ impl MutantView {
             "diff_lines" => diff.as_deref().map(diff_lines).unwrap_or_default().into(),
             "diff_href" => diff_file.as_deref().map(href).into(),
             "log_href" => log_file.as_deref().map(href).into(),
+            "runs" => Value::from(super::runs_cell(m)),
             _ => return None,
         })
     }
@@ -559,6 +569,7 @@ mod tests {
                     None => n.to_string(),
                 },
                 "time": format!("{:.1}s", m.duration_s),
+                "runs": crate::report::runs_cell(m),
                 "icon": if allowed { ALLOWED_ICON } else { icon(m.outcome) },
                 "label": if allowed { format!("{} (allowed)", m.outcome.as_str()) } else { m.outcome.as_str().to_string() },
                 "is_allowed": allowed,
@@ -624,7 +635,7 @@ mod tests {
             render("{% for k, v in mutants[0]|items %}{{ k }} {% endfor %}"),
             MUTANT_KEYS.join(" ") + " "
         );
-        assert_eq!(render("{{ mutants[0]|length }}"), "34");
+        assert_eq!(render("{{ mutants[0]|length }}"), "37");
         assert_eq!(
             render("{% for l in findings[0].diff_lines %}{{ l.kind }}:{{ l.text }}|{% endfor %}"),
             "meta:--- a/f.py|meta:+++ b/f.py|hunk:@@ -1,2 +1,2 @@|ctx: ctx|del:-old|add:+new|"

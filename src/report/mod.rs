@@ -71,6 +71,30 @@ pub fn red_tests_cell(m: &MutantResult) -> String {
     }
 }
 
+/// Which tests a mutant ran, in one phrase: the subsets tried first
+/// (kill-first) and whether the full suite ran.
+pub fn runs_cell(m: &MutantResult) -> String {
+    let mut parts: Vec<String> = m
+        .subset_runs
+        .iter()
+        .map(|r| {
+            let n = r.tests.len();
+            format!(
+                "{n} selected test{} ({}): {}",
+                if n == 1 { "" } else { "s" },
+                r.stage,
+                r.result
+            )
+        })
+        .collect();
+    match (m.full_suite, parts.is_empty()) {
+        (true, _) => parts.push("the full suite".into()),
+        (false, false) => parts.push("full suite not run".into()),
+        (false, true) => return "no test run".into(),
+    }
+    parts.join("; ")
+}
+
 fn site(m: &MutantResult) -> String {
     if m.line > 0 {
         format!("{}:{}", m.file, m.line)
@@ -270,6 +294,8 @@ mod tests {
             tests_ran: vec![],
             allowed: None,
             reset_paths: 0,
+            subset_runs: vec![],
+            full_suite: true,
         }
     }
 
@@ -285,6 +311,7 @@ mod tests {
             duration_s: 1.0,
             baselines: vec![],
             canaries: vec![],
+            subset_checks: vec![],
             summary: Summary::compute(&mutants, TimeoutPolicy::Killed),
             mutants,
             gate: GateResult {

@@ -1,6 +1,11 @@
 """Run the suite with unittest discovery and optionally write a JUnit XML report.
 
-    python3 tests/run_tests.py [--junit PATH] [-v]
+    python3 tests/run_tests.py [--junit PATH] [-v] [TEST ...]
+
+TEST ids run only those tests, in the order given: a JUnit id as the report names it
+(`tests.test_auth.AuthTests::test_wrong_token_is_rejected`) or a unittest name
+(`tests.test_auth.AuthTests.test_wrong_token_is_rejected`). unguard passes the tests
+that can kill a mutant this way (`test.select` in unguard.yaml) before the full suite.
 
 Exit codes: 0 all tests passed, 1 a test failed or errored (import errors included),
 5 no tests ran. No timeout here: the caller (unguard, CI) enforces one.
@@ -109,10 +114,15 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--junit", metavar="PATH", help="write a JUnit XML report here")
     parser.add_argument("-v", "--verbose", action="store_true")
+    parser.add_argument("tests", nargs="*", metavar="TEST", help="run only these tests")
     args = parser.parse_args()
 
     sys.path.insert(0, str(ROOT))  # so "demo_server" and "tests.*" import from this copy
-    suite = unittest.defaultTestLoader.discover(str(ROOT / "tests"), top_level_dir=str(ROOT))
+    loader = unittest.defaultTestLoader
+    if args.tests:
+        suite = loader.loadTestsFromNames([t.replace("::", ".") for t in args.tests])
+    else:
+        suite = loader.discover(str(ROOT / "tests"), top_level_dir=str(ROOT))
     runner = unittest.TextTestRunner(resultclass=RecordingResult,
                                      verbosity=2 if args.verbose else 1)
     started = time.perf_counter()

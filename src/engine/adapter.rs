@@ -1,0 +1,307 @@
+//! Runner adapters: how one test config runs a *subset* of its suite by
+//! test id (kill-first, see [`super::kill_first`]). Ids are JUnit ids
+//! (`classname::name`), as every report unguard reads names them; each
+//! adapter turns them into what its runner selects by, and the subset run's
+//! JUnit report (read as for the full suite) gives the per-test results.
+//!
+//! - pytest (the command names it, or the baseline's log shows pytest
+//!   alone): the [`super::select`] plugin in its strict mode, whatever the
+//!   command (`pytest`, `python -m pytest`, a wrapper script);
+//! - `python -m unittest` / `python -m xmlrunner`: the command with its
+//!   discovery arguments replaced by dotted ids (`pkg.mod.Class.test`);
+//! - `test.select`: a template with `{tests}` (the JUnit ids) and/or
+//!   `{files}` (the test files that hold them, found in the copy), for any
+//!   other runner; the strict plugin is set up for it too, so a pytest
+//!   behind a template given `{files}` runs just the selected tests of
+//!   those files, and collects no other module.
+//!
+//! A config without one of these (or with `test.select: off`) runs the full
+//! suite for every mutant.
+
+use std::path::Path;
+
+use crate::run::shell_quote;
+use crate::spec::{Command, Select, TestConfig};
+
+/// How a test config runs a subset of its tests.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Adapter {
+    /// The suite's own command, with the strict select plugin.
+    Pytest,
+    /// `python -m unittest` (or xmlrunner): the command up to the module,
+    /// the options kept, then the ids.
+    Unittest { prefix: Vec<String>, shell: bool },
+    /// `test.select`.
+    Template(Command),
+}
+
+impl Adapter {
+    /// The adapter of `cfg`; `pytest_seen`: its baseline's log shows that
+    /// pytest (and no other runner) ran.
+    pub fn for_config(cfg: &TestConfig, pytest_seen: bool) -> Option<Adapter> {
+        match &cfg.select {
+            Select::Off => None,
+            Select::Template(t) => Some(Adapter::Template(t.clone())),
+            Select::Auto if pytest_seen || names_pytest(&cfg.command) => Some(Adapter::Pytest),
+            Select::Auto => unittest(&cfg.command),
+        }
+    }
+
+    /// The runner's name, for logs and messages.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Adapter::Pytest => "pytest",
+            Adapter::Unittest { .. } => "unittest",
+            Adapter::Template(_) => "test.select",
+        }
+    }
+
+    /// The command that runs only `ids` in the copy at `tree` (`None`: the
+    /// config's own command, with the plugin's environment; see
+    /// [`Adapter::plugin`]). `None` too when the runner cannot select one of
+    /// these ids (the plugin still selects them under pytest; another
+    /// runner then runs whole, which the subset check sees).
+    pub fn command(&self, ids: &[String], tree: &Path) -> Option<Command> {
+        match self {
+            Adapter::Pytest => None,
+            Adapter::Template(t) => {
+                let files = if uses(t, "{files}") {
+                    files_of(ids, tree)?
+                } else {
+                    Vec::new()
+                };
+                Some(expand(&expand(t, "{tests}", ids), "{files}", &files))
+            }
+            Adapter::Unittest { prefix, shell } => {
+                let dotted: Vec<String> = ids.iter().map(|i| dotted(i)).collect::<Option<_>>()?;
+                let mut argv = prefix.clone();
+                if *shell {
+                    argv.extend(dotted.iter().map(|d| shell_quote(d)));
+                    Some(Command::Shell(argv.join(" ")))
+                } else {
+                    argv.extend(dotted);
+                    Some(Command::Argv(argv))
+                }
+            }
+        }
+    }
+
+    /// Whether a subset run gets the strict pytest plugin (ignored by a
+    /// runner that is not pytest).
+    pub fn plugin(&self) -> bool {
+        matches!(self, Adapter::Pytest | Adapter::Template(_))
+    }
+}
+
+/// Whether the command names pytest (as the spec's preset detection does).
+fn names_pytest(c: &Command) -> bool {
+    c.display()
+        .split(|ch: char| ch.is_whitespace() || ch == '/' || ch == '\'' || ch == '"')
+        .any(|w| w == "pytest" || w == "py.test")
+}
+
+/// Whether `template` has the placeholder `key` (an argument of its own
+/// in an argv list).
+pub(crate) fn uses(template: &Command, key: &str) -> bool {
+    match template {
+        Command::Shell(s) => s.contains(key),
+        Command::Argv(v) => v.iter().any(|a| a == key),
+    }
+}
+
+/// `template` with `key` expanded to `values`: one shell-quoted word each
+/// in a shell command, one argument each in an argv list.
+fn expand(template: &Command, key: &str, values: &[String]) -> Command {
+    match template {
+        Command::Shell(s) => {
+            let words: Vec<String> = values.iter().map(|i| shell_quote(i)).collect();
+            Command::Shell(s.replace(key, &words.join(" ")))
+        }
+        Command::Argv(v) => Command::Argv(
+            v.iter()
+                .flat_map(|a| {
+                    if a == key {
+                        values.to_vec()
+                    } else {
+                        vec![a.clone()]
+                    }
+                })
+                .collect(),
+        ),
+    }
+}
+
+/// The test files (relative to `tree`, once each, in order) that hold the
+/// tests `ids`: for `a.b.test_x.K::t`, the longest of `a/b/test_x/K.py`,
+/// `a/b/test_x.py`, `a/b.py`, … that is a file. `None` when one has none.
+fn files_of(ids: &[String], tree: &Path) -> Option<Vec<String>> {
+    let mut files: Vec<String> = Vec::new();
+    for id in ids {
+        let (class, _) = id.split_once("::")?;
+        let parts: Vec<&str> = class.split('.').collect();
+        let file = (1..=parts.len())
+            .rev()
+            .map(|k| format!("{}.py", parts[..k].join("/")))
+            .find(|f| tree.join(f).is_file())?;
+        if !files.contains(&file) {
+            files.push(file);
+        }
+    }
+    Some(files)
+}
+
+/// A JUnit id as unittest names the test: `pkg.mod.Class::test` →
+/// `pkg.mod.Class.test`. `None` for what unittest cannot select (a
+/// parametrized id, a module-level error entry).
+fn dotted(id: &str) -> Option<String> {
+    let (class, name) = id.split_once("::")?;
+    if class.is_empty() || name.contains(['[', ' ', '(']) || name.contains("::") {
+        return None;
+    }
+    Some(format!("{class}.{name}"))
+}
+
+/// Options of `python -m unittest` (and xmlrunner) kept in a subset run;
+/// the second list takes a value.
+const UNITTEST_FLAGS: [&str; 9] = [
+    "-v",
+    "-q",
+    "-b",
+    "-c",
+    "-f",
+    "--locals",
+    "--buffer",
+    "--catch",
+    "--failfast",
+];
+const UNITTEST_VALUED: [&str; 3] = ["-o", "--output", "--output-file"];
+
+/// The unittest adapter of `command`: it runs `python -m unittest` or
+/// `python -m xmlrunner` (after optional `VAR=value` words), with nothing
+/// after it but discovery and the options above. A shell command with
+/// operators (`&&`, `;`, `|`, redirections) has none.
+fn unittest(command: &Command) -> Option<Adapter> {
+    let (words, shell): (Vec<String>, bool) = match command {
+        Command::Argv(v) => (v.clone(), false),
+        Command::Shell(s) => {
+            if s.contains(['&', ';', '|', '<', '>', '`', '$', '(', '\'', '"', '\\']) {
+                return None;
+            }
+            (s.split_whitespace().map(str::to_string).collect(), true)
+        }
+    };
+    let m = words
+        .windows(2)
+        .position(|w| w[0] == "-m" && (w[1] == "unittest" || w[1] == "xmlrunner"))?;
+    let mut prefix = words[..m + 2].to_vec();
+    let mut rest = words[m + 2..].iter();
+    while let Some(w) = rest.next() {
+        if UNITTEST_FLAGS.contains(&w.as_str()) {
+            prefix.push(w.clone());
+        } else if UNITTEST_VALUED.contains(&w.as_str()) {
+            prefix.push(w.clone());
+            prefix.push(rest.next()?.clone());
+        } else if w == "discover" || w.starts_with('-') {
+            // discovery and its options (-s, -t, -p with values) go.
+            if matches!(w.as_str(), "-s" | "-t" | "-p" | "-k") {
+                rest.next();
+            }
+        }
+        // a start dir, pattern or test name of the full run: dropped.
+    }
+    Some(Adapter::Unittest { prefix, shell })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn argv(v: &[&str]) -> Command {
+        Command::Argv(v.iter().map(|s| s.to_string()).collect())
+    }
+
+    #[test]
+    fn a_template_gets_one_word_per_id() {
+        let t = Adapter::Template(Command::Shell("run --junit {junit} {tests}".into()));
+        let ids = vec!["a.B::t one".to_string(), "a.B::t2".to_string()];
+        let nowhere = Path::new("/nonexistent");
+        assert_eq!(
+            t.command(&ids, nowhere),
+            Some(Command::Shell(
+                "run --junit {junit} 'a.B::t one' a.B::t2".into()
+            ))
+        );
+        let t = Adapter::Template(argv(&["run", "{tests}", "-q"]));
+        assert_eq!(
+            t.command(&ids, nowhere),
+            Some(argv(&["run", "a.B::t one", "a.B::t2", "-q"]))
+        );
+    }
+
+    #[test]
+    fn files_are_the_test_modules_found_in_the_copy() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(d.path().join("tests/unit")).unwrap();
+        std::fs::write(d.path().join("tests/unit/test_a.py"), "").unwrap();
+        std::fs::write(d.path().join("tests/test_b.py"), "").unwrap();
+        let ids: Vec<String> = [
+            "tests.unit.test_a.K::t1",
+            "tests.test_b::t2[x.y]",
+            "tests.unit.test_a::t3",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let t = Adapter::Template(Command::Shell("pytest -q {files}".into()));
+        assert_eq!(
+            t.command(&ids, d.path()),
+            Some(Command::Shell(
+                "pytest -q tests/unit/test_a.py tests/test_b.py".into()
+            ))
+        );
+        assert_eq!(
+            t.command(&["nowhere.test_c::t".to_string()], d.path()),
+            None
+        );
+    }
+
+    #[test]
+    fn unittest_discovery_is_replaced_by_dotted_ids() {
+        let a = unittest(&Command::Shell(
+            "PYTHONPATH=src python3 -m unittest discover -s tests -t . -v".into(),
+        ))
+        .unwrap();
+        let ids = vec!["tests.test_a.A::test_x".to_string()];
+        let tree = Path::new("/nonexistent");
+        assert_eq!(
+            a.command(&ids, tree),
+            Some(Command::Shell(
+                "PYTHONPATH=src python3 -m unittest -v tests.test_a.A.test_x".into()
+            ))
+        );
+        let x = unittest(&argv(&[
+            "python",
+            "-m",
+            "xmlrunner",
+            "-o",
+            "out",
+            "discover",
+        ]))
+        .unwrap();
+        assert_eq!(
+            x.command(&ids, tree),
+            Some(argv(&[
+                "python",
+                "-m",
+                "xmlrunner",
+                "-o",
+                "out",
+                "tests.test_a.A.test_x"
+            ]))
+        );
+        // A parametrized id cannot be selected by unittest.
+        assert_eq!(a.command(&["m.C::t[1]".to_string()], tree), None);
+        assert!(unittest(&Command::Shell("cd x && python -m unittest".into())).is_none());
+        assert!(unittest(&Command::Shell("make test".into())).is_none());
+    }
+}

@@ -1,0 +1,360 @@
+//! Kill-first: before the full suite, a mutant runs the tests that can kill
+//! it, through its test config's runner adapter ([`super::adapter`]); the
+//! full suite runs only when none of them does.
+//!
+//! - With `expect.killed_by`: the expected killers (one stage). A red
+//!   expected killer is `killed`; anything else goes on to the full suite,
+//!   classified exactly as without selection (a red test that is not an
+//!   expected killer is `wrong-reason` there, never a kill).
+//! - Without it: the tests that went red under the file's canary (the
+//!   mutant waits for it), then the tests that killed the file's other
+//!   mutants so far. The first red test is `killed`.
+//! - A stage may kill only after the same subset ran green on the unmutated
+//!   copy ([`KillFirst::check`], once per distinct subset): a subset that is
+//!   red on its own (a test that needs another one to run first) would
+//!   "kill" every mutant.
+//! - A hang in any stage is `timeout` under the mutant's timeout.
+//!
+//! A stage that would run every test of the baseline is skipped (the full
+//! suite runs instead), and so is every stage under `--full`.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use tokio::sync::{watch, OnceCell};
+
+use super::scheduler::Pair;
+use super::suite::{run_suite, SuiteCall};
+use super::Ctx;
+use crate::error::{Error, Result};
+use crate::junit::{Report, TestCase};
+use crate::outdir;
+use crate::plan::Entry;
+use crate::results::SubsetCheck;
+use crate::run::Exit;
+use crate::workspace::Scratch;
+
+/// A subset of the tests a mutant runs before the full suite.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Stage {
+    /// `expected-killers`, `canary` or `siblings`.
+    pub name: &'static str,
+    /// JUnit ids, in the baseline's order.
+    pub tests: Vec<String>,
+}
+
+type CheckKey = (usize, Vec<String>);
+
+/// What kill-first shares across a run's workers.
+#[derive(Default)]
+pub(super) struct KillFirst {
+    /// Per (file, test config): the red tests of its mutants killed so far.
+    siblings: Mutex<HashMap<Pair, Vec<String>>>,
+    /// Per (test config, subset): its run on the unmutated copy, made once.
+    checks: Mutex<HashMap<CheckKey, Arc<OnceCell<Arc<SubsetCheck>>>>>,
+    /// Every check made, in the order they finished.
+    rows: Mutex<Vec<SubsetCheck>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl KillFirst {
+    /// Mutant of `pair` was killed with these red tests: they are tried
+    /// first on its siblings.
+    pub fn record_kill(&self, pair: Pair, red: &[String]) {
+        let mut map = lock(&self.siblings);
+        let known = map.entry(pair).or_default();
+        for t in red {
+            if !known.contains(t) {
+                known.push(t.clone());
+            }
+        }
+    }
+
+    fn siblings(&self, pair: &Pair) -> Vec<String> {
+        lock(&self.siblings).get(pair).cloned().unwrap_or_default()
+    }
+
+    /// Every subset check made, sorted (command, tests) so that a run's
+    /// results do not depend on which worker made which.
+    pub fn rows(&self) -> Vec<SubsetCheck> {
+        let mut rows = lock(&self.rows).clone();
+        rows.sort_by(|a, b| (&a.command, &a.tests).cmp(&(&b.command, &b.tests)));
+        rows
+    }
+}
+
+/// Whether mutant `i` picks tests from its file's canary (and so waits
+/// for it): selection is on, its config has an adapter, and it has no
+/// `expect.killed_by`.
+pub(super) fn needs_canary(ctx: &Ctx, i: usize) -> bool {
+    let Entry::Ready(m) = &ctx.plan.entries[i] else {
+        return false;
+    };
+    !ctx.opts.full && m.killed_by.is_empty() && ctx.baselines.subset_source(m.test).is_some()
+}
+
+/// The stages of mutant `i`, each checked green on the unmutated copy
+/// (`scratch` holds no mutant now). Empty without selection. `None` when
+/// the run is interrupted.
+pub(super) async fn stages(
+    w: usize,
+    scratch: &mut Scratch,
+    ctx: &Ctx,
+    i: usize,
+    cancel: &watch::Receiver<bool>,
+) -> Result<Option<Vec<Stage>>> {
+    let Entry::Ready(m) = &ctx.plan.entries[i] else {
+        return Ok(Some(Vec::new()));
+    };
+    if ctx.opts.full {
+        return Ok(Some(Vec::new()));
+    }
+    let Some((report, _)) = ctx.baselines.subset_source(m.test) else {
+        return Ok(Some(Vec::new()));
+    };
+    let pair = (m.file.clone(), m.test);
+    let candidates = candidates(ctx, i, &pair, &report);
+    let mut usable = Vec::new();
+    for stage in candidates {
+        match check(w, scratch, ctx, m.test, &stage.tests, cancel).await {
+            Ok(c) if c.green => usable.push(stage),
+            Ok(_) => {}
+            Err(Error::Interrupted) => return Ok(None),
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(Some(usable))
+}
+
+/// The stages mutant `i` would run, before their checks: non-empty, and
+/// each smaller than the whole suite.
+fn candidates(ctx: &Ctx, i: usize, pair: &Pair, report: &Report) -> Vec<Stage> {
+    let killed_by = ctx.killed_by(i);
+    let mut stages = Vec::new();
+    if !killed_by.is_empty() {
+        let tests = ids_where(report, |c| killed_by.iter().any(|p| p.matches(c)));
+        stages.push(Stage {
+            name: "expected-killers",
+            tests,
+        });
+    } else {
+        let canary = ctx
+            .canaries
+            .finding(pair)
+            .and_then(|f| f.report.clone())
+            .map(|r| red_under_canary(report, &r))
+            .unwrap_or_default();
+        let seen: HashSet<String> = canary.iter().cloned().collect();
+        let killers: HashSet<String> = ctx.kill_first.siblings(pair).into_iter().collect();
+        let siblings = ids_where(report, |c| {
+            let id = c.id();
+            killers.contains(&id) && !seen.contains(&id)
+        });
+        stages.push(Stage {
+            name: "canary",
+            tests: canary,
+        });
+        stages.push(Stage {
+            name: "siblings",
+            tests: siblings,
+        });
+    }
+    let all = report.total();
+    stages.retain(|s| !s.tests.is_empty() && s.tests.len() < all);
+    stages
+}
+
+/// The ids of the baseline's tests that `keep` keeps, in its order, once each.
+fn ids_where(report: &Report, keep: impl Fn(&TestCase) -> bool) -> Vec<String> {
+    let mut seen = BTreeSet::new();
+    report
+        .cases
+        .iter()
+        .filter(|c| keep(c))
+        .map(TestCase::id)
+        .filter(|id| seen.insert(id.clone()))
+        .collect()
+}
+
+/// The baseline's tests that the canary turned red: red there themselves,
+/// or in a module or class whose import or collection broke (pytest reports
+/// `""` / `tests.test_x`, unittest `tests.test_x` / `import`).
+fn red_under_canary(baseline: &Report, canary: &Report) -> Vec<String> {
+    let red: HashSet<String> = canary.red_ids().into_iter().collect();
+    let broken: Vec<&str> = canary
+        .red()
+        .into_iter()
+        .filter(|c| c.status == crate::junit::Status::Error)
+        .flat_map(|c| [c.classname.as_str(), c.name.as_str()])
+        .filter(|n| !n.is_empty() && !n.contains("::"))
+        .collect();
+    ids_where(baseline, |c| {
+        let id = c.id();
+        if red.contains(&id) {
+            return true;
+        }
+        let dotted = id.replace("::", ".");
+        broken
+            .iter()
+            .any(|b| dotted == *b || dotted.starts_with(&format!("{b}.")))
+    })
+}
+
+/// The run of `tests` (of test config `test`) on the unmutated copy: made
+/// once per distinct subset, by the first worker that needs it (others
+/// wait for it). Green: exit 0, and its report has every test, none red.
+async fn check(
+    w: usize,
+    scratch: &mut Scratch,
+    ctx: &Ctx,
+    test: usize,
+    tests: &[String],
+    cancel: &watch::Receiver<bool>,
+) -> Result<Arc<SubsetCheck>> {
+    let cell = lock(&ctx.kill_first.checks)
+        .entry((test, tests.to_vec()))
+        .or_default()
+        .clone();
+    let made = cell
+        .get_or_try_init(|| async {
+            let row = run_check(w, scratch, ctx, test, tests, cancel).await?;
+            lock(&ctx.kill_first.rows).push(row.clone());
+            Ok::<_, Error>(Arc::new(row))
+        })
+        .await?;
+    Ok(made.clone())
+}
+
+async fn run_check(
+    w: usize,
+    scratch: &mut Scratch,
+    ctx: &Ctx,
+    test: usize,
+    tests: &[String],
+    cancel: &watch::Receiver<bool>,
+) -> Result<SubsetCheck> {
+    let cfg = &ctx.plan.tests[test];
+    let Some((_, adapter)) = ctx.baselines.subset_source(test) else {
+        return Err(Error::Internal("a subset check without an adapter".into()));
+    };
+    let k = {
+        static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        N.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1
+    };
+    let log_name = outdir::subset_check_log_name(k);
+    let run = run_suite(
+        scratch,
+        SuiteCall {
+            cfg,
+            worker: w,
+            label: "subset-check",
+            substitutions: Vec::new(),
+            log: &ctx.opts.out.join(&log_name),
+            timeout: ctx.timeout(None, test),
+            header: format!(
+                "subset check: {} test(s) through {} on the unmutated copy",
+                tests.len(),
+                adapter.name()
+            ),
+            read_junit: true,
+            select: tests,
+            adapter: Some(&adapter),
+            progress: &ctx.progress,
+        },
+        cancel,
+    )
+    .await?;
+    if run.res.exit == Exit::Interrupted {
+        return Err(Error::Interrupted);
+    }
+    let detail = why_not_green(&run.res.exit, run.junit.report(), tests);
+    if let Some(why) = &detail {
+        ctx.progress.line(&format!(
+            "subset check: {} test(s) not usable to kill ({why}; see {log_name}): their mutants run the full suite",
+            tests.len()
+        ));
+    }
+    Ok(SubsetCheck {
+        command: cfg.command.display(),
+        tests: tests.to_vec(),
+        green: detail.is_none(),
+        detail: detail.unwrap_or_default(),
+        duration_s: run.res.duration.as_secs_f64(),
+        log_file: log_name,
+    })
+}
+
+/// Why a subset's run on the unmutated copy cannot back a kill; `None`
+/// when it is green and ran every test of the subset.
+fn why_not_green(exit: &Exit, report: Option<&Report>, tests: &[String]) -> Option<String> {
+    if let Some(red) = report.and_then(|r| r.red_ids().first().cloned()) {
+        return Some(format!(
+            "{red} is red on the unmutated copy ({})",
+            exit.describe()
+        ));
+    }
+    if *exit != Exit::Code(0) {
+        return Some(format!("{} on the unmutated copy", exit.describe()));
+    }
+    let Some(report) = report else {
+        return Some("no JUnit report to show which tests ran".into());
+    };
+    let ran: HashSet<String> = report.cases.iter().map(TestCase::id).collect();
+    let missing: Vec<&String> = tests.iter().filter(|t| !ran.contains(*t)).collect();
+    missing.first().map(|t| {
+        format!(
+            "{} of its tests did not run (e.g. {t}): the runner did not select them",
+            missing.len()
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::junit::parse;
+
+    #[test]
+    fn canary_errors_of_a_module_select_its_tests() {
+        let baseline = parse(
+            r#"<testsuite>
+            <testcase classname="tests.test_a" name="t1"/>
+            <testcase classname="tests.test_a.K" name="t2"/>
+            <testcase classname="tests.test_b" name="t3"/>
+            <testcase classname="tests.test_c" name="t4"/>
+            </testsuite>"#,
+        )
+        .unwrap();
+        let canary = parse(
+            r#"<testsuite>
+            <testcase classname="" name="tests.test_a"><error message="x"/></testcase>
+            <testcase classname="tests.test_b" name="t3"><failure message="y"/></testcase>
+            <testcase classname="tests.test_c" name="t4"/>
+            </testsuite>"#,
+        )
+        .unwrap();
+        assert_eq!(
+            red_under_canary(&baseline, &canary),
+            ["tests.test_a::t1", "tests.test_a.K::t2", "tests.test_b::t3"]
+        );
+    }
+
+    #[test]
+    fn a_subset_is_usable_only_green_and_whole() {
+        let r = |x: &str| parse(x).unwrap();
+        let ids = vec!["m::a".to_string(), "m::b".to_string()];
+        let both = r(
+            r#"<testsuite><testcase classname="m" name="a"/><testcase classname="m" name="b"/></testsuite>"#,
+        );
+        assert_eq!(why_not_green(&Exit::Code(0), Some(&both), &ids), None);
+        assert!(why_not_green(&Exit::Code(1), Some(&both), &ids).is_some());
+        assert!(why_not_green(&Exit::Code(0), None, &ids).is_some());
+        let one = r(r#"<testsuite><testcase classname="m" name="a"/></testsuite>"#);
+        assert!(why_not_green(&Exit::Code(0), Some(&one), &ids)
+            .unwrap()
+            .contains("did not run"));
+    }
+}
