@@ -209,6 +209,27 @@ fn go_test_json_in_the_log_gives_per_test_verdicts() {
     );
     // The baseline counted Go's tests: 2 top-level tests and 2 subtests.
     assert_eq!(o["baselines"][0]["tests_total"], 4, "{}", o["baselines"]);
+    // Kill-first: the expected killer ran alone through `-run`, and its red
+    // was final (no full suite).
+    assert_eq!(host["full_suite"], false, "{host}");
+    let first = &host["subset_runs"][0];
+    assert_eq!(
+        (first["stage"].as_str(), first["result"].as_str()),
+        (Some("expected-killers"), Some("killed")),
+        "{host}"
+    );
+    let log = std::fs::read_to_string(
+        fx.path()
+            .join("out")
+            .join(first["log_file"].as_str().unwrap()),
+    )
+    .unwrap();
+    assert!(
+        log.contains("$ go test -json ./... -run '^(TestForeignHostIsRefused)$'"),
+        "{log}"
+    );
+    // The survivor ran the whole suite once after its subset passed.
+    assert_eq!(by_id("origin-check")["full_suite"], true);
 }
 
 #[test]

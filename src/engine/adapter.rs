@@ -9,6 +9,9 @@
 //!   command (`pytest`, `python -m pytest`, a wrapper script);
 //! - `python -m unittest` / `python -m xmlrunner`: the command with its
 //!   discovery arguments replaced by dotted ids (`pkg.mod.Class.test`);
+//! - `go test -json` (its per-test events are what unguard reads): the
+//!   command with `-run '^(TestA|TestB)$'` appended, the top-level test
+//!   names of the ids (a subtest runs with its parent);
 //! - `test.select`: a template with `{tests}` (the JUnit ids) and/or
 //!   `{files}` (the test files that hold them, found in the copy), for any
 //!   other runner; the strict plugin is set up for it too, so a pytest
@@ -31,6 +34,9 @@ pub(super) enum Adapter {
     /// `python -m unittest` (or xmlrunner): the command up to the module,
     /// the options kept, then the ids.
     Unittest { prefix: Vec<String>, shell: bool },
+    /// `go test -json …`: the command, then `-run` with the top-level
+    /// test names.
+    GoTest { command: Command },
     /// `test.select`.
     Template(Command),
 }
@@ -43,7 +49,7 @@ impl Adapter {
             Select::Off => None,
             Select::Template(t) => Some(Adapter::Template(t.clone())),
             Select::Auto if pytest_seen || names_pytest(&cfg.command) => Some(Adapter::Pytest),
-            Select::Auto => unittest(&cfg.command),
+            Select::Auto => unittest(&cfg.command).or_else(|| go_test(&cfg.command)),
         }
     }
 
@@ -52,6 +58,7 @@ impl Adapter {
         match self {
             Adapter::Pytest => "pytest",
             Adapter::Unittest { .. } => "unittest",
+            Adapter::GoTest { .. } => "go test",
             Adapter::Template(_) => "test.select",
         }
     }
@@ -71,6 +78,19 @@ impl Adapter {
                     Vec::new()
                 };
                 Some(expand(&expand(t, "{tests}", ids), "{files}", &files))
+            }
+            Adapter::GoTest { command } => {
+                let pattern = go_run_pattern(ids)?;
+                Some(match command {
+                    Command::Shell(s) => {
+                        Command::Shell(format!("{s} -run {}", shell_quote(&pattern)))
+                    }
+                    Command::Argv(v) => {
+                        let mut argv = v.clone();
+                        argv.extend(["-run".to_string(), pattern]);
+                        Command::Argv(argv)
+                    }
+                })
             }
             Adapter::Unittest { prefix, shell } => {
                 let dotted: Vec<String> = ids.iter().map(|i| dotted(i)).collect::<Option<_>>()?;
@@ -159,6 +179,52 @@ fn dotted(id: &str) -> Option<String> {
         return None;
     }
     Some(format!("{class}.{name}"))
+}
+
+/// The go test adapter of `command`: `go test` with `-json` (per-test
+/// events in the log), and, as a shell string, no shell operators (a
+/// redirection to `{junit}` would take the appended `-run` with it: such a
+/// command opts in with `test.select`).
+fn go_test(command: &Command) -> Option<Adapter> {
+    let words: Vec<String> = match command {
+        Command::Argv(v) => v.clone(),
+        Command::Shell(s) => {
+            if s.contains(['&', ';', '|', '<', '>', '`', '$', '(', '\'', '"', '\\']) {
+                return None;
+            }
+            s.split_whitespace().map(str::to_string).collect()
+        }
+    };
+    let go = words
+        .windows(2)
+        .position(|w| w[0] == "go" && w[1] == "test")?;
+    let json = words[go + 2..]
+        .iter()
+        .any(|w| w == "-json" || w == "--json");
+    let runs = words[go + 2..]
+        .iter()
+        .any(|w| w == "-run" || w.starts_with("-run="));
+    (json && !runs).then(|| Adapter::GoTest {
+        command: command.clone(),
+    })
+}
+
+/// `^(TestA|TestB)$` for the ids' top-level test names (`pkg::TestA/case`
+/// selects `TestA`, whose run includes its subtests). `None` for a name Go
+/// could not have given a test.
+fn go_run_pattern(ids: &[String]) -> Option<String> {
+    let mut names: Vec<&str> = Vec::new();
+    for id in ids {
+        let name = id.rsplit_once("::").map_or(id.as_str(), |(_, n)| n);
+        let top = name.split('/').next().unwrap_or(name);
+        if top.is_empty() || !top.chars().all(|c| c.is_alphanumeric() || c == '_') {
+            return None;
+        }
+        if !names.contains(&top) {
+            names.push(top);
+        }
+    }
+    (!names.is_empty()).then(|| format!("^({})$", names.join("|")))
 }
 
 /// Options of `python -m unittest` (and xmlrunner) kept in a subset run;
@@ -263,6 +329,45 @@ mod tests {
             t.command(&["nowhere.test_c::t".to_string()], d.path()),
             None
         );
+    }
+
+    #[test]
+    fn go_test_json_gets_a_run_pattern_of_top_level_names() {
+        let cfg = Command::Shell("go test -json ./...".into());
+        let a = go_test(&cfg).expect("go test -json has an adapter");
+        let ids = [
+            "example.com/srv::TestHost/localhost".to_string(),
+            "example.com/srv::TestHost/ip".to_string(),
+            "example.com/srv::TestOrigin".to_string(),
+        ];
+        assert_eq!(
+            a.command(&ids, Path::new("/nonexistent")),
+            Some(Command::Shell(
+                "go test -json ./... -run '^(TestHost|TestOrigin)$'".into()
+            ))
+        );
+        let argv = go_test(&argv(&["go", "test", "-json", "./..."])).unwrap();
+        assert_eq!(
+            argv.command(&ids[2..], Path::new("/")),
+            Some(argv_cmd(&[
+                "go",
+                "test",
+                "-json",
+                "./...",
+                "-run",
+                "^(TestOrigin)$"
+            ]))
+        );
+        // Without -json there are no per-test results to read; a
+        // redirection would swallow the appended flag; -run is the user's.
+        assert!(go_test(&Command::Shell("go test ./...".into())).is_none());
+        assert!(go_test(&Command::Shell("go test -json ./... > {junit}".into())).is_none());
+        assert!(go_test(&Command::Shell("go test -json -run TestX ./...".into())).is_none());
+        assert!(go_run_pattern(&["p::Test(x)".to_string()]).is_none());
+    }
+
+    fn argv_cmd(v: &[&str]) -> Command {
+        Command::Argv(v.iter().map(|s| s.to_string()).collect())
     }
 
     #[test]
