@@ -160,16 +160,20 @@ fn fixture(spec_text: &str) -> Fixture {
     ])
 }
 
+/// A verdict table as `fx.verdicts` gives it.
+fn verdict_map(rows: &[(&str, &str)]) -> std::collections::BTreeMap<String, String> {
+    rows.iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect()
+}
+
 fn expected() -> std::collections::BTreeMap<String, String> {
-    [
+    verdict_map(&[
         ("host-check", "killed"),
         ("loopback-entry", "killed"),
         ("origin-check", "survived"),
         ("broken-build", "wrong-reason"),
-    ]
-    .into_iter()
-    .map(|(a, b)| (a.to_string(), b.to_string()))
-    .collect()
+    ])
 }
 
 #[test]
@@ -259,13 +263,10 @@ fn audit_finds_the_go_controls_and_runs_go_test_json_without_a_spec() {
     let (code, out, err) = fx.run(&["audit", ".", "--out", "out", "-j", "2"]);
     let what = ctx(code, &out, &err);
     assert!(err.contains("tests: `go test -json ./...`"), "{what}");
-    let want: std::collections::BTreeMap<String, String> = [
+    let want = verdict_map(&[
         ("host-origin-compared", "killed"),
         ("host-origin-compared-2", "survived"),
-    ]
-    .into_iter()
-    .map(|(a, b)| (a.to_string(), b.to_string()))
-    .collect();
+    ]);
     assert_eq!(fx.verdicts("out"), want, "{what}");
     // The Host check is killed by its negative test, named per test.
     let o = fx.outcomes("out");

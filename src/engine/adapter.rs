@@ -181,20 +181,27 @@ fn dotted(id: &str) -> Option<String> {
     Some(format!("{class}.{name}"))
 }
 
+/// The words of `command` and whether it is a shell string; `None` for a
+/// shell string with operators, quoting or expansions (`&&`, `;`, `|`,
+/// redirections, `$`, quotes), whose words an adapter cannot safely edit.
+fn plain_words(command: &Command) -> Option<(Vec<String>, bool)> {
+    match command {
+        Command::Argv(v) => Some((v.clone(), false)),
+        Command::Shell(s) => {
+            if s.contains(['&', ';', '|', '<', '>', '`', '$', '(', '\'', '"', '\\']) {
+                return None;
+            }
+            Some((s.split_whitespace().map(str::to_string).collect(), true))
+        }
+    }
+}
+
 /// The go test adapter of `command`: `go test` with `-json` (per-test
 /// events in the log), and, as a shell string, no shell operators (a
 /// redirection to `{junit}` would take the appended `-run` with it: such a
 /// command opts in with `test.select`).
 fn go_test(command: &Command) -> Option<Adapter> {
-    let words: Vec<String> = match command {
-        Command::Argv(v) => v.clone(),
-        Command::Shell(s) => {
-            if s.contains(['&', ';', '|', '<', '>', '`', '$', '(', '\'', '"', '\\']) {
-                return None;
-            }
-            s.split_whitespace().map(str::to_string).collect()
-        }
-    };
+    let (words, _) = plain_words(command)?;
     let go = words
         .windows(2)
         .position(|w| w[0] == "go" && w[1] == "test")?;
@@ -247,15 +254,7 @@ const UNITTEST_VALUED: [&str; 3] = ["-o", "--output", "--output-file"];
 /// after it but discovery and the options above. A shell command with
 /// operators (`&&`, `;`, `|`, redirections) has none.
 fn unittest(command: &Command) -> Option<Adapter> {
-    let (words, shell): (Vec<String>, bool) = match command {
-        Command::Argv(v) => (v.clone(), false),
-        Command::Shell(s) => {
-            if s.contains(['&', ';', '|', '<', '>', '`', '$', '(', '\'', '"', '\\']) {
-                return None;
-            }
-            (s.split_whitespace().map(str::to_string).collect(), true)
-        }
-    };
+    let (words, shell) = plain_words(command)?;
     let m = words
         .windows(2)
         .position(|w| w[0] == "-m" && (w[1] == "unittest" || w[1] == "xmlrunner"))?;
