@@ -154,6 +154,8 @@ struct RawMatcher {
     #[serde(default)]
     followed_by: Option<RawNodeCond>,
     #[serde(default)]
+    preceded_by: Option<RawNodeCond>,
+    #[serde(default)]
     target: Option<String>,
     #[serde(default)]
     rewrite: Option<String>,
@@ -311,6 +313,24 @@ impl Ctx<'_> {
                 }
             }
         }
+    }
+    /// `followed_by`/`preceded_by`: its `matches` may name variables (`$V`,
+    /// `${field}`, or a named group of a `where` regex), so it is compiled
+    /// per site; here it is checked once with every variable as `x`.
+    fn neighbour_cond(
+        &mut self,
+        lang: Language,
+        key: &str,
+        mut raw: RawNodeCond,
+    ) -> (NodeCond, Option<String>) {
+        let pattern = raw.matches.take();
+        if let Some(p) = &pattern {
+            let probe = super::matcher::expand(p, |_| Some("x".to_string()));
+            if let Some(probe) = probe {
+                self.regex(&format!("{key}.matches"), &probe);
+            }
+        }
+        (self.node_cond(Some(lang), raw), pattern)
     }
     fn node_cond(&mut self, lang: Option<Language>, raw: RawNodeCond) -> NodeCond {
         let kinds = raw.kind.into_vec();
@@ -486,7 +506,7 @@ fn build_regex(
 }
 
 /// A structural (ast-grep) matcher: its head, edit, `where` conditions,
-/// `target` and `followed_by`.
+/// `target`, `followed_by` and `preceded_by`.
 fn build_structural(
     cx: &mut Ctx<'_>,
     lang: Language,
@@ -516,11 +536,8 @@ fn build_structural(
     if let Some(t) = &raw.target {
         cx.fields(Some(lang), t);
     }
-    let followed_by = raw.followed_by.map(|mut f| {
-        // `matches` may name variables (`$V`): it is compiled per site.
-        let pattern = f.matches.take();
-        (cx.node_cond(Some(lang), f), pattern)
-    });
+    let followed_by = raw.followed_by.map(|f| cx.neighbour_cond(lang, "followed_by", f));
+    let preceded_by = raw.preceded_by.map(|f| cx.neighbour_cond(lang, "preceded_by", f));
     Some(Matcher::Ast(Box::new(AstRule {
         lang,
         head,
@@ -528,6 +545,7 @@ fn build_structural(
         inside,
         not_inside,
         followed_by,
+        preceded_by,
         target: raw.target,
         edit,
     })))

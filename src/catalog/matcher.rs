@@ -103,6 +103,22 @@ impl NodeCond {
     }
 }
 
+/// Which neighbouring statement a `followed_by`/`preceded_by` reads.
+#[derive(Debug, Clone, Copy)]
+enum Side {
+    After,
+    Before,
+}
+
+impl Side {
+    fn step<'r>(self, n: Node<'r, Doc>) -> Option<Node<'r, Doc>> {
+        match self {
+            Side::After => n.next(),
+            Side::Before => n.prev(),
+        }
+    }
+}
+
 /// What a structural rule does to the node it matched.
 #[derive(Debug)]
 pub(crate) enum EditKind {
@@ -137,6 +153,10 @@ pub(crate) struct AstRule {
     /// The statement holding the match must be followed by a statement for
     /// which this holds; `$VAR` in its regex is the variable's text, escaped.
     pub followed_by: Option<(NodeCond, Option<String>)>,
+    /// The same for the statement before it ("the `if` right after the
+    /// call that authenticates"). Besides fields and metavariables, its
+    /// regex may name a named group of a `where` regex (`(?P<CRED>\w+)`).
+    pub preceded_by: Option<(NodeCond, Option<String>)>,
     /// Variable or field path the edit applies to (default: the match).
     pub target: Option<String>,
     pub edit: EditKind,
@@ -358,20 +378,49 @@ impl AstRule {
             return false;
         }
         if let Some((cond, raw)) = &self.followed_by {
-            if !self.followed(nm, src, cond, raw.as_deref()) {
+            if !self.neighbour(nm, src, cond, raw.as_deref(), Side::After) {
+                return false;
+            }
+        }
+        if let Some((cond, raw)) = &self.preceded_by {
+            if !self.neighbour(nm, src, cond, raw.as_deref(), Side::Before) {
                 return false;
             }
         }
         true
     }
 
-    /// The statement holding the match is followed by one satisfying `cond`.
-    fn followed(
+    /// The named groups of the `where` regexes, matched on their variables.
+    fn captures(&self, nm: &NodeMatch<'_, Doc>, src: &str) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        for (var, cond) in &self.where_ {
+            let Some(re) = &cond.matches else { continue };
+            if re.capture_names().flatten().next().is_none() {
+                continue;
+            }
+            let Some(r) = var_range(nm, src, var) else {
+                continue;
+            };
+            if let Some(caps) = re.captures(&src[r]) {
+                for name in re.capture_names().flatten() {
+                    if let Some(m) = caps.name(name) {
+                        out.push((name.to_string(), m.as_str().to_string()));
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// The statement holding the match is followed (or preceded) by one
+    /// satisfying `cond`.
+    fn neighbour<'r>(
         &self,
-        nm: &NodeMatch<'_, Doc>,
+        nm: &NodeMatch<'r, Doc>,
         src: &str,
         cond: &NodeCond,
         raw: Option<&str>,
+        side: Side,
     ) -> bool {
         let stmt = std::iter::once(nm.get_node().clone())
             .chain(nm.get_node().ancestors())
@@ -379,31 +428,36 @@ impl AstRule {
                 n.parent().is_some_and(|p| {
                     matches!(
                         &*p.kind(),
-                        "block" | "module" | "program" | "statement_block"
+                        "block" | "module" | "program" | "statement_block" | "statement_list"
                     )
                 })
             });
         let Some(stmt) = stmt else { return false };
-        let mut next = stmt.next();
-        while next
+        let step = |n: Node<'r, Doc>| side.step(n);
+        let mut other = step(stmt);
+        while other
             .as_ref()
             .is_some_and(|n| is_comment(n) || !n.is_named())
         {
-            next = next.and_then(|n| n.next());
+            other = other.and_then(step);
         }
-        let Some(next) = next else { return false };
-        if !cond.kinds.is_empty() && !kind_in(&cond.kinds, &next) {
+        let Some(other) = other else { return false };
+        if !cond.kinds.is_empty() && !kind_in(&cond.kinds, &other) {
             return false;
         }
         let part = match &cond.field {
-            Some(f) => field_path(&next, f),
-            None => Some(next.clone()),
+            Some(f) => field_path(&other, f),
+            None => Some(other.clone()),
         };
         let Some(part) = part else { return false };
         let text = part.text();
         if let Some(raw) = raw {
+            let caps = self.captures(nm, src);
             let Some(pattern) = expand(raw, |v| {
-                var_range(nm, src, v).map(|r| regex::escape(&src[r]))
+                var_range(nm, src, v)
+                    .map(|r| src[r].to_string())
+                    .or_else(|| caps.iter().find(|(n, _)| n == v).map(|(_, t)| t.clone()))
+                    .map(|t| regex::escape(&t))
             }) else {
                 return false;
             };
