@@ -42,6 +42,13 @@ pub const EXCLUDED_DIRS: &[&str] = &[
     "evals",
 ];
 
+/// Excluded directory names that are also ordinary module names: below a
+/// source root they hold server code.
+const SOFT_DIRS: &[&str] = &["docs", "doc", "examples", "example", "samples"];
+
+/// Directories that hold a package's source code.
+const SOURCE_ROOTS: &[&str] = &["src", "lib", "pkg", "internal"];
+
 /// File-name patterns of tests and type declarations, in any directory.
 pub const EXCLUDED_NAMES: &[&str] = &[
     "test_*.py",
@@ -134,7 +141,14 @@ fn test_dir(name: &str) -> bool {
 pub fn default_excluded(path: &str) -> bool {
     let mut parts = path.split('/').collect::<Vec<_>>();
     let name = parts.pop().unwrap_or("");
-    if parts.iter().any(|d| test_dir(d)) {
+    let excluded_dir = |(i, d): (usize, &&str)| {
+        // Below a source root, `docs/` or `examples/` is a module of the
+        // server (`src/tools/docs/fetch_docs.ts`), not its documentation.
+        let module_name = SOFT_DIRS.contains(&d.to_ascii_lowercase().as_str())
+            && parts[..i].iter().any(|a| SOURCE_ROOTS.contains(a));
+        test_dir(d) && !module_name
+    };
+    if parts.iter().enumerate().any(excluded_dir) {
         return true;
     }
     EXCLUDED_NAMES
@@ -241,6 +255,7 @@ mod tests {
             "packages/a/__tests__/x.ts",
             "scripts/release.py",
             "docs/conf.py",
+            "packages/cli/docs/build.ts",
             "examples/client.ts",
             "benchmarks/run.py",
             "src/app.test.ts",
@@ -267,6 +282,8 @@ mod tests {
             "src/latest/x.py",
             "src/contests/x.py",
             "src/requests/x.py",
+            "src/tools/docs/fetch_docs.ts",
+            "pkg/toolsets/examples/list.go",
         ] {
             assert!(!default_excluded(p), "{p} is server code");
         }
