@@ -536,8 +536,12 @@ fn build_structural(
     if let Some(t) = &raw.target {
         cx.fields(Some(lang), t);
     }
-    let followed_by = raw.followed_by.map(|f| cx.neighbour_cond(lang, "followed_by", f));
-    let preceded_by = raw.preceded_by.map(|f| cx.neighbour_cond(lang, "preceded_by", f));
+    let followed_by = raw
+        .followed_by
+        .map(|f| cx.neighbour_cond(lang, "followed_by", f));
+    let preceded_by = raw
+        .preceded_by
+        .map(|f| cx.neighbour_cond(lang, "preceded_by", f));
     Some(Matcher::Ast(Box::new(AstRule {
         lang,
         head,
@@ -827,5 +831,12 @@ mod tests {
         assert!(err.contains("rule `2/4`"), "{err}");
         assert!(err.contains("bad regex"), "{err}");
         assert!(err.contains("positive"), "{err}");
+    }
+
+    #[test]
+    fn neighbour_regexes_are_checked_at_load() {
+        let yaml = "group: access\noperators:\n  - id: a-b\n    control: c\n    rule: '002/6'\n    languages: [python]\n    files: ['**/*.py']\n    expected: false\n    sdk: s\n    matchers:\n      - lang: python\n        kind: if_statement\n        preceded_by: {kind: expression_statement, matches: '\\\\b$V=('}\n        rewrite: 'False'\n";
+        let err = load(&[("t.yaml", yaml)]).unwrap_err();
+        assert!(err.contains("preceded_by.matches: bad regex"), "{err}");
     }
 }
