@@ -470,7 +470,9 @@ impl MutantRun<'_> {
         for k in 1..=rechecks {
             let name = outdir::recheck_log_name(&self.m.id, k);
             if let Some(a) = &alone {
-                let again = self.suite(scratch, &name, timeout, &a.tests, Some(a)).await?;
+                let again = self
+                    .suite(scratch, &name, timeout, &a.tests, Some(a))
+                    .await?;
                 if again.res.exit == Exit::Interrupted {
                     return Ok(None);
                 }

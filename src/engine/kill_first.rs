@@ -196,7 +196,10 @@ fn named_after(id: &str, file: &str) -> bool {
     let name = file.rsplit('/').next().unwrap_or(file);
     let stem = name.split('.').next().unwrap_or(name).to_lowercase();
     let stem = stem.trim_matches('_');
-    if stem.len() < 3 || ["init", "index", "main", "mod", "lib", "test", "tests", "util", "utils"]
+    if stem.len() < 3
+        || [
+            "init", "index", "main", "mod", "lib", "test", "tests", "util", "utils",
+        ]
         .contains(&stem)
     {
         return false;
