@@ -79,10 +79,11 @@ fn spec(command: &str, killer: &str) -> String {
 /// `host-check` killed, `origin-check` survived. Returns the -j 1 outcomes.
 fn run_three_ways(fx: &Fixture) -> serde_json::Value {
     let (code, out, err) = fx.run(&["run", "--out", "out1", "-j", "1"]);
-    let expected: BTreeMap<String, String> = [("host-check", "killed"), ("origin-check", "survived")]
-        .iter()
-        .map(|(a, b)| (a.to_string(), b.to_string()))
-        .collect();
+    let expected: BTreeMap<String, String> =
+        [("host-check", "killed"), ("origin-check", "survived")]
+            .iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect();
     assert_eq!(fx.verdicts("out1"), expected, "{}", ctx(code, &out, &err));
     let (code, out, err) = fx.run(&["run", "--out", "out2", "-j", "2"]);
     assert_eq!(fx.verdicts("out2"), expected, "{}", ctx(code, &out, &err));

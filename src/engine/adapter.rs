@@ -504,6 +504,61 @@ mod tests {
         assert!(go_run_pattern(&["p::Test(x)".to_string()]).is_none());
     }
 
+    #[test]
+    fn node_test_gets_a_name_pattern_after_dash_dash_test() {
+        let a = node_test(&Command::Shell(
+            "node --test --test-reporter=junit --test-reporter-destination={junit} test/".into(),
+        ))
+        .expect("node --test with junit has an adapter");
+        let ids = ["test::refuses a.b (x)".to_string(), "test::t2".to_string()];
+        assert_eq!(
+            a.command(&ids, Path::new("/")),
+            Some(Command::Shell(
+                "node --test '--test-name-pattern=^(refuses a\\.b \\(x\\)|t2)$' --test-reporter=junit --test-reporter-destination={junit} test/".into()
+            ))
+        );
+        // No per-test report, or a pattern of the user's: no adapter.
+        assert!(node_test(&Command::Shell("node --test test/".into())).is_none());
+        assert!(node_test(&Command::Shell(
+            "node --test --test-reporter=junit --test-name-pattern=x".into()
+        ))
+        .is_none());
+    }
+
+    #[test]
+    fn vitest_gets_files_and_full_names() {
+        let a = vitest(&argv_cmd(&[
+            "npx",
+            "vitest",
+            "run",
+            "--reporter=junit",
+            "--outputFile={junit}",
+        ]))
+        .expect("vitest run with junit has an adapter");
+        let ids = [
+            "test/a.test.ts::block > inner > t1".to_string(),
+            "test/b.test.ts::t2".to_string(),
+        ];
+        assert_eq!(
+            a.command(&ids, Path::new("/")),
+            Some(argv_cmd(&[
+                "npx",
+                "vitest",
+                "run",
+                "--reporter=junit",
+                "--outputFile={junit}",
+                "test/a.test.ts",
+                "test/b.test.ts",
+                "-t",
+                "^(block inner t1|t2)$"
+            ]))
+        );
+        // Watch mode, no JUnit, or the user's own -t: no adapter.
+        assert!(vitest(&Command::Shell("vitest --reporter=junit".into())).is_none());
+        assert!(vitest(&Command::Shell("vitest run".into())).is_none());
+        assert!(vitest(&Command::Shell("vitest run --reporter=junit -t x".into())).is_none());
+    }
+
     fn argv_cmd(v: &[&str]) -> Command {
         Command::Argv(v.iter().map(|s| s.to_string()).collect())
     }

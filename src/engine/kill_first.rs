@@ -386,6 +386,18 @@ mod tests {
     }
 
     #[test]
+    fn tests_named_after_a_file() {
+        let f = "src/app/urls.py";
+        assert!(named_after("tests.unit.test_urls.K::test_x", f));
+        assert!(named_after("tests/urls.test.ts::block > t", f));
+        assert!(!named_after("tests.unit.test_url_parts::test_urls", f));
+        assert!(!named_after("tests.test_http::t", f));
+        // A stem that names no concern matches nothing.
+        assert!(!named_after("tests.test_main::t", "src/main.py"));
+        assert!(!named_after("pkg.test_init::t", "pkg/__init__.py"));
+    }
+
+    #[test]
     fn a_subset_is_usable_only_green_and_whole() {
         let r = |x: &str| parse(x).unwrap();
         let ids = vec!["m::a".to_string(), "m::b".to_string()];
