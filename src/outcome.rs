@@ -479,6 +479,7 @@ pub fn by_subset(v: Verdict, stage: &str, n: usize) -> Verdict {
     let from = match stage {
         "expected-killers" => "its expected killers",
         "canary" => "the tests its file's canary turned red",
+        "canary-near" => "the tests its file's canary turned red that are named after it",
         "siblings" => "the tests that killed other mutants of its file",
         other => other,
     };

@@ -152,8 +152,9 @@ pub struct MutantResult {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, JsonSchema)]
 pub struct SubsetRun {
     /// Where the tests come from: `expected-killers` (`expect.killed_by`),
-    /// `canary` (red with the file emptied) or `siblings` (killed another
-    /// mutant of the file).
+    /// `canary-near` (red with the file emptied, named after the file),
+    /// `canary` (the other tests red with the file emptied) or `siblings`
+    /// (killed another mutant of the file).
     pub stage: String,
     /// JUnit ids of the tests it ran.
     pub tests: Vec<String>,

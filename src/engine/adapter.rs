@@ -37,6 +37,16 @@ pub(super) enum Adapter {
     /// `go test -json …`: the command, then `-run` with the top-level
     /// test names.
     GoTest { command: Command },
+    /// `node --test` with a JUnit reporter: the command with
+    /// `--test-name-pattern` inserted after `--test`.
+    NodeTest {
+        words: Vec<String>,
+        at: usize,
+        shell: bool,
+    },
+    /// `vitest run` with a JUnit reporter: the command with the test files
+    /// and `-t` (the full names) appended.
+    Vitest { command: Command },
     /// `test.select`.
     Template(Command),
 }
@@ -49,7 +59,10 @@ impl Adapter {
             Select::Off => None,
             Select::Template(t) => Some(Adapter::Template(t.clone())),
             Select::Auto if pytest_seen || names_pytest(&cfg.command) => Some(Adapter::Pytest),
-            Select::Auto => unittest(&cfg.command).or_else(|| go_test(&cfg.command)),
+            Select::Auto => unittest(&cfg.command)
+                .or_else(|| go_test(&cfg.command))
+                .or_else(|| node_test(&cfg.command))
+                .or_else(|| vitest(&cfg.command)),
         }
     }
 
@@ -59,6 +72,8 @@ impl Adapter {
             Adapter::Pytest => "pytest",
             Adapter::Unittest { .. } => "unittest",
             Adapter::GoTest { .. } => "go test",
+            Adapter::NodeTest { .. } => "node --test",
+            Adapter::Vitest { .. } => "vitest",
             Adapter::Template(_) => "test.select",
         }
     }
@@ -81,16 +96,20 @@ impl Adapter {
             }
             Adapter::GoTest { command } => {
                 let pattern = go_run_pattern(ids)?;
-                Some(match command {
-                    Command::Shell(s) => {
-                        Command::Shell(format!("{s} -run {}", shell_quote(&pattern)))
-                    }
-                    Command::Argv(v) => {
-                        let mut argv = v.clone();
-                        argv.extend(["-run".to_string(), pattern]);
-                        Command::Argv(argv)
-                    }
-                })
+                Some(append(command, vec!["-run".to_string(), pattern]))
+            }
+            Adapter::NodeTest { words, at, shell } => {
+                let names: Vec<String> = ids.iter().map(|i| last_name(i).to_string()).collect();
+                let option = format!("--test-name-pattern={}", exact_regex(&names));
+                let mut argv = words.clone();
+                argv.insert(*at + 1, option);
+                Some(words_to_command(argv, *shell))
+            }
+            Adapter::Vitest { command } => {
+                let (files, names) = vitest_filters(ids)?;
+                let mut extra = files;
+                extra.extend(["-t".to_string(), exact_regex(&names)]);
+                Some(append(command, extra))
             }
             Adapter::Unittest { prefix, shell } => {
                 let dotted: Vec<String> = ids.iter().map(|i| dotted(i)).collect::<Option<_>>()?;
@@ -194,6 +213,126 @@ fn plain_words(command: &Command) -> Option<(Vec<String>, bool)> {
             Some((s.split_whitespace().map(str::to_string).collect(), true))
         }
     }
+}
+
+/// `argv` as a command: an argv list, or (`shell`) its words joined, each
+/// shell-quoted as needed.
+fn words_to_command(argv: Vec<String>, shell: bool) -> Command {
+    if shell {
+        Command::Shell(
+            argv.iter()
+                .map(|w| {
+                    if w.chars()
+                        .all(|c| c.is_ascii_alphanumeric() || "-_./=:{}@%+,".contains(c))
+                    {
+                        w.clone()
+                    } else {
+                        shell_quote(w)
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(" "),
+        )
+    } else {
+        Command::Argv(argv)
+    }
+}
+
+/// `command` with `extra` arguments at its end (shell-quoted in a shell string).
+fn append(command: &Command, extra: Vec<String>) -> Command {
+    match command {
+        Command::Shell(s) => {
+            let words: Vec<String> = extra.iter().map(|w| shell_quote(w)).collect();
+            Command::Shell(format!("{s} {}", words.join(" ")))
+        }
+        Command::Argv(v) => {
+            let mut argv = v.clone();
+            argv.extend(extra);
+            Command::Argv(argv)
+        }
+    }
+}
+
+/// The test's own name in a JUnit id (`classname::name` → `name`).
+fn last_name(id: &str) -> &str {
+    id.split_once("::").map_or(id, |(_, n)| n)
+}
+
+/// A JavaScript regular expression that matches exactly the `names`.
+fn exact_regex(names: &[String]) -> String {
+    let mut alts: Vec<String> = Vec::new();
+    for n in names {
+        let mut e = String::new();
+        for c in n.chars() {
+            if "\\^$.*+?()[]{}|/-".contains(c) {
+                e.push('\\');
+            }
+            e.push(c);
+        }
+        if !alts.contains(&e) {
+            alts.push(e);
+        }
+    }
+    format!("^({})$", alts.join("|"))
+}
+
+/// The `node --test` adapter of `command`: `node` then `--test` among its
+/// options, with a JUnit reporter (what unguard reads per test), no name
+/// pattern of the user's, and, as a shell string, no shell operators.
+fn node_test(command: &Command) -> Option<Adapter> {
+    let (words, shell) = plain_words(command)?;
+    let node = words
+        .iter()
+        .position(|w| w == "node" || w.ends_with("/node"))?;
+    let at = node + 1 + words[node + 1..].iter().position(|w| w == "--test")?;
+    let opts = &words[node + 1..];
+    let junit = opts.iter().any(|w| w == "--test-reporter=junit")
+        || opts
+            .windows(2)
+            .any(|w| w[0] == "--test-reporter" && w[1] == "junit");
+    let named = opts.iter().any(|w| w.starts_with("--test-name-pattern"));
+    (junit && !named).then_some(Adapter::NodeTest { words, at, shell })
+}
+
+/// The vitest adapter of `command`: `vitest run` (or `vitest --run`) with
+/// its JUnit reporter, no test name filter of the user's, and, as a shell
+/// string, no shell operators.
+fn vitest(command: &Command) -> Option<Adapter> {
+    let (words, _) = plain_words(command)?;
+    let v = words
+        .iter()
+        .position(|w| w == "vitest" || w.ends_with("/vitest") || w.ends_with("/vitest.mjs"))?;
+    let rest = &words[v + 1..];
+    let once = rest.first().is_some_and(|w| w == "run") || rest.iter().any(|w| w == "--run");
+    let junit = rest.iter().any(|w| w == "--reporter=junit")
+        || rest
+            .windows(2)
+            .any(|w| w[0] == "--reporter" && w[1] == "junit");
+    let named = rest
+        .iter()
+        .any(|w| w == "-t" || w.starts_with("--testNamePattern") || w.starts_with("-t="));
+    (once && junit && !named).then(|| Adapter::Vitest {
+        command: command.clone(),
+    })
+}
+
+/// The test files and full test names (as `-t` matches them: the
+/// describe blocks and the test joined by spaces) of vitest JUnit ids
+/// (`test/a.test.ts::block > test`). `None` for an id without its file.
+fn vitest_filters(ids: &[String]) -> Option<(Vec<String>, Vec<String>)> {
+    let mut files: Vec<String> = Vec::new();
+    let mut names = Vec::new();
+    for id in ids {
+        let (file, name) = id.split_once("::")?;
+        if file.is_empty() || name.is_empty() {
+            return None;
+        }
+        if !files.iter().any(|f| f == file) {
+            files.push(file.to_string());
+        }
+        names.push(name.replace(" > ", " "));
+    }
+    Some((files, names))
 }
 
 /// The go test adapter of `command`: `go test` with `-json` (per-test
@@ -363,6 +502,61 @@ mod tests {
         assert!(go_test(&Command::Shell("go test -json ./... > {junit}".into())).is_none());
         assert!(go_test(&Command::Shell("go test -json -run TestX ./...".into())).is_none());
         assert!(go_run_pattern(&["p::Test(x)".to_string()]).is_none());
+    }
+
+    #[test]
+    fn node_test_gets_a_name_pattern_after_dash_dash_test() {
+        let a = node_test(&Command::Shell(
+            "node --test --test-reporter=junit --test-reporter-destination={junit} test/".into(),
+        ))
+        .expect("node --test with junit has an adapter");
+        let ids = ["test::refuses a.b (x)".to_string(), "test::t2".to_string()];
+        assert_eq!(
+            a.command(&ids, Path::new("/")),
+            Some(Command::Shell(
+                "node --test '--test-name-pattern=^(refuses a\\.b \\(x\\)|t2)$' --test-reporter=junit --test-reporter-destination={junit} test/".into()
+            ))
+        );
+        // No per-test report, or a pattern of the user's: no adapter.
+        assert!(node_test(&Command::Shell("node --test test/".into())).is_none());
+        assert!(node_test(&Command::Shell(
+            "node --test --test-reporter=junit --test-name-pattern=x".into()
+        ))
+        .is_none());
+    }
+
+    #[test]
+    fn vitest_gets_files_and_full_names() {
+        let a = vitest(&argv_cmd(&[
+            "npx",
+            "vitest",
+            "run",
+            "--reporter=junit",
+            "--outputFile={junit}",
+        ]))
+        .expect("vitest run with junit has an adapter");
+        let ids = [
+            "test/a.test.ts::block > inner > t1".to_string(),
+            "test/b.test.ts::t2".to_string(),
+        ];
+        assert_eq!(
+            a.command(&ids, Path::new("/")),
+            Some(argv_cmd(&[
+                "npx",
+                "vitest",
+                "run",
+                "--reporter=junit",
+                "--outputFile={junit}",
+                "test/a.test.ts",
+                "test/b.test.ts",
+                "-t",
+                "^(block inner t1|t2)$"
+            ]))
+        );
+        // Watch mode, no JUnit, or the user's own -t: no adapter.
+        assert!(vitest(&Command::Shell("vitest --reporter=junit".into())).is_none());
+        assert!(vitest(&Command::Shell("vitest run".into())).is_none());
+        assert!(vitest(&Command::Shell("vitest run --reporter=junit -t x".into())).is_none());
     }
 
     fn argv_cmd(v: &[&str]) -> Command {

@@ -431,6 +431,11 @@ impl MutantRun<'_> {
     /// `--recheck-kills` times: the first re-run with another outcome makes
     /// it flaky (a red re-check of a survivor, a kill that does not
     /// reproduce). `None` when interrupted.
+    ///
+    /// A kill by a subset is confirmed by its red tests alone where they
+    /// ran green alone on the unmutated copy ([`Self::red_alone`]); when
+    /// they do not go red again alone, the whole subset runs once more and
+    /// decides, as it does without that check.
     async fn recheck(
         &self,
         scratch: &mut Scratch,
@@ -446,14 +451,39 @@ impl MutantRun<'_> {
         // A kill is confirmed by its red tests alone where pytest can select
         // them; a survivor's re-check runs the whole suite.
         // A kill by a subset is confirmed by the same subset (green on the
-        // unmutated copy).
+        // unmutated copy), or by its red tests alone (green alone there).
         let select: &[String] = match (first.outcome, stage) {
             (Outcome::Killed, Some(s)) => &s.tests,
             (Outcome::Killed, None) => &first.red_tests,
             _ => &[],
         };
+        let alone = match (first.outcome, stage) {
+            (Outcome::Killed, Some(s)) if rechecks > 0 => {
+                match self.red_alone(scratch, &first.red_tests, s).await {
+                    Ok(a) => a,
+                    Err(Error::Interrupted) => return Ok(None),
+                    Err(e) => return Err(e),
+                }
+            }
+            _ => None,
+        };
         for k in 1..=rechecks {
             let name = outdir::recheck_log_name(&self.m.id, k);
+            if let Some(a) = &alone {
+                let again = self
+                    .suite(scratch, &name, timeout, &a.tests, Some(a))
+                    .await?;
+                if again.res.exit == Exit::Interrupted {
+                    return Ok(None);
+                }
+                if self.classify(&again, timeout).outcome == first.outcome {
+                    continue;
+                }
+            }
+            let name = match &alone {
+                Some(_) => format!("{}@recheck-{k}-whole-subset.log", self.m.id),
+                None => name,
+            };
             let again = self.suite(scratch, &name, timeout, select, stage).await?;
             if again.res.exit == Exit::Interrupted {
                 return Ok(None);
@@ -467,5 +497,36 @@ impl MutantRun<'_> {
             }
         }
         Ok(Some(first))
+    }
+
+    /// The red tests of a kill by `stage`, as a stage of their own, when
+    /// they are fewer than the stage's and ran green alone on the
+    /// unmutated copy (the check, made once per distinct set, takes the
+    /// mutant out of the copy and puts it back). `None`: the whole stage
+    /// confirms.
+    async fn red_alone(
+        &self,
+        scratch: &mut Scratch,
+        red: &[String],
+        stage: &Stage,
+    ) -> Result<Option<Stage>> {
+        let tests: Vec<String> = stage
+            .tests
+            .iter()
+            .filter(|t| red.contains(t))
+            .cloned()
+            .collect();
+        if tests.is_empty() || tests.len() == stage.tests.len() {
+            return Ok(None);
+        }
+        let m = self.m;
+        let mutated = scratch.read(&m.file)?;
+        scratch.write(&m.file, self.original)?;
+        let check = kill_first::check(self.w, scratch, self.ctx, m.test, &tests, self.cancel).await;
+        scratch.write(&m.file, &mutated)?;
+        Ok(check?.green.then_some(Stage {
+            name: stage.name,
+            tests,
+        }))
     }
 }

@@ -7,8 +7,15 @@
 //!   classified exactly as without selection (a red test that is not an
 //!   expected killer is `wrong-reason` there, never a kill).
 //! - Without it: the tests that went red under the file's canary (the
-//!   mutant waits for it), then the tests that killed the file's other
-//!   mutants so far. The first red test is `killed`.
+//!   mutant waits for it), those named after the file first
+//!   (`canary-near`: `test_urls.py` for `urls.py`), then the rest
+//!   (`canary`), then the tests that killed the file's other mutants so
+//!   far. The first red test is `killed`.
+//! - A kill by a subset is confirmed ([`super::job`]) by its red tests
+//!   alone when they ran green alone on the unmutated copy (checked as a
+//!   subset is), else, or when they do not go red again alone, by the
+//!   whole subset once more: a kill is always red in two runs of a set of
+//!   tests that is green on the unmutated copy.
 //! - A stage may kill only after the same subset ran green on the unmutated
 //!   copy ([`KillFirst::check`], once per distinct subset): a subset that is
 //!   red on its own (a test that needs another one to run first) would
@@ -153,9 +160,21 @@ fn candidates(ctx: &Ctx, i: usize, pair: &Pair, report: &Report) -> Vec<Stage> {
             let id = c.id();
             killers.contains(&id) && !seen.contains(&id)
         });
+        // Canary tests named after the file first: the cheap run that
+        // usually holds the killer. Both parts go when together they are
+        // every test (the full suite runs instead).
+        let (near, rest): (Vec<String>, Vec<String>) = if canary.len() < report.total() {
+            canary.into_iter().partition(|id| named_after(id, &pair.0))
+        } else {
+            Default::default()
+        };
+        stages.push(Stage {
+            name: "canary-near",
+            tests: near,
+        });
         stages.push(Stage {
             name: "canary",
-            tests: canary,
+            tests: rest,
         });
         stages.push(Stage {
             name: "siblings",
@@ -165,6 +184,30 @@ fn candidates(ctx: &Ctx, i: usize, pair: &Pair, report: &Report) -> Vec<Stage> {
     let all = report.total();
     stages.retain(|s| !s.tests.is_empty() && s.tests.len() < all);
     stages
+}
+
+/// Whether test `id` is named after source `file`: a word of its module
+/// or class path (split at anything but letters and digits, compared
+/// without case) is the file's stem, as `tests.unit.test_urls::t` is for
+/// `src/app/urls.py` or `src/guard.test.ts::t` for `src/guard.ts`. Stems
+/// that name no concern (`__init__`, `index`, `main`, `mod`, `lib`, …)
+/// match nothing.
+fn named_after(id: &str, file: &str) -> bool {
+    let name = file.rsplit('/').next().unwrap_or(file);
+    let stem = name.split('.').next().unwrap_or(name).to_lowercase();
+    let stem = stem.trim_matches('_');
+    if stem.len() < 3
+        || [
+            "init", "index", "main", "mod", "lib", "test", "tests", "util", "utils",
+        ]
+        .contains(&stem)
+    {
+        return false;
+    }
+    let path = id.rsplit_once("::").map_or(id, |(p, _)| p);
+    let path = if path.is_empty() { id } else { path };
+    path.split(|c: char| !c.is_ascii_alphanumeric())
+        .any(|w| w.eq_ignore_ascii_case(stem))
 }
 
 /// The ids of the baseline's tests that `keep` keeps, in its order, once each.
@@ -206,7 +249,7 @@ fn red_under_canary(baseline: &Report, canary: &Report) -> Vec<String> {
 /// The run of `tests` (of test config `test`) on the unmutated copy: made
 /// once per distinct subset, by the first worker that needs it (others
 /// wait for it). Green: exit 0, and its report has every test, none red.
-async fn check(
+pub(super) async fn check(
     w: usize,
     scratch: &mut Scratch,
     ctx: &Ctx,
@@ -340,6 +383,18 @@ mod tests {
             red_under_canary(&baseline, &canary),
             ["tests.test_a::t1", "tests.test_a.K::t2", "tests.test_b::t3"]
         );
+    }
+
+    #[test]
+    fn tests_named_after_a_file() {
+        let f = "src/app/urls.py";
+        assert!(named_after("tests.unit.test_urls.K::test_x", f));
+        assert!(named_after("tests/urls.test.ts::block > t", f));
+        assert!(!named_after("tests.unit.test_url_parts::test_urls", f));
+        assert!(!named_after("tests.test_http::t", f));
+        // A stem that names no concern matches nothing.
+        assert!(!named_after("tests.test_main::t", "src/main.py"));
+        assert!(!named_after("pkg.test_init::t", "pkg/__init__.py"));
     }
 
     #[test]

@@ -1,0 +1,59 @@
+//! Kill confirmation of a kill-first subset kill (issue 17): by its red
+//! tests alone when they are green alone on the unmutated copy, else (or
+//! when they do not go red again alone) by the whole subset once more.
+
+mod common;
+use common::*;
+
+const PYTEST: &str = "python3 -m pytest -q -p no:cacheprovider --junitxml={junit}";
+
+/// `test_b` catches the mutant only after `test_a` armed the module in
+/// the same process: its red does not reproduce alone.
+const M: &str = "STATE = {\"armed\": False}\n\n\ndef guard(x):\n    return x > 0\n";
+const TESTS: &str = "import m\n\n\ndef test_a():\n    m.STATE[\"armed\"] = True\n    assert m.guard(1)\n\n\ndef test_b():\n    if m.STATE[\"armed\"]:\n        assert not m.guard(-1)\n\n\ndef test_c():\n    assert m.STATE is not None\n";
+
+/// The red test alone (green alone on the unmutated copy) does not go red
+/// again with the mutant: the whole subset runs once more and confirms
+/// the kill, as a subset kill was confirmed before.
+#[test]
+fn a_red_test_that_is_green_alone_is_confirmed_by_its_whole_subset() {
+    let spec = format!(
+        "version: 1\ntest:\n  command: \"{PYTEST}\"\n  junit: \"{{junit}}\"\n  timeout: 60s\nmutations:\n  - id: guard\n    control: \"the guard\"\n    file: m.py\n    find: \"return x > 0\"\n    replace: \"return True\"\n    expect:\n      killed_by: [\"tests/test_m.py::test_a\", \"tests/test_m.py::test_b\"]\n"
+    );
+    let fx = Fixture::git(&[
+        ("m.py", M),
+        ("tests/__init__.py", ""),
+        ("tests/test_m.py", TESTS),
+        ("unguard.yaml", &spec),
+    ]);
+    let (code, out, err) = fx.run(&["run", "--out", "out", "-j", "1"]);
+    let o = fx.outcomes("out");
+    let m = &o["mutants"][0];
+    assert_eq!(
+        (m["outcome"].as_str(), m["red_tests"].clone()),
+        (Some("killed"), serde_json::json!(["tests.test_m::test_b"])),
+        "{m:#}\n{}",
+        ctx(code, &out, &err)
+    );
+    assert_eq!(
+        m["subset_runs"][0]["tests"].as_array().unwrap().len(),
+        2,
+        "{m:#}"
+    );
+    // test_b alone ran on the unmutated copy (green) and with the mutant
+    // (green: no kill), then the whole subset confirmed.
+    let checks = o["subset_checks"].as_array().unwrap();
+    assert!(
+        checks.iter().any(
+            |c| c["tests"] == serde_json::json!(["tests.test_m::test_b"]) && c["green"] == true
+        ),
+        "{checks:#?}"
+    );
+    let alone = fx.read("out/guard@recheck-1.log");
+    assert!(alone.contains("1 passed, 2 deselected"), "{alone}");
+    let whole = fx.read("out/guard@recheck-1-whole-subset.log");
+    assert!(
+        whole.contains("1 failed, 1 passed, 1 deselected"),
+        "{whole}"
+    );
+}
