@@ -408,8 +408,9 @@ pub fn audit_spec(survey: &Survey, test: TestConfig, timeout: Option<Duration>) 
         .iter()
         .map(|f| MutationSpec {
             id: f.id.clone(),
-            control: f.operator.control.clone(),
+            control: f.operator.mutant_control().to_string(),
             rule: Some(rule_text(f.operator)),
+            direction: f.operator.direction,
             file: f.site.file.clone(),
             pattern: Pattern::Literal {
                 text: f.find.clone(),

@@ -11,7 +11,8 @@
 
 use crate::error::{Error, ExitCode, Result};
 use crate::results::{
-    Allow, GateConfig, GateResult, MutantResult, Outcome, Summary, TimeoutPolicy,
+    Allow, Direction, GateConfig, GateResult, MutantResult, Outcome, Summary, TimeoutPolicy,
+    TwinsPolicy,
 };
 
 /// The gate of a run: `gate:` from unguard.yaml, overridden and extended by
@@ -74,6 +75,19 @@ pub fn judge(
                 ),
             });
         }
+    }
+    let report_twins = config.twins == TwinsPolicy::Report;
+    for m in mutants.iter_mut() {
+        m.twin_reported = report_twins && m.direction == Some(Direction::Tighten);
+        if m.is_twin_reported() {
+            notes.push(format!(
+                "{} ({}): a tightening mutant {} — no positive twin proves the accepted class it drops; a finding, not gated (`gate.twins: report`)",
+                m.id,
+                m.control,
+                m.outcome.as_str()
+            ));
+        }
+        m.twin_reported = m.is_twin_reported();
     }
     let summary = Summary::compute(mutants, policy);
     let mut gate = evaluate(&summary, config, policy, interrupted);
@@ -477,6 +491,7 @@ mod tests {
                 id: "a".into(),
                 reason: "old".into(),
             }],
+            twins: TwinsPolicy::Count,
         };
         let p = std::path::Path::new("u.yaml");
         let g = with_flags(

@@ -638,6 +638,7 @@ pub fn mutant_result(m: &Mutant, command: String, v: Verdict) -> MutantResult {
         v,
     );
     r.rule = m.rule.clone();
+    r.direction = m.direction;
     r.line = m.line;
     r.killed_by = m.killed_by.clone();
     r.location = Some(Location {
@@ -669,6 +670,7 @@ pub fn rejected_result(r: &Rejected) -> MutantResult {
         v.detail,
     );
     out.rule = r.rule.clone();
+    out.direction = r.direction;
     out
 }
 
