@@ -150,6 +150,15 @@ impl Context {
                 _ => "⚪",
             },
             "outcomes": outcomes,
+            "controls": crate::twins::by_control(&results.mutants).iter().map(|t| json!({
+                "control": t.control,
+                "negative": t.negative.as_str(),
+                "negative_cell": t.negative.cell(),
+                "positive": t.positive.as_str(),
+                "positive_cell": t.positive.cell(),
+                "loosen": t.loosen,
+                "tighten": t.tighten,
+            })).collect::<Vec<_>>(),
             "duration": format!("{:.1}s", results.duration_s),
         });
         let Json::Object(scalars) = scalars else {
