@@ -611,6 +611,11 @@ fn operator_line(o: &Operator) -> String {
     if o.expected {
         tags.push("expected".into());
     }
+    match (o.direction, &o.twin_of) {
+        (Some(d), Some(t)) => tags.push(format!("{} (twin of `{t}`)", d.as_str())),
+        (Some(d), None) => tags.push(d.as_str().to_string()),
+        _ => {}
+    }
     format!("- `{}`: {} ({})", o.id, o.control, tags.join(" · "))
 }
 
