@@ -15,11 +15,11 @@ use crate::catalog::{self, Operator, OperatorKind, Site};
 use crate::detect::{self, Detected};
 use crate::error::{Context, Error, Result};
 use crate::results::{Direction, GateConfig, Outcome, Results, Thresholds};
-use crate::twins::Proof;
 use crate::scan_scope::ScanScope;
 use crate::spec::{
     Command, Count, MutationSpec, Pattern, Preset, Spec, SpecPos, TestConfig, TimeoutSetting,
 };
+use crate::twins::Proof;
 use crate::workspace;
 
 /// A catalog site turned into a mutation.
@@ -501,7 +501,8 @@ pub struct ControlRow {
 fn twin_proof(survey: &Survey, op: &Operator, results: Option<&Results>) -> Option<(Proof, Proof)> {
     op.direction?;
     let root = op.twin_of.as_deref().unwrap_or(&op.id);
-    let in_pair = |o: &Operator| o.id == root || o.twin_of.as_deref() == Some(root) || o.id == op.id;
+    let in_pair =
+        |o: &Operator| o.id == root || o.twin_of.as_deref() == Some(root) || o.id == op.id;
     let outcomes = |d: Direction| -> Vec<Outcome> {
         survey
             .found

@@ -70,7 +70,10 @@ pub fn render(survey: &Survey, test: &TestConfig, test_reason: &str) -> String {
             line_text(source, f.site.changed_line)
         ));
         y.push_str(&format!("  - id: {}\n", f.id));
-        y.push_str(&format!("    control: {}\n", q(f.operator.mutant_control())));
+        y.push_str(&format!(
+            "    control: {}\n",
+            q(f.operator.mutant_control())
+        ));
         y.push_str(&format!("    rule: {}\n", q(&rule_text(f.operator))));
         if let Some(d) = f.operator.direction {
             y.push_str(&format!("    direction: {}\n", d.as_str()));
@@ -83,7 +86,9 @@ pub fn render(survey: &Survey, test: &TestConfig, test_reason: &str) -> String {
             // Seed 002 rule 5: a narrowing mutant is killed by the positive twin.
             y.push_str("    # expect: {killed_by: [\"tests/test_x.py::test_the_accepted_case\"]}   # the positive twin\n");
         } else {
-            y.push_str("    # expect: {killed_by: [\"tests/test_x.py::test_the_negative_case\"]}\n");
+            y.push_str(
+                "    # expect: {killed_by: [\"tests/test_x.py::test_the_negative_case\"]}\n",
+            );
         }
     }
     if !survey.present.is_empty() {
