@@ -668,7 +668,7 @@ pub fn grouped_markdown(survey: &Survey, rows: &[ControlRow], ran: &RanCommand) 
                     .collect();
                 line.push_str(&format!(" — {}", sites.join("; ")));
             }
-            if let Some((neg, pos)) = r.twins {
+            if let Some((neg, pos)) = r.twins.filter(|_| !r.sites.is_empty()) {
                 line.push_str(&format!(
                     " — negative proven: {} · positive proven: {}",
                     neg.cell(),
@@ -720,7 +720,7 @@ fn unreached_section(s: &mut String, rows: &[ControlRow]) {
 /// direction both proofs (`neg ✅ · pos ❌`).
 fn matrix_cell(r: &ControlRow) -> String {
     match r.twins {
-        Some((neg, pos)) if r.verdict != ControlVerdict::NotPresent => format!(
+        Some((neg, pos)) if !r.sites.is_empty() => format!(
             "{} (neg {} · pos {})",
             r.verdict.cell(),
             neg.icon(),

@@ -483,6 +483,49 @@ mod tests {
     }
 
     #[test]
+    fn gate_twins_report_excuses_tightening_survivors_only() {
+        let with = |id: &str, o: Outcome, d: Direction| MutantResult {
+            direction: Some(d),
+            ..mutant(id, o)
+        };
+        let mut ms = vec![
+            with("k", Outcome::Killed, Direction::Loosen),
+            with("t", Outcome::Survived, Direction::Tighten),
+            with("w", Outcome::WrongReason, Direction::Tighten),
+        ];
+        let report = GateConfig {
+            twins: TwinsPolicy::Report,
+            ..GateConfig::default()
+        };
+        let (sum, gate) = judge(&mut ms, &report, TimeoutPolicy::Killed, false);
+        assert_eq!(
+            (sum.twins_reported, sum.survived, sum.wrong_reason),
+            (2, 0, 0)
+        );
+        assert_eq!((gate.exit_code, sum.score), (0, Some(100.0)));
+        assert_eq!(gate.notes.len(), 2, "{:?}", gate.notes);
+        // By default they count like any survivor.
+        let (sum, gate) = judge(
+            &mut ms,
+            &GateConfig::default(),
+            TimeoutPolicy::Killed,
+            false,
+        );
+        assert_eq!(
+            (sum.twins_reported, sum.survived, gate.exit_code),
+            (0, 1, 2)
+        );
+        assert!(ms.iter().all(|m| !m.twin_reported));
+        // A loosening survivor is never excused by `report`.
+        ms.push(with("l", Outcome::Survived, Direction::Loosen));
+        let (sum, gate) = judge(&mut ms, &report, TimeoutPolicy::Killed, false);
+        assert_eq!(
+            (sum.twins_reported, sum.survived, gate.exit_code),
+            (2, 1, 2)
+        );
+    }
+
+    #[test]
     fn flags_override_and_extend_the_spec_gate() {
         let spec = GateConfig {
             min_score: Some(50.0),
