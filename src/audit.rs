@@ -14,11 +14,12 @@ use crate::anchor;
 use crate::catalog::{self, Operator, OperatorKind, Site};
 use crate::detect::{self, Detected};
 use crate::error::{Context, Error, Result};
-use crate::results::{GateConfig, Outcome, Results, Thresholds};
+use crate::results::{Direction, GateConfig, Outcome, Results, Thresholds};
 use crate::scan_scope::ScanScope;
 use crate::spec::{
     Command, Count, MutationSpec, Pattern, Preset, Spec, SpecPos, TestConfig, TimeoutSetting,
 };
+use crate::twins::Proof;
 use crate::workspace;
 
 /// A catalog site turned into a mutation.
@@ -408,8 +409,9 @@ pub fn audit_spec(survey: &Survey, test: TestConfig, timeout: Option<Duration>) 
         .iter()
         .map(|f| MutationSpec {
             id: f.id.clone(),
-            control: f.operator.control.clone(),
+            control: f.operator.mutant_control().to_string(),
             rule: Some(rule_text(f.operator)),
+            direction: f.operator.direction,
             file: f.site.file.clone(),
             pattern: Pattern::Literal {
                 text: f.find.clone(),
@@ -489,6 +491,31 @@ pub struct ControlRow {
     pub verdict: ControlVerdict,
     /// `id outcome file:line` per site.
     pub sites: Vec<(String, Outcome, String)>,
+    /// For a control with a direction (seed 002 rule 5): (negative proven,
+    /// positive proven) over this operator and its twins.
+    pub twins: Option<(Proof, Proof)>,
+}
+
+/// Negative and positive proof of `op`'s control: its loosening operator's
+/// sites and those of every tightening operator paired with it (`twin_of`).
+fn twin_proof(survey: &Survey, op: &Operator, results: Option<&Results>) -> Option<(Proof, Proof)> {
+    op.direction?;
+    let root = op.twin_of.as_deref().unwrap_or(&op.id);
+    let in_pair =
+        |o: &Operator| o.id == root || o.twin_of.as_deref() == Some(root) || o.id == op.id;
+    let outcomes = |d: Direction| -> Vec<Outcome> {
+        survey
+            .found
+            .iter()
+            .filter(|f| in_pair(f.operator) && f.operator.direction == Some(d))
+            .filter_map(|f| results?.mutants.iter().find(|m| m.id == f.id))
+            .map(|m| m.outcome)
+            .collect()
+    };
+    Some((
+        Proof::of(&outcomes(Direction::Loosen)),
+        Proof::of(&outcomes(Direction::Tighten)),
+    ))
 }
 
 /// Group the results by control (catalog operator).
@@ -526,6 +553,7 @@ pub fn by_control(survey: &Survey, results: Option<&Results>) -> Vec<ControlRow>
             operator: op,
             verdict,
             sites,
+            twins: twin_proof(survey, op, results),
         });
     }
     rows.sort_by(|a, b| (a.verdict, &a.operator.id).cmp(&(b.verdict, &b.operator.id)));
@@ -640,6 +668,13 @@ pub fn grouped_markdown(survey: &Survey, rows: &[ControlRow], ran: &RanCommand) 
                     .collect();
                 line.push_str(&format!(" — {}", sites.join("; ")));
             }
+            if let Some((neg, pos)) = r.twins.filter(|_| !r.sites.is_empty()) {
+                line.push_str(&format!(
+                    " — negative proven: {} · positive proven: {}",
+                    neg.cell(),
+                    pos.cell()
+                ));
+            }
             s.push_str(&line);
             s.push('\n');
         }
@@ -681,6 +716,20 @@ fn unreached_section(s: &mut String, rows: &[ControlRow]) {
     }
 }
 
+/// One cell of the portfolio matrix: the verdict, and for a control with a
+/// direction both proofs (`neg ✅ · pos ❌`).
+fn matrix_cell(r: &ControlRow) -> String {
+    match r.twins {
+        Some((neg, pos)) if !r.sites.is_empty() => format!(
+            "{} (neg {} · pos {})",
+            r.verdict.cell(),
+            neg.icon(),
+            pos.icon()
+        ),
+        _ => r.verdict.cell().to_string(),
+    }
+}
+
 /// The portfolio matrix: one row per control, one column per repository.
 /// A repository whose audit stopped early (red baseline, no test command)
 /// shows `stopped` in every cell.
@@ -710,7 +759,7 @@ pub fn portfolio_matrix(columns: &[(String, Option<Vec<ControlRow>>)]) -> String
                 Some(rows) => rows
                     .iter()
                     .find(|r| r.operator.id == op.id)
-                    .map_or("n/a".to_string(), |r| r.verdict.cell().to_string()),
+                    .map_or("n/a".to_string(), matrix_cell),
             });
         }
         b.push_record(row);

@@ -11,7 +11,8 @@
 
 use crate::error::{Error, ExitCode, Result};
 use crate::results::{
-    Allow, GateConfig, GateResult, MutantResult, Outcome, Summary, TimeoutPolicy,
+    Allow, Direction, GateConfig, GateResult, MutantResult, Outcome, Summary, TimeoutPolicy,
+    TwinsPolicy,
 };
 
 /// The gate of a run: `gate:` from unguard.yaml, overridden and extended by
@@ -74,6 +75,19 @@ pub fn judge(
                 ),
             });
         }
+    }
+    let report_twins = config.twins == TwinsPolicy::Report;
+    for m in mutants.iter_mut() {
+        m.twin_reported = report_twins && m.direction == Some(Direction::Tighten);
+        if m.is_twin_reported() {
+            notes.push(format!(
+                "{} ({}): a tightening mutant {} — no positive twin proves the accepted class it drops; a finding, not gated (`gate.twins: report`)",
+                m.id,
+                m.control,
+                m.outcome.as_str()
+            ));
+        }
+        m.twin_reported = m.is_twin_reported();
     }
     let summary = Summary::compute(mutants, policy);
     let mut gate = evaluate(&summary, config, policy, interrupted);
@@ -469,6 +483,49 @@ mod tests {
     }
 
     #[test]
+    fn gate_twins_report_excuses_tightening_survivors_only() {
+        let with = |id: &str, o: Outcome, d: Direction| MutantResult {
+            direction: Some(d),
+            ..mutant(id, o)
+        };
+        let mut ms = vec![
+            with("k", Outcome::Killed, Direction::Loosen),
+            with("t", Outcome::Survived, Direction::Tighten),
+            with("w", Outcome::WrongReason, Direction::Tighten),
+        ];
+        let report = GateConfig {
+            twins: TwinsPolicy::Report,
+            ..GateConfig::default()
+        };
+        let (sum, gate) = judge(&mut ms, &report, TimeoutPolicy::Killed, false);
+        assert_eq!(
+            (sum.twins_reported, sum.survived, sum.wrong_reason),
+            (2, 0, 0)
+        );
+        assert_eq!((gate.exit_code, sum.score), (0, Some(100.0)));
+        assert_eq!(gate.notes.len(), 2, "{:?}", gate.notes);
+        // By default they count like any survivor.
+        let (sum, gate) = judge(
+            &mut ms,
+            &GateConfig::default(),
+            TimeoutPolicy::Killed,
+            false,
+        );
+        assert_eq!(
+            (sum.twins_reported, sum.survived, gate.exit_code),
+            (0, 1, 2)
+        );
+        assert!(ms.iter().all(|m| !m.twin_reported));
+        // A loosening survivor is never excused by `report`.
+        ms.push(with("l", Outcome::Survived, Direction::Loosen));
+        let (sum, gate) = judge(&mut ms, &report, TimeoutPolicy::Killed, false);
+        assert_eq!(
+            (sum.twins_reported, sum.survived, gate.exit_code),
+            (2, 1, 2)
+        );
+    }
+
+    #[test]
     fn flags_override_and_extend_the_spec_gate() {
         let spec = GateConfig {
             min_score: Some(50.0),
@@ -477,6 +534,7 @@ mod tests {
                 id: "a".into(),
                 reason: "old".into(),
             }],
+            twins: TwinsPolicy::Count,
         };
         let p = std::path::Path::new("u.yaml");
         let g = with_flags(

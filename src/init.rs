@@ -70,13 +70,26 @@ pub fn render(survey: &Survey, test: &TestConfig, test_reason: &str) -> String {
             line_text(source, f.site.changed_line)
         ));
         y.push_str(&format!("  - id: {}\n", f.id));
-        y.push_str(&format!("    control: {}\n", q(&f.operator.control)));
+        y.push_str(&format!(
+            "    control: {}\n",
+            q(f.operator.mutant_control())
+        ));
         y.push_str(&format!("    rule: {}\n", q(&rule_text(f.operator))));
+        if let Some(d) = f.operator.direction {
+            y.push_str(&format!("    direction: {}\n", d.as_str()));
+        }
         y.push_str(&format!("    file: {}\n", q(&f.site.file)));
         y.push_str(&format!("    find: {}\n", q(&f.find)));
         y.push_str(&format!("    replace: {}\n", q(&f.replace)));
         y.push_str("    exact_whitespace: true\n");
-        y.push_str("    # expect: {killed_by: [\"tests/test_x.py::test_the_negative_case\"]}\n");
+        if f.operator.direction == Some(crate::results::Direction::Tighten) {
+            // Seed 002 rule 5: a narrowing mutant is killed by the positive twin.
+            y.push_str("    # expect: {killed_by: [\"tests/test_x.py::test_the_accepted_case\"]}   # the positive twin\n");
+        } else {
+            y.push_str(
+                "    # expect: {killed_by: [\"tests/test_x.py::test_the_negative_case\"]}\n",
+            );
+        }
     }
     if !survey.present.is_empty() {
         y.push_str("\n# Found, and checked by presence only (no test can kill their mutant):\n");

@@ -47,4 +47,5 @@ pub mod spec;
 pub mod suite_log;
 pub mod supervise;
 pub mod tree_state;
+pub mod twins;
 pub mod workspace;

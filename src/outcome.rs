@@ -10,7 +10,7 @@
 use crate::junit::{Reading, Report, TestPattern};
 use crate::mutate::ApplyProblem;
 use crate::plan::{Mutant, Rejected};
-use crate::results::{Location, MutantResult, Outcome, Position};
+use crate::results::{Direction, Location, MutantResult, Outcome, Position};
 use crate::run::{Exit, RunResult};
 use crate::spec::{FailCodes, Preset, SpecPos, TestConfig};
 use crate::suite_log::{Observed, Runner};
@@ -152,10 +152,7 @@ fn classify_exit(
             Outcome::WrongReason,
             format!("the test command died from signal {sig} (a crash, not a failing test)"),
         ),
-        Exit::Code(0) => v(
-            Outcome::Survived,
-            "the suite stayed green with the control removed".into(),
-        ),
+        Exit::Code(0) => v(Outcome::Survived, SURVIVED.into()),
         Exit::Code(code) if crash_signal(cfg, *code).is_some() => v(
             Outcome::WrongReason,
             format!(
@@ -625,6 +622,9 @@ pub fn with_verdict(mut r: MutantResult, v: Verdict) -> MutantResult {
     r
 }
 
+/// Why a mutant survived, before a tightening mutant's words replace it.
+const SURVIVED: &str = "the suite stayed green with the control removed";
+
 /// The result row of a ready mutant `m` run under `command`, with verdict `v`.
 pub fn mutant_result(m: &Mutant, command: String, v: Verdict) -> MutantResult {
     let mut r = with_verdict(
@@ -639,6 +639,14 @@ pub fn mutant_result(m: &Mutant, command: String, v: Verdict) -> MutantResult {
         v,
     );
     r.rule = m.rule.clone();
+    r.direction = m.direction;
+    if m.direction == Some(Direction::Tighten) && r.outcome == Outcome::Survived {
+        r.detail = r.detail.replacen(
+            SURVIVED,
+            "the suite stayed green with one accepted class of the control dropped: no positive twin proves it is still accepted",
+            1,
+        );
+    }
     r.line = m.line;
     r.killed_by = m.killed_by.clone();
     r.location = Some(Location {
@@ -670,6 +678,7 @@ pub fn rejected_result(r: &Rejected) -> MutantResult {
         v.detail,
     );
     out.rule = r.rule.clone();
+    out.direction = r.direction;
     out
 }
 

@@ -8,7 +8,7 @@ use std::time::Duration;
 use crate::changes::ChangedLines;
 use crate::error::{Error, Result};
 use crate::mutate::{self, ApplyProblem};
-use crate::results::{Selection, Shard};
+use crate::results::{Direction, Selection, Shard};
 use crate::spec::{MutationSpec, Spec, SpecPos, TestConfig};
 
 /// A mutant ready to run: the diff is proven non-empty.
@@ -17,6 +17,7 @@ pub struct Mutant {
     pub id: String,
     pub control: String,
     pub rule: Option<String>,
+    pub direction: Option<Direction>,
     pub file: String,
     /// The site's line ([`mutate::Change`]): the first line the mutation
     /// changes, the one line every output shows. With `col`, `end_line` and
@@ -113,6 +114,7 @@ pub struct Rejected {
     pub id: String,
     pub control: String,
     pub rule: Option<String>,
+    pub direction: Option<Direction>,
     pub file: String,
     pub problem: ApplyProblem,
     pub pos: SpecPos,
@@ -301,6 +303,7 @@ fn plan_entry(m: &MutationSpec, original: &[u8], tests: &mut Vec<TestConfig>) ->
                 id: m.id.clone(),
                 control: m.control.clone(),
                 rule: m.rule.clone(),
+                direction: m.direction,
                 file: m.file.clone(),
                 problem,
                 pos: m.pos.clone(),
@@ -320,6 +323,7 @@ fn plan_entry(m: &MutationSpec, original: &[u8], tests: &mut Vec<TestConfig>) ->
         id: m.id.clone(),
         control: m.control.clone(),
         rule: m.rule.clone(),
+        direction: m.direction,
         file: m.file.clone(),
         line: a.change.line,
         col: a.change.col,

@@ -58,6 +58,55 @@ impl Outcome {
     }
 }
 
+/// Which way a mutation moves a control (seed 002 rule 5). Absent where it
+/// does not apply (data-fidelity operators, most hand-written specs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Direction {
+    /// The mutant removes or widens the control: something refused is now
+    /// accepted. A *negative* test ("this is refused") must kill it.
+    Loosen,
+    /// The mutant narrows the control by one accepted class (one list entry,
+    /// one origin, the exact port, one token form), never everything: a
+    /// *positive* twin ("this is accepted") must kill it.
+    Tighten,
+}
+
+impl Direction {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Direction::Loosen => "loosen",
+            Direction::Tighten => "tighten",
+        }
+    }
+    /// `loosen` or `tighten`, as written in a spec or the catalog.
+    pub fn named(s: &str) -> Option<Direction> {
+        match s {
+            "loosen" => Some(Direction::Loosen),
+            "tighten" => Some(Direction::Tighten),
+            _ => None,
+        }
+    }
+}
+
+/// How undetected tightening mutants count (`gate.twins`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum TwinsPolicy {
+    /// Like any other survivor: against `max_survived` and the score (the default).
+    #[default]
+    Count,
+    /// Listed as findings (a control whose positive twin is missing), left
+    /// out of the score and the gate.
+    Report,
+}
+
+impl TwinsPolicy {
+    fn is_count(&self) -> bool {
+        *self == TwinsPolicy::Count
+    }
+}
+
 /// How timeouts count (`--timeout-is`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
@@ -76,6 +125,10 @@ pub struct MutantResult {
     pub control: String,
     #[serde(default)]
     pub rule: Option<String>,
+    /// `loosen` (a negative test must kill it) or `tighten` (a positive twin
+    /// must kill it); absent where the spec declares no direction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub direction: Option<Direction>,
     pub file: String,
     /// The site's line: the first line the mutation changes (1-based), i.e.
     /// the line of the first byte that differs between the original file and
@@ -146,6 +199,11 @@ pub struct MutantResult {
     /// mutant that never ran.
     #[serde(default)]
     pub full_suite: bool,
+    /// Set under `gate.twins: report` for an undetected tightening mutant
+    /// (survived, wrong-reason, flaky): a finding, listed apart and left out
+    /// of the score and the gate.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub twin_reported: bool,
 }
 
 /// One run of a subset of the suite with a mutant in place.
@@ -196,6 +254,7 @@ impl MutantResult {
             id: id.to_string(),
             control: control.to_string(),
             rule: None,
+            direction: None,
             file: file.to_string(),
             line: 0,
             outcome,
@@ -218,6 +277,7 @@ impl MutantResult {
             reset_paths: 0,
             subset_runs: Vec::new(),
             full_suite: false,
+            twin_reported: false,
         }
     }
 
@@ -228,6 +288,18 @@ impl MutantResult {
             && matches!(
                 self.outcome,
                 Outcome::Survived | Outcome::WrongReason | Outcome::Timeout | Outcome::Flaky
+            )
+    }
+
+    /// Whether `gate.twins: report` lifts this mutant out of score and gate:
+    /// a tightening mutant no test caught, not already allowed.
+    pub fn is_twin_reported(&self) -> bool {
+        self.twin_reported
+            && !self.is_allowed()
+            && self.direction == Some(Direction::Tighten)
+            && matches!(
+                self.outcome,
+                Outcome::Survived | Outcome::WrongReason | Outcome::Flaky
             )
     }
 }
@@ -295,6 +367,14 @@ pub struct Summary {
     /// are counted here instead of under their outcome.
     #[serde(default)]
     pub allowed: usize,
+    /// Undetected tightening mutants under `gate.twins: report`: findings
+    /// counted here instead of under their outcome, out of score and gate.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub twins_reported: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl Summary {
@@ -307,7 +387,7 @@ impl Summary {
         let count = |o: Outcome| {
             mutants
                 .iter()
-                .filter(|m| m.outcome == o && !m.is_allowed())
+                .filter(|m| m.outcome == o && !m.is_allowed() && !m.is_twin_reported())
                 .count()
         };
         let mut s = Summary {
@@ -323,6 +403,7 @@ impl Summary {
             flaky: count(Outcome::Flaky),
             internal_error: count(Outcome::InternalError),
             allowed: mutants.iter().filter(|m| m.is_allowed()).count(),
+            twins_reported: mutants.iter().filter(|m| m.is_twin_reported()).count(),
             ..Summary::default()
         };
         s.scored = s.killed + s.survived + s.timeout + s.wrong_reason + s.flaky;
@@ -350,6 +431,7 @@ impl Summary {
             (self.flaky, "flaky"),
             (self.internal_error, "internal-error"),
             (self.allowed, "allowed"),
+            (self.twins_reported, "twin-reported"),
         ]
         .iter()
         .filter(|(n, _)| *n > 0)
@@ -397,6 +479,10 @@ pub struct GateConfig {
     /// Mutants excused from score and gate, each with a written reason.
     #[serde(default)]
     pub allow: Vec<Allow>,
+    /// `gate.twins`: how undetected tightening mutants count (`count`, the
+    /// default, or `report`).
+    #[serde(default, skip_serializing_if = "TwinsPolicy::is_count")]
+    pub twins: TwinsPolicy,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, JsonSchema)]

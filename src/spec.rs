@@ -12,7 +12,7 @@ use serde::Deserialize;
 use serde_saphyr::Spanned;
 
 use crate::diag::{Diagnostic, Diagnostics, SourceLines};
-use crate::results::{Allow, GateConfig, Thresholds, TimeoutPolicy};
+use crate::results::{Allow, Direction, GateConfig, Thresholds, TimeoutPolicy, TwinsPolicy};
 
 // ---------------------------------------------------------------- raw YAML
 
@@ -45,6 +45,8 @@ struct RawGate {
     timeout_is: Option<Spanned<String>>,
     #[serde(default)]
     allow: Vec<Spanned<RawAllow>>,
+    #[serde(default)]
+    twins: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -113,6 +115,8 @@ struct RawMutation {
     control: String,
     #[serde(default)]
     rule: Option<String>,
+    #[serde(default)]
+    direction: Option<Spanned<String>>,
     file: Spanned<String>,
     #[serde(default)]
     find: Option<Spanned<String>>,
@@ -316,6 +320,8 @@ pub struct MutationSpec {
     pub id: String,
     pub control: String,
     pub rule: Option<String>,
+    /// `direction:` `loosen` or `tighten` (seed 002 rule 5), when declared.
+    pub direction: Option<Direction>,
     /// Path relative to the target root, with `/` separators.
     pub file: String,
     pub pattern: Pattern,
@@ -1014,6 +1020,16 @@ fn resolve_gate(
                 None
             }
         });
+    if let Some(t) = &raw.twins {
+        match t.value.trim() {
+            "count" => gate.twins = TwinsPolicy::Count,
+            "report" => gate.twins = TwinsPolicy::Report,
+            other => diags.push(
+                src.at(t, format!("unknown twins `{other}`"))
+                    .with_fix("use `count` (tightening survivors fail the gate, the default) or `report` (listed as findings, gate unaffected)"),
+            ),
+        }
+    }
     let mut seen: HashMap<String, u64> = HashMap::new();
     for a in &raw.allow {
         let id = &a.value.id;
@@ -1334,6 +1350,16 @@ fn resolve_mutation(
         Some(t) => resolve_test(src, t, Some(global), diags),
     };
     let killed_by = resolve_killed_by(src, raw.expect.as_ref(), test.as_ref(), diags);
+    let direction = raw.direction.as_ref().and_then(|d| {
+        let named = Direction::named(d.value.trim());
+        if named.is_none() {
+            diags.push(
+                src.at(d, format!("unknown direction `{}`", d.value))
+                    .with_fix("use `loosen` (a negative test must kill it) or `tighten` (a positive twin must kill it), or leave it out"),
+            );
+        }
+        named
+    });
 
     if diags.0.len() > before {
         return None;
@@ -1342,6 +1368,7 @@ fn resolve_mutation(
         id: raw.id.value.clone(),
         control: raw.control.trim().to_string(),
         rule: raw.rule.clone(),
+        direction,
         file: file?,
         pattern: pattern?,
         replace: raw.replace.value.clone(),

@@ -57,7 +57,7 @@ fn readme_demo_table_matches_a_real_run() {
     );
 
     let real = rows(&stdout);
-    assert_eq!(real.len(), 10, "header + 9 mutants:\n{stdout}");
+    assert_eq!(real.len(), 15, "header + 14 mutants:\n{stdout}");
     assert_eq!(
         rows(block),
         real,

@@ -43,6 +43,12 @@ struct RawOperator {
     expected: bool,
     #[serde(default)]
     presence_only: bool,
+    /// `loosen` or `tighten` (seed 002 rule 5); absent where it does not apply.
+    #[serde(default)]
+    direction: Option<String>,
+    /// For `direction: tighten`: the loosening operator of the same control.
+    #[serde(default)]
+    twin_of: Option<String>,
     sdk: String,
     #[serde(default)]
     note: Option<String>,
@@ -630,6 +636,19 @@ fn build_operator(cx: &mut Ctx<'_>, group: Group, mut raw: RawOperator) -> Optio
         .filter_map(|m| build_matcher(cx, &languages, m))
         .collect();
     check_kind_parts(cx, kind, &matchers, &raw);
+    let direction = match raw.direction.as_deref() {
+        None => None,
+        Some(d) => {
+            let named = crate::results::Direction::named(d);
+            if named.is_none() {
+                cx.err(format!("unknown direction `{d}` (loosen, tighten)"));
+            }
+            named
+        }
+    };
+    if raw.twin_of.is_some() && direction != Some(crate::results::Direction::Tighten) {
+        cx.err("`twin_of` needs `direction: tighten`");
+    }
     let dflt = default_file(&languages);
     let positive = positive_snippets(cx, raw.positive, dflt.as_deref());
     let negative = negative_snippets(cx, raw.negative, dflt.as_deref());
@@ -644,6 +663,8 @@ fn build_operator(cx: &mut Ctx<'_>, group: Group, mut raw: RawOperator) -> Optio
         exclude: raw.exclude,
         expected: raw.expected,
         presence_only: raw.presence_only,
+        direction,
+        twin_of: raw.twin_of,
         kind,
         sdk: raw.sdk.trim().to_string(),
         note: raw.note.map(|n| n.trim().to_string()),
@@ -792,10 +813,32 @@ pub(crate) fn load(sources: &[(&str, &str)]) -> Result<Vec<Operator>, String> {
             errors.push(format!("operator id `{}` is used twice", op.id));
         }
     }
+    pair_twins(&mut ops, &mut errors);
     if errors.is_empty() {
         Ok(ops)
     } else {
         Err(errors.join("\n"))
+    }
+}
+
+/// Every `twin_of` names a loosening operator of the catalog; an operator
+/// named by one without a `direction` of its own is the loosening side.
+fn pair_twins(ops: &mut [Operator], errors: &mut Vec<String>) {
+    use crate::results::Direction;
+    let pairs: Vec<(String, String)> = ops
+        .iter()
+        .filter_map(|o| Some((o.id.clone(), o.twin_of.clone()?)))
+        .collect();
+    for (id, twin) in pairs {
+        match ops.iter_mut().find(|o| o.id == twin) {
+            None => errors.push(format!(
+                "operator `{id}`: `twin_of: {twin}` names no operator"
+            )),
+            Some(t) if t.direction == Some(Direction::Tighten) => errors.push(format!(
+                "operator `{id}`: `twin_of: {twin}` names a tightening operator; name the loosening one"
+            )),
+            Some(t) => t.direction = Some(Direction::Loosen),
+        }
     }
 }
 

@@ -156,6 +156,15 @@ pub struct Operator {
     /// reports present / not present and runs no mutant; init writes it
     /// commented out.
     pub presence_only: bool,
+    /// `loosen` (a negative test must kill its mutants) or `tighten` (it
+    /// narrows the control by one accepted class: a positive twin must kill
+    /// it); `None` where no direction applies (data fidelity, harness). An
+    /// operator some `twin_of` names is `loosen`.
+    pub direction: Option<crate::results::Direction>,
+    /// For a tightening operator: the id of the loosening operator of the
+    /// same control. Its mutants carry that operator's `control` text, so
+    /// reports show both directions on one control.
+    pub twin_of: Option<String>,
     pub kind: OperatorKind,
     /// Which SDK APIs the operator knows (mcp 1.x FastMCP, 2.x MCPServer,
     /// `@modelcontextprotocol/sdk`).
@@ -181,6 +190,15 @@ impl Operator {
             }
         }
         out
+    }
+
+    /// The control its mutants name: a tightening operator's twin's
+    /// `control`, so both directions land on one control.
+    pub fn mutant_control(&self) -> &str {
+        self.twin_of
+            .as_deref()
+            .and_then(|t| catalog().iter().find(|o| o.id == t))
+            .map_or(self.control.as_str(), |t| t.control.as_str())
     }
 
     /// Does this operator read `file` (repo-relative, `/`-separated)?
@@ -592,6 +610,11 @@ fn operator_line(o: &Operator) -> String {
     }
     if o.expected {
         tags.push("expected".into());
+    }
+    match (o.direction, &o.twin_of) {
+        (Some(d), Some(t)) => tags.push(format!("{} (twin of `{t}`)", d.as_str())),
+        (Some(d), None) => tags.push(d.as_str().to_string()),
+        _ => {}
     }
     format!("- `{}`: {} ({})", o.id, o.control, tags.join(" · "))
 }

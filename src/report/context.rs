@@ -150,6 +150,15 @@ impl Context {
                 _ => "⚪",
             },
             "outcomes": outcomes,
+            "controls": crate::twins::by_control(&results.mutants).iter().map(|t| json!({
+                "control": t.control,
+                "negative": t.negative.as_str(),
+                "negative_cell": t.negative.cell(),
+                "positive": t.positive.as_str(),
+                "positive_cell": t.positive.cell(),
+                "loosen": t.loosen,
+                "tighten": t.tighten,
+            })).collect::<Vec<_>>(),
             "duration": format!("{:.1}s", results.duration_s),
         });
         let Json::Object(scalars) = scalars else {
@@ -256,7 +265,7 @@ fn model_without_mutants(r: &Results) -> serde_json::Result<serde_json::Map<Stri
 
 /// Every key of a mutant in a template, sorted (the order `|items` and
 /// `|dictsort` see, as for a map): the model's fields, then the computed ones.
-pub(crate) const MUTANT_KEYS: [&str; 37] = [
+pub(crate) const MUTANT_KEYS: [&str; 39] = [
     "allowed",
     "command",
     "control",
@@ -265,6 +274,7 @@ pub(crate) const MUTANT_KEYS: [&str; 37] = [
     "diff_file",
     "diff_href",
     "diff_lines",
+    "direction",
     "duration_s",
     "exit",
     "file",
@@ -294,6 +304,7 @@ pub(crate) const MUTANT_KEYS: [&str; 37] = [
     "tests_ran",
     "tests_total",
     "time",
+    "twin_reported",
 ];
 
 /// One mutant in a template: its fields are made when a template reads them.
@@ -345,6 +356,8 @@ impl MutantView {
             reset_paths,
             subset_runs,
             full_suite,
+            direction,
+            twin_reported: _,
         } = m;
         let is_allowed = m.is_allowed();
         Some(match key {
@@ -374,6 +387,8 @@ impl MutantView {
             "reset_paths" => model(reset_paths),
             "subset_runs" => model(subset_runs),
             "full_suite" => Value::from(*full_suite),
+            "direction" => direction.map(|d| Value::from(d.as_str())).into(),
+            "twin_reported" => Value::from(m.is_twin_reported()),
             // The computed ones.
             "site" => Value::from(if *line > 0 {
                 format!("{file}:{line}")
@@ -389,13 +404,15 @@ impl MutantView {
                 })
             }
             "time" => Value::from(format!("{duration_s:.1}s")),
-            "icon" => Value::from(if is_allowed {
+            "icon" => Value::from(if is_allowed || m.is_twin_reported() {
                 ALLOWED_ICON
             } else {
                 icon(*outcome)
             }),
             "label" => Value::from(if is_allowed {
                 format!("{} (allowed)", outcome.as_str())
+            } else if m.is_twin_reported() {
+                format!("{} (twin reported)", outcome.as_str())
             } else {
                 outcome.as_str().to_string()
             }),
@@ -575,6 +592,8 @@ mod tests {
                 "is_allowed": allowed,
                 "is_finding": is_finding(m.outcome),
                 "diff_lines": lines,
+                "direction": m.direction.map(|d| d.as_str()),
+                "twin_reported": m.is_twin_reported(),
                 "diff_href": m.diff_file.as_deref().map(href),
                 "log_href": m.log_file.as_deref().map(href),
             })
@@ -635,7 +654,7 @@ mod tests {
             render("{% for k, v in mutants[0]|items %}{{ k }} {% endfor %}"),
             MUTANT_KEYS.join(" ") + " "
         );
-        assert_eq!(render("{{ mutants[0]|length }}"), "37");
+        assert_eq!(render("{{ mutants[0]|length }}"), "39");
         assert_eq!(
             render("{% for l in findings[0].diff_lines %}{{ l.kind }}:{{ l.text }}|{% endfor %}"),
             "meta:--- a/f.py|meta:+++ b/f.py|hunk:@@ -1,2 +1,2 @@|ctx: ctx|del:-old|add:+new|"

@@ -296,6 +296,8 @@ mod tests {
             reset_paths: 0,
             subset_runs: vec![],
             full_suite: true,
+            direction: None,
+            twin_reported: false,
         }
     }
 
