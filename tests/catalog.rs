@@ -2,7 +2,7 @@
 //! the public API only: it loads, its references point at real seed rules,
 //! every operator matches its positive snippets with exactly the expected
 //! mutants and none of its negative ones, the fixture files under
-//! `tests/catalog_fixtures/<operator-id>/` hold, and README.md shows the
+//! `tests/catalog_fixtures/<operator-id>/` hold, and docs/catalog.md shows the
 //! catalog as `readme_section()` renders it.
 
 use std::collections::HashSet;
@@ -552,19 +552,19 @@ fn readme_block(readme: &str) -> Option<&str> {
 
 #[test]
 fn readme_catalog_block_is_current() {
-    let readme = std::fs::read_to_string(manifest_dir().join("README.md")).unwrap();
+    let readme = std::fs::read_to_string(manifest_dir().join("docs/catalog.md")).unwrap();
     let want = readme_section();
     let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join("catalog-readme-section.md");
     std::fs::write(&path, &want).unwrap();
     match readme_block(&readme) {
         Some(block) => assert!(
             block == want,
-            "README.md's catalog block is stale: replace the text between \
+            "docs/catalog.md's catalog block is stale: replace the text between \
              <!-- catalog-start --> and <!-- catalog-end --> with {}",
             path.display()
         ),
         None => panic!(
-            "README.md has no <!-- catalog-start --> / <!-- catalog-end --> block; \
+            "docs/catalog.md has no <!-- catalog-start --> / <!-- catalog-end --> block; \
              paste {} between the markers",
             path.display()
         ),
