@@ -2,6 +2,12 @@
 //! the real `unguard` binary, tree hashing.
 #![allow(dead_code)]
 
+pub mod packaging;
+pub mod skip;
+pub mod spec;
+
+pub use spec::{mutation, six_fn_mutations, six_fn_spec, six_fn_spec_of, Mutation, SpecBuilder};
+
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
