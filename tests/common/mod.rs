@@ -239,6 +239,25 @@ pub fn python() -> &'static str {
     "python3"
 }
 
+/// Poll `cond` every 50 ms for up to `limit`; whether it came true.
+pub fn eventually(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
+    let start = Instant::now();
+    loop {
+        if cond() {
+            return true;
+        }
+        if start.elapsed() > limit {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Poll `done` every 50 ms until it holds; fails after `limit`, naming `what`.
+pub fn wait_for(what: &str, limit: Duration, done: impl FnMut() -> bool) {
+    assert!(eventually(limit, done), "gave up waiting for {what}");
+}
+
 /// Fail when a process carrying `marker` is alive (after 3 s for reaping);
 /// kills them first so a failing test leaves nothing behind.
 pub fn assert_no_processes(marker: &str, what: &str) {

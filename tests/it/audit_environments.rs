@@ -616,10 +616,10 @@ fn gate_survivors_exit_2_beside_files_no_test_loads_each_canaried_once() {
     assert_eq!(fx.verdicts("out-g2"), v);
 }
 
-#[test]
-fn portfolio_entries_run_each_repo_their_way_and_a_red_baseline_is_stopped() {
-    // Green only with its own command (the detected pytest run is red).
-    let own = Fixture::git(&[
+/// A repo whose detected suite (all of `tests/`) is red and whose
+/// `tests/test_inventory.py` alone is green.
+fn green_only_with_its_own_command() -> Fixture {
+    Fixture::git(&[
         ("inventory.py", SERVER),
         ("tests/test_inventory.py", TEST),
         ("tests/conftest.py", &MCP_STUB_CONFTEST()),
@@ -628,7 +628,26 @@ fn portfolio_entries_run_each_repo_their_way_and_a_red_baseline_is_stopped() {
             "def test_broken():\n    assert False\n",
         ),
         ("pytest.ini", "[pytest]\ntimeout = 30\n"),
-    ]);
+    ])
+}
+
+/// The portfolio matrix in `out`, and its row for `control`.
+fn portfolio_row<'a>(out: &'a str, control: &str) -> (&'a str, &'a str) {
+    let matrix = out
+        .split("## unguard audit portfolio")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{out}"));
+    let row = matrix
+        .lines()
+        .find(|l| l.contains(control))
+        .unwrap_or_else(|| panic!("{out}"));
+    (matrix, row)
+}
+
+#[test]
+fn portfolio_entries_run_each_repo_their_way_and_a_red_baseline_is_stopped() {
+    // Green only with its own command (the detected pytest run is red).
+    let own = green_only_with_its_own_command();
     let red = Fixture::git(&[
         ("inventory.py", SERVER),
         ("tests/test_inventory.py", TEST),
@@ -682,14 +701,7 @@ fn portfolio_entries_run_each_repo_their_way_and_a_red_baseline_is_stopped() {
         "{md}"
     );
     // Only the listed control is in the matrix; the red repo's cell is `stopped`.
-    let matrix = out
-        .split("## unguard audit portfolio")
-        .nth(1)
-        .unwrap_or_else(|| panic!("{out}"));
-    let row = matrix
-        .lines()
-        .find(|l| l.contains("additional-properties-false"))
-        .unwrap_or_else(|| panic!("{out}"));
+    let (matrix, row) = portfolio_row(&out, "additional-properties-false");
     assert!(
         row.contains("✅ proven") && row.contains("stopped"),
         "{row}"
@@ -699,16 +711,7 @@ fn portfolio_entries_run_each_repo_their_way_and_a_red_baseline_is_stopped() {
 
 #[test]
 fn audit_md_names_the_given_command_and_a_red_baseline_is_stopped() {
-    let green = Fixture::git(&[
-        ("inventory.py", SERVER),
-        ("tests/test_inventory.py", TEST),
-        ("tests/conftest.py", &MCP_STUB_CONFTEST()),
-        (
-            "tests/test_broken.py",
-            "def test_broken():\n    assert False\n",
-        ),
-        ("pytest.ini", "[pytest]\ntimeout = 30\n"),
-    ]);
+    let green = green_only_with_its_own_command();
     // The detected command (the whole suite) is red; the given one is green.
     let cmd = "python3 -m pytest -q -p no:cacheprovider tests/test_inventory.py";
     let (code, out, err) = green.run(&[
@@ -750,14 +753,7 @@ fn audit_md_names_the_given_command_and_a_red_baseline_is_stopped() {
         "additional-properties-false",
     ]);
     assert_eq!(code, 4, "{}", ctx(code, &out, &err));
-    let matrix = out
-        .split("## unguard audit portfolio")
-        .nth(1)
-        .unwrap_or_else(|| panic!("{out}"));
-    let row = matrix
-        .lines()
-        .find(|l| l.contains("additional-properties-false"))
-        .unwrap_or_else(|| panic!("{matrix}"));
+    let (matrix, row) = portfolio_row(&out, "additional-properties-false");
     assert!(
         row.contains("✅ proven") && row.contains("stopped"),
         "{row}"

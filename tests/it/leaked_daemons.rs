@@ -577,14 +577,12 @@ time.sleep(300)
     ]);
     let mut ug = spawn(fx.unguard(&["run", "-j", "1", "--out", "out"]));
     // The baseline's daemon is up: its suite sleeps now.
-    let start = std::time::Instant::now();
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            start.elapsed() < Duration::from_secs(60),
-            "the daemon never listened"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    assert!(
+        eventually(Duration::from_secs(60), || {
+            std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+        }),
+        "the daemon never listened"
+    );
     assert!(
         processes_matching(&mark).len() >= 2,
         "the suite and its daemon run"

@@ -7,15 +7,7 @@
 use crate::common::*;
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
-
-fn wait_for(what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !done() {
-        assert!(start.elapsed() < limit, "gave up waiting for {what}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
+use std::time::Duration;
 
 const KILL_ONLY: &str = "mutations:
   - id: kill

@@ -49,16 +49,9 @@ fn background_process_without_the_run_token_is_killed_with_the_group() {
     let suite = format!(
         "#!/bin/sh\nenv -u UNGUARD_RUN_TOKEN python3 -c 'import time; time.sleep(300)' {mk} &\nif grep -q BAD m.txt; then exit 1; fi\nexit 0\n"
     );
-    let spec = r#"version: 1
-test:
-  command: "sh run.sh"
-mutations:
-  - id: bad
-    control: c
-    file: m.txt
-    find: "ok"
-    replace: "BAD"
-"#;
+    let spec = &SpecBuilder::new("sh run.sh")
+        .mutation(mutation("bad", "m.txt", "ok", "BAD").control("c"))
+        .build();
     let fx = Fixture::git(&[
         ("run.sh", &suite),
         ("m.txt", "ok\n"),
@@ -78,16 +71,9 @@ mutations:
 fn read_only_target_is_mutated_when_not_running_as_root() {
     use std::os::unix::fs::PermissionsExt;
     let suite = "#!/bin/sh\nif grep -q BAD m.txt; then exit 1; fi\nexit 0\n";
-    let spec = r#"version: 1
-test:
-  command: "sh run.sh"
-mutations:
-  - id: bad
-    control: c
-    file: m.txt
-    find: "ok"
-    replace: "BAD"
-"#;
+    let spec = &SpecBuilder::new("sh run.sh")
+        .mutation(mutation("bad", "m.txt", "ok", "BAD").control("c"))
+        .build();
     let fx = Fixture::new();
     fx.write_all(&[("run.sh", suite), ("m.txt", "ok\n"), ("unguard.yaml", spec)]);
     let m = fx.path().join("m.txt");

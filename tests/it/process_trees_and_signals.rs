@@ -5,7 +5,7 @@
 use crate::common::*;
 
 use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 fn spec(command: &str, timeout: &str, mutations: &[(&str, &str, &str)]) -> String {
     let mut s = format!(
@@ -227,14 +227,11 @@ sys.exit(0 if m.VALUE == 1 else 1)
     c.env("UNGUARD_KILL_GRACE", "60").stdin(Stdio::null());
     let sp = spawn(c);
     let pid = sp.child.id().to_string();
-    let start = Instant::now();
-    while processes_matching(&mk).is_empty() {
-        assert!(
-            start.elapsed() < Duration::from_secs(30),
-            "the slow mutant never started"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    assert!(
+        eventually(Duration::from_secs(30), || !processes_matching(&mk)
+            .is_empty()),
+        "the slow mutant never started"
+    );
     let kill = |sig: &str| {
         std::process::Command::new("kill")
             .args([sig, &pid])

@@ -11,7 +11,7 @@ use crate::common::*;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 // ------------------------------------------------------------------ helpers
 
@@ -260,13 +260,12 @@ fn interrupt_run(
     c.stdin(Stdio::null());
     let sp = spawn(c);
     let pid = sp.child.id();
-    let start = Instant::now();
-    while processes_matching(mk).is_empty() || !fx.path().join("out").join(log).exists() {
-        if start.elapsed() > Duration::from_secs(30) {
-            let (code, out, err, _) = sp.wait(Duration::from_secs(1));
-            panic!("the slow run never started: {}", ctx(code, &out, &err));
-        }
-        std::thread::sleep(Duration::from_millis(50));
+    let started = eventually(Duration::from_secs(30), || {
+        !processes_matching(mk).is_empty() && fx.path().join("out").join(log).exists()
+    });
+    if !started {
+        let (code, out, err, _) = sp.wait(Duration::from_secs(1));
+        panic!("the slow run never started: {}", ctx(code, &out, &err));
     }
     let st = std::process::Command::new("kill")
         .args([signal, &pid.to_string()])

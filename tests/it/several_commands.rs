@@ -11,7 +11,7 @@ use crate::common::*;
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// A directory outside the fixture that the suites and the test share.
 fn state_dir() -> tempfile::TempDir {
@@ -19,20 +19,6 @@ fn state_dir() -> tempfile::TempDir {
         .prefix("ug-state-")
         .tempdir()
         .unwrap()
-}
-
-/// Wait up to `limit` for `cond`; whether it came true.
-fn eventually(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
-    let start = Instant::now();
-    loop {
-        if cond() {
-            return true;
-        }
-        if start.elapsed() > limit {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
 }
 
 // ----------------------------------------------- 1. baselines as jobs
@@ -173,22 +159,16 @@ fn fds_in(listing: &str) -> BTreeSet<u32> {
 #[test]
 fn only_stdin_stdout_and_stderr_reach_the_suite_and_the_check() {
     let state = state_dir();
-    let spec = format!(
-        r#"version: 1
-test:
-  command: 'ls -l /proc/self/fd > "$STATE/suite-$UNGUARD_MUTANT.txt"; grep -qx ok m.txt'
-  check: 'ls -l /proc/self/fd > "$STATE/check-$UNGUARD_MUTANT.txt"'
-  env:
-    STATE: "{}"
-mutations:
-  - id: bad
-    control: c
-    file: m.txt
-    find: "ok"
-    replace: "BAD"
-"#,
-        state.path().display()
-    );
+    let spec = SpecBuilder::new(
+        r#"ls -l /proc/self/fd > "$STATE/suite-$UNGUARD_MUTANT.txt"; grep -qx ok m.txt"#,
+    )
+    .test_key(
+        "check",
+        r#"'ls -l /proc/self/fd > "$STATE/check-$UNGUARD_MUTANT.txt"'"#,
+    )
+    .env("STATE", &state.path().display().to_string())
+    .mutation(mutation("bad", "m.txt", "ok", "BAD").control("c"))
+    .build();
     let fx = Fixture::git(&[("m.txt", "ok\n"), ("unguard.yaml", &spec)]);
 
     // The wrapper does leak: a plain child of it sees both descriptors.
@@ -271,21 +251,10 @@ if [ "$UNGUARD_MUTANT" = baseline ]; then
 fi
 grep -qx ok m.txt
 "#;
-    let spec = format!(
-        r#"version: 1
-test:
-  command: "sh run.sh"
-  env:
-    STATE: "{}"
-mutations:
-  - id: bad
-    control: c
-    file: m.txt
-    find: "ok"
-    replace: "BAD"
-"#,
-        state.path().display()
-    );
+    let spec = SpecBuilder::new("sh run.sh")
+        .env("STATE", &state.path().display().to_string())
+        .mutation(mutation("bad", "m.txt", "ok", "BAD").control("c"))
+        .build();
     let fx = Fixture::git(&[
         ("run.sh", suite),
         ("m.txt", "ok\n"),
