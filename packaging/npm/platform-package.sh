@@ -6,7 +6,7 @@
 #   e.g. x86_64-unknown-linux-gnu target/release/unguard dist/npm/linux-x64
 #
 # The version is the crate's (Cargo.toml); it must equal the `unguard`
-# package's and its optionalDependencies' (tests/packaging.rs checks that).
+# package's and its optionalDependencies' (tests/it/packaging.rs checks that).
 set -euo pipefail
 [ $# -eq 3 ] || { echo "usage: $0 TARGET BINARY OUTDIR" >&2; exit 2; }
 target="$1" binary="$2" outdir="$3"

@@ -2,6 +2,12 @@
 //! the real `unguard` binary, tree hashing.
 #![allow(dead_code)]
 
+pub mod packaging;
+pub mod skip;
+pub mod spec;
+
+pub use spec::{mutation, six_fn_mutations, six_fn_spec, six_fn_spec_of, Mutation, SpecBuilder};
+
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -231,6 +237,25 @@ pub fn processes_matching(marker: &str) -> Vec<u32> {
 
 pub fn python() -> &'static str {
     "python3"
+}
+
+/// Poll `cond` every 50 ms for up to `limit`; whether it came true.
+pub fn eventually(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
+    let start = Instant::now();
+    loop {
+        if cond() {
+            return true;
+        }
+        if start.elapsed() > limit {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Poll `done` every 50 ms until it holds; fails after `limit`, naming `what`.
+pub fn wait_for(what: &str, limit: Duration, done: impl FnMut() -> bool) {
+    assert!(eventually(limit, done), "gave up waiting for {what}");
 }
 
 /// Fail when a process carrying `marker` is alive (after 3 s for reaping);

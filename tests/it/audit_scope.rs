@@ -1,0 +1,145 @@
+//! What `audit` and `init` scan: server code by default (not tests, fixtures,
+//! scripts, docs, examples, benchmarks), narrowed or widened by `--file`,
+//! `--skip-file`, `--control` and `--no-default-excludes`; `audit --list`
+//! shows the sites without running anything.
+
+use crate::common::*;
+
+/// The same control (a call that passes `transport_security=`) in server
+/// code and in places that are not server code.
+const APP: &str = "from mcp.server.fastmcp import FastMCP\n\
+\n\
+def build(policy):\n    \
+    return FastMCP(\"inventory\", transport_security=policy)\n";
+
+fn repo() -> Fixture {
+    Fixture::git(&[
+        ("src/inventory/app.py", APP),
+        ("tests/helpers.py", APP),
+        ("src/inventory/test_app.py", APP),
+        ("scripts/dev_server.py", APP),
+        ("examples/server.py", APP),
+        ("integtests/project.py", APP),
+        ("docs/conf.py", APP),
+    ])
+}
+
+/// `(file, line, control)` of every site `audit --list --json` reports.
+fn listed(fx: &Fixture, extra: &[&str]) -> Vec<(String, u64, String)> {
+    let mut args = vec!["audit", "--list", "--json"];
+    args.extend_from_slice(extra);
+    args.push(".");
+    let (code, out, err) = fx.run(&args);
+    assert_eq!(code, 0, "{err}");
+    let doc: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    doc["sites"]
+        .as_array()
+        .expect("sites")
+        .iter()
+        .map(|s| {
+            (
+                s["file"].as_str().unwrap().to_string(),
+                s["line"].as_u64().unwrap(),
+                s["control"].as_str().unwrap().to_string(),
+            )
+        })
+        .filter(|(_, _, c)| c == "transport-security-passed")
+        .collect()
+}
+
+fn files(sites: &[(String, u64, String)]) -> Vec<&str> {
+    let mut f: Vec<&str> = sites.iter().map(|(f, _, _)| f.as_str()).collect();
+    f.sort_unstable();
+    f.dedup();
+    f
+}
+
+#[test]
+fn by_default_only_server_code_is_scanned() {
+    let fx = repo();
+    let sites = listed(&fx, &[]);
+    assert_eq!(files(&sites), ["src/inventory/app.py"], "{sites:?}");
+    assert_eq!(sites[0].1, 4, "the line of the keyword argument");
+    // The plain listing says how much the defaults left out, and runs nothing.
+    let (code, out, err) = fx.run(&["audit", "--list", "."]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains(
+            "src/inventory/app.py:4\ttransport-security-passed\ttransport-security-passed\t"
+        ),
+        "{out}"
+    );
+    assert!(
+        err.contains("6 file(s) of tests, fixtures, scripts"),
+        "{err}"
+    );
+    assert!(
+        !fx.path().join("unguard.out").exists(),
+        "--list runs nothing"
+    );
+}
+
+#[test]
+fn file_skip_file_and_no_default_excludes_change_the_scope() {
+    let fx = repo();
+    // --file narrows, and names files the defaults would skip.
+    let sites = listed(&fx, &["--file", "scripts"]);
+    assert_eq!(files(&sites), ["scripts/dev_server.py"], "{sites:?}");
+    let sites = listed(
+        &fx,
+        &["--file", "src/**/*.py", "--file", "examples/server.py"],
+    );
+    assert_eq!(
+        files(&sites),
+        ["examples/server.py", "src/inventory/app.py"]
+    );
+    // --skip-file wins over everything.
+    let sites = listed(&fx, &["--skip-file", "src/inventory/app.py"]);
+    assert!(sites.is_empty(), "{sites:?}");
+    // --no-default-excludes scans the rest too (this operator's own
+    // `exclude` still keeps test files out).
+    let sites = listed(&fx, &["--no-default-excludes"]);
+    assert_eq!(
+        files(&sites),
+        [
+            "docs/conf.py",
+            "examples/server.py",
+            "integtests/project.py",
+            "scripts/dev_server.py",
+            "src/inventory/app.py"
+        ],
+        "{sites:?}"
+    );
+}
+
+#[test]
+fn control_narrows_and_an_unknown_control_is_refused() {
+    let fx = repo();
+    let (code, out, err) = fx.run(&["audit", "--list", "--control", "bearer-token-compared", "."]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!out.contains("transport-security-passed"), "{out}");
+    let (code, _, err) = fx.run(&["audit", "--list", "--control", "transport-security", "."]);
+    assert_ne!(code, 0);
+    assert!(
+        err.contains("--control \"transport-security\": no such control")
+            && err.contains("transport-security-passed"),
+        "{err}"
+    );
+    // init takes the same scope: its spec has the server's site only.
+    let (code, out, err) = fx.run(&["init", "--stdout", "--test-command", "true", "."]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("file: \"src/inventory/app.py\""), "{out}");
+    assert!(!out.contains("scripts/dev_server.py"), "{out}");
+    let (code, out, err) = fx.run(&[
+        "init",
+        "--stdout",
+        "--test-command",
+        "true",
+        "--file",
+        "scripts",
+        ".",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("file: \"scripts/dev_server.py\""), "{out}");
+    assert!(!out.contains("src/inventory/app.py"), "{out}");
+}

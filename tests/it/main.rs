@@ -1,0 +1,51 @@
+//! Every integration test of unguard, as one test crate (one binary, one
+//! link of the library) with a module per area. The shared scaffolding is
+//! `tests/common/`: fixture repos, the real binary, the spec builder and the
+//! visible skips (`common::skip`).
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod action;
+mod audit_and_init;
+mod audit_environments;
+mod audit_scope;
+mod catalog;
+mod clean_runs;
+mod coverage_gates;
+mod fifo_report;
+mod flaky_and_panics;
+mod fuzz_spec_and_matcher;
+mod gate_and_selection;
+mod github_workflow;
+mod go_test_json;
+mod honest_verdicts;
+mod hostile_inputs;
+mod interrupts_and_user_tree;
+mod junit_reports;
+mod kill_first;
+mod leaked_daemons;
+mod one_line_per_site;
+mod out_dir;
+mod packaging;
+mod process_cleanup;
+mod process_trees_and_signals;
+mod readme_demo;
+mod reports_machine;
+mod reports_md_html;
+mod run_loop;
+mod several_commands;
+mod skips;
+mod spec_and_check;
+mod spec_refusals;
+mod suite_environment;
+mod user_tree_safety;
+mod workspace_and_baselines;
+
+/// Sorted last, so it starts after every other test: lists the tests that
+/// could not run here (a tool this machine lacks), which each also said
+/// when it skipped. Under `CI` those tests fail instead.
+#[test]
+fn zz_skipped_tests_summary() {
+    common::skip::summary();
+}
