@@ -24,6 +24,9 @@ mod hostile_inputs;
 mod interrupts_and_user_tree;
 mod junit_reports;
 mod kill_first;
+mod kill_first_adapters;
+mod kill_first_confirm;
+mod kill_first_sdk;
 mod leaked_daemons;
 mod one_line_per_site;
 mod out_dir;
@@ -39,6 +42,7 @@ mod skips;
 mod spec_and_check;
 mod spec_refusals;
 mod suite_environment;
+mod twins;
 mod user_tree_safety;
 mod workspace_and_baselines;
 

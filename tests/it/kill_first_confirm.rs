@@ -2,8 +2,7 @@
 //! tests alone when they are green alone on the unmutated copy, else (or
 //! when they do not go red again alone) by the whole subset once more.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 const PYTEST: &str = "python3 -m pytest -q -p no:cacheprovider --junitxml={junit}";
 

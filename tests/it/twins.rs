@@ -4,8 +4,7 @@
 //! negative test without its twin; it fails the gate by default, and
 //! `gate.twins: report` lists it without failing.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 /// A Host allow-list with two accepted classes (the public name and
 /// loopback); the suite has a negative test and a positive twin for

@@ -8,18 +8,14 @@
 //! into the fixture). Without them the tests say so and pass, except under
 //! `CI`, where they fail.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 use std::collections::BTreeMap;
 use std::process::Command;
 
 /// Skip (or, under `CI`, fail) with `why`.
 fn skip(why: &str) -> bool {
-    if std::env::var_os("CI").is_some() {
-        panic!("{why}");
-    }
-    eprintln!("SKIPPED: {why}");
+    skip::missing(why);
     false
 }
 
