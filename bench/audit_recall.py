@@ -31,6 +31,7 @@ import datetime
 import json
 import os
 import pathlib
+import re
 import subprocess
 import sys
 
@@ -79,7 +80,23 @@ def head(checkout: pathlib.Path) -> str:
     return out.stdout.strip()
 
 
-def reported_sites(bin_: str, checkout: pathlib.Path, extra: list[str]) -> list[dict]:
+def tightening_twins(bin_: str) -> dict[str, str]:
+    """Tightening operators with a `twin_of`: their sites are the twin control's
+    sites seen from the other direction (seed 002 rule 5), so they score as it."""
+    out = subprocess.run([bin_, "catalog", "--markdown"], capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.exit(f"unguard catalog --markdown failed:\n{out.stderr}")
+    twins = {}
+    for line in out.stdout.splitlines():
+        m = re.match(r"^- `([\w-]+)`:.*\btighten \(twin of `([\w-]+)`\)", line)
+        if m:
+            twins[m.group(1)] = m.group(2)
+    return twins
+
+
+def reported_sites(
+    bin_: str, checkout: pathlib.Path, extra: list[str], twins: dict[str, str]
+) -> list[dict]:
     out = subprocess.run(
         [bin_, "audit", "--list", "--json", *extra, str(checkout)],
         capture_output=True,
@@ -90,6 +107,7 @@ def reported_sites(bin_: str, checkout: pathlib.Path, extra: list[str]) -> list[
     doc = json.loads(out.stdout)
     seen = {}
     for s in doc["sites"]:
+        s["control"] = twins.get(s["control"], s["control"])
         key = (s["file"], s["line"], s["control"])
         seen.setdefault(key, s)
     return list(seen.values())
@@ -186,6 +204,7 @@ def main() -> int:
     ap.add_argument("--show", action="store_true", help="print every missed and false site")
     args = ap.parse_args()
     bin_ = binary(args.bin)
+    twins = tightening_twins(bin_)
     servers = pathlib.Path(args.servers)
     label_files = sorted(SITES.glob("*.yaml"))
     if not label_files:
@@ -204,7 +223,7 @@ def main() -> int:
                 f"{labels['server']}: {checkout} is at {at or '?'}, the labels are for "
                 f"{labels['commit']}: git -C {checkout} checkout {labels['commit']}"
             )
-        reported = reported_sites(bin_, checkout, labels.get("audit_args", []))
+        reported = reported_sites(bin_, checkout, labels.get("audit_args", []), twins)
         labels["_reported"] = reported
         total, per_control, missed, false = score_server(labels, reported)
         results.append((labels, total, per_control, missed, false))
@@ -272,6 +291,8 @@ def write_audit_md(results, lang_rows, server_rows, control_rows, bin_) -> None:
         f"same file and control within ±{TOLERANCE} lines. A reported site (file, line, control; "
         "several mutants on one line count once) not on the list is **false**. Sites added to a "
         "list after audit reported them are marked and listed below with their reason. "
+        "A tightening operator's site (one accepted class dropped, `twin of` in the catalog) "
+        "scores as the control it is the twin of. "
         "Recall is found ÷ labelled; precision is true ÷ reported.\n"
     )
     out.append("## Per language\n")
