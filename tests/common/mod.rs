@@ -337,6 +337,28 @@ pub fn ctx(code: i32, out: &str, err: &str) -> String {
     format!("exit {code}\n--- stdout\n{out}\n--- stderr\n{err}")
 }
 
+/// The mutant `id` in an `outcomes.json` document (panics, showing the
+/// document, when there is none).
+pub fn mutant<'a>(o: &'a serde_json::Value, id: &str) -> &'a serde_json::Value {
+    o["mutants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["id"] == id)
+        .unwrap_or_else(|| panic!("no mutant {id}: {o}"))
+}
+
+/// The SDK example's venv, or `None` after a visible skip (a failure
+/// under `CI`, whose `.ci/run` builds it).
+pub fn sdk_venv() -> Option<PathBuf> {
+    let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/sdk-server/.venv");
+    if venv.join("bin/python").exists() {
+        return Some(venv);
+    }
+    skip::missing("examples/sdk-server/.venv is missing: run `bash examples/sdk-server/setup.sh`");
+    None
+}
+
 /// A six-function module for gate, selection and workflow fixtures; `SIX_FN_CHECK`
 /// (a `python3 check.py` suite) covers all but `f`, so a mutant of `f` survives.
 pub const SIX_FN_APP: &str = "\

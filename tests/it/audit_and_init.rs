@@ -10,17 +10,6 @@ fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The example's venv, or `None` (skipped locally, a failure on CI).
-fn sdk_venv() -> Option<PathBuf> {
-    let venv = repo_root().join("examples/sdk-server/.venv");
-    if venv.join("bin/python").exists() {
-        return Some(venv);
-    }
-    let msg = "examples/sdk-server/.venv is missing: run `bash examples/sdk-server/setup.sh`";
-    skip::missing(msg);
-    None
-}
-
 /// Copy an example (tracked files only) into a fresh git repo; link `venv`.
 fn example_repo(name: &str, venv: Option<&Path>) -> Fixture {
     let src = repo_root().join("examples").join(name);

@@ -31,15 +31,6 @@ fn runs_counted(path: &str) -> usize {
     std::fs::read_to_string(path).unwrap().len()
 }
 
-fn mutant<'a>(o: &'a serde_json::Value, id: &str) -> &'a serde_json::Value {
-    o["mutants"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["id"] == id)
-        .unwrap_or_else(|| panic!("no mutant {id}"))
-}
-
 fn guard_fixture(counter: &str) -> Fixture {
     Fixture::git(&[
         ("m.py", "LIMIT = 10\n\n\ndef allowed(n):\n    return n <= LIMIT\n"),

@@ -88,15 +88,6 @@ fn run_three_ways(fx: &Fixture) -> serde_json::Value {
     fx.outcomes("out1")
 }
 
-fn mutant<'a>(o: &'a serde_json::Value, id: &str) -> &'a serde_json::Value {
-    o["mutants"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["id"] == id)
-        .unwrap_or_else(|| panic!("no mutant {id}: {o}"))
-}
-
 /// The killed mutant's first subset: its expected killer alone, killed,
 /// final; the log names the selecting command. The survivor ran the full
 /// suite.

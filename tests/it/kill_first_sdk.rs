@@ -7,18 +7,6 @@ use crate::common::*;
 
 use std::path::PathBuf;
 
-/// The example's venv, or `None` (skipped locally, a failure on CI).
-fn sdk_venv() -> Option<PathBuf> {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let venv = root.join("examples/sdk-server/.venv");
-    if venv.join("bin/python").exists() {
-        return Some(venv);
-    }
-    let msg = "examples/sdk-server/.venv is missing: run `bash examples/sdk-server/setup.sh`";
-    skip::missing(msg);
-    None
-}
-
 /// The SDK example: every verdict the same with kill-first as with
 /// `--full`; every kill by its expected killers alone. Its
 /// `allowlist-loopback-port-exact` mutant turns one of its three expected
@@ -66,10 +54,7 @@ fn the_sdk_example_gives_the_same_verdicts_with_and_without_selection() {
             "{m:#}"
         );
     }
-    let m = mutants
-        .iter()
-        .find(|m| m["id"] == "allowlist-loopback-port-exact")
-        .unwrap();
+    let m = mutant(&o, "allowlist-loopback-port-exact");
     let red = m["red_tests"].as_array().unwrap().clone();
     assert_eq!(
         m["subset_runs"][0]["tests"].as_array().unwrap().len(),

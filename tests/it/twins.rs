@@ -105,15 +105,7 @@ fn a_tightening_survivor_fails_the_gate_by_default_at_j1_and_j2() {
         assert_eq!(v["keeps-loopback"], "killed", "{v:?}");
         assert_eq!(v["keeps-public-host"], "survived", "{v:?}");
         let o = fx.outcomes(&out);
-        let m = |id: &str| {
-            o["mutants"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .find(|m| m["id"] == id)
-                .unwrap()
-                .clone()
-        };
+        let m = |id: &str| mutant(&o, id).clone();
         assert_eq!(m("host-check-enforced")["direction"], "loosen");
         assert_eq!(m("keeps-public-host")["direction"], "tighten");
         let detail = m("keeps-public-host")["detail"]
@@ -157,12 +149,7 @@ fn gate_twins_report_lists_tightening_survivors_without_failing_the_gate() {
         "{s}"
     );
     assert_eq!(fx.verdicts("out")["keeps-public-host"], "survived");
-    let m = o["mutants"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["id"] == "keeps-public-host")
-        .unwrap();
+    let m = mutant(&o, "keeps-public-host");
     assert_eq!(m["twin_reported"], true, "{m}");
     let notes = o["gate"]["notes"].to_string();
     assert!(
@@ -338,15 +325,7 @@ fn audit_and_init_emit_both_directions_and_the_grouped_report_shows_them() {
     assert_eq!(v["allowlist-loopback-included"], "survived", "{v:?}");
     assert_eq!(code, 2, "{}", ctx(code, &stdout, &err));
     let o = fx.outcomes("out-audit");
-    let m = |id: &str| {
-        o["mutants"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|m| m["id"] == id)
-            .unwrap()
-            .clone()
-    };
+    let m = |id: &str| mutant(&o, id).clone();
     assert_eq!(m("allowlist-served-host-included")["direction"], "tighten");
     assert_eq!(m("allowlist-port-exact")["direction"], "loosen");
     assert_eq!(
