@@ -117,6 +117,13 @@ pub fn survey_in(
         .filter(|f| in_package(f))
         .cloned()
         .collect();
+    let scope = &scope
+        .clone()
+        .with_entries(crate::server_entry::entry_files_in(
+            &root,
+            package_dir.as_deref().unwrap_or(""),
+            &entries,
+        ));
     let skipped_by_default = scope.defaults_skipped(&entries).len();
     let (presence, sites): (Vec<Site>, Vec<Site>) =
         catalog::scan_where(catalog::catalog(), &root, &entries, |op, file| {

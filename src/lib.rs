@@ -43,6 +43,7 @@ pub mod report;
 pub mod results;
 pub mod run;
 pub mod scan_scope;
+pub mod server_entry;
 pub mod spec;
 pub mod suite_log;
 pub mod supervise;

@@ -68,6 +68,9 @@ pub struct ScanScope {
     skip: Vec<String>,
     controls: Vec<String>,
     default_excludes: bool,
+    /// Files the default excludes would skip that start the server
+    /// ([`crate::server_entry`]): scanned like files named by `--file`.
+    entries: Vec<String>,
 }
 
 impl Default for ScanScope {
@@ -77,6 +80,7 @@ impl Default for ScanScope {
             skip: Vec::new(),
             controls: Vec::new(),
             default_excludes: true,
+            entries: Vec::new(),
         }
     }
 }
@@ -192,7 +196,16 @@ impl ScanScope {
             skip: compile("--skip-file", skip)?,
             controls: controls.to_vec(),
             default_excludes,
+            entries: Vec::new(),
         })
+    }
+
+    /// This scope, with `entries` (the server's start scripts and what they
+    /// import, [`crate::server_entry::entry_files_in`]) scanned even where
+    /// the default excludes skip.
+    pub fn with_entries(mut self, entries: Vec<String>) -> ScanScope {
+        self.entries = entries;
+        self
     }
 
     /// Does `op` scan `file`? (The operator's own `files`/`exclude` globs
@@ -208,6 +221,7 @@ impl ScanScope {
         if !self.files.is_empty() && !chosen {
             return false;
         }
+        let chosen = chosen || self.entries.iter().any(|e| e == file);
         // A file named by --file is scanned even where the defaults skip.
         if self.default_excludes
             && !chosen
@@ -233,7 +247,12 @@ impl ScanScope {
         files
             .iter()
             .map(String::as_str)
-            .filter(|f| default_excluded(f) && !matches(&self.files, f) && !matches(&self.skip, f))
+            .filter(|f| {
+                default_excluded(f)
+                    && !matches(&self.files, f)
+                    && !matches(&self.skip, f)
+                    && !self.entries.iter().any(|e| e == f)
+            })
             .collect()
     }
 }

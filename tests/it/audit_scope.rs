@@ -143,3 +143,41 @@ fn control_narrows_and_an_unknown_control_is_refused() {
     assert!(out.contains("file: \"scripts/dev_server.py\""), "{out}");
     assert!(!out.contains("src/inventory/app.py"), "{out}");
 }
+
+/// A server that starts from `scripts/` (`"dev": "tsx scripts/start-server.ts"`):
+/// the start script and the excluded files it imports are server code; a
+/// release helper next to them is not.
+#[test]
+fn the_start_script_package_json_runs_and_its_imports_are_scanned() {
+    const GATE: &str = "export function gate(req: any, res: any) {\n  if (!req.headers.authorization) {\n    return res.status(401).json({ error: 'Unauthorized' });\n  }\n}\n";
+    let fx = Fixture::git(&[
+        (
+            "package.json",
+            r#"{"name": "srv", "scripts": {"dev": "tsx watch scripts/start-server.ts", "release": "tsx scripts/release.ts"}}"#,
+        ),
+        (
+            "scripts/start-server.ts",
+            "import { gate } from './auth-gate.js'\nexport const app = gate;\n",
+        ),
+        ("scripts/auth-gate.ts", GATE),
+        ("scripts/release.ts", GATE),
+        ("src/index.ts", "export const x = 1;\n"),
+    ]);
+    let (code, out, err) = fx.run(&["audit", "--list", "--json", "."]);
+    assert_eq!(code, 0, "{err}");
+    let doc: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    let mut auth: Vec<(String, u64)> = doc["sites"]
+        .as_array()
+        .expect("sites")
+        .iter()
+        .filter(|s| s["control"] == "auth-required")
+        .map(|s| {
+            (
+                s["file"].as_str().unwrap().to_string(),
+                s["line"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    auth.dedup();
+    assert_eq!(auth, [("scripts/auth-gate.ts".to_string(), 2)], "{out}");
+}
