@@ -204,6 +204,12 @@ pub fn read(path: &Path) -> Result<Report, ReportError> {
             return Ok(run.report);
         }
     }
+    // `cargo test 2>&1 | tee {junit}`: the file holds libtest's text.
+    if !text.trim_start().starts_with('<') {
+        if let Some(run) = crate::libtest_text::parse(&text) {
+            return Ok(run.report);
+        }
+    }
     parse(&text)
 }
 
