@@ -338,3 +338,45 @@ fn cargo_test_build_failure_is_no_kill_and_a_crash_is_red() {
         "{aborts}"
     );
 }
+
+/// A case where a subset verdict differs from a full run: the mutant
+/// breaks the build of a target the subset does not build. `cargo test
+/// --lib` builds and runs the expected killer, which fails: `killed`. The
+/// full suite builds every target first, `tests/it.rs` no longer compiles,
+/// no test runs: `wrong-reason` under `--full`. unguard keeps the kill.
+#[test]
+fn cargo_subset_kills_where_the_full_build_breaks() {
+    if !have("cargo") {
+        return;
+    }
+    let killer = "src/lib.rs::tests::refuses_a_foreign_host";
+    let spec = format!(
+        "version: 1\ntest:\n  command: \"cargo test --offline\"\n  timeout: 180s\n  env: {{CARGO_TARGET_DIR: target}}\nmutations:\n  - id: private-and-open\n    control: \"A foreign Host header is refused\"\n    file: src/lib.rs\n    find: 'pub fn host_allowed(host: &str) -> bool {{'\n    replace: 'pub(crate) fn host_allowed(host: &str) -> bool {{ if host.contains(\"evil\") {{ return true; }}'\n    expect:\n      killed_by: [{killer:?}]\n"
+    );
+    let fx = Fixture::git(&[
+        ("Cargo.toml", CARGO_TOML),
+        (".gitignore", "target/\nCargo.lock\n"),
+        ("src/lib.rs", GUARD_RS),
+        ("tests/it.rs", IT_RS),
+        ("unguard.yaml", &spec),
+    ]);
+    let (code, out, err) = fx.run(&["run", "--out", "out", "-j", "1"]);
+    let (fcode, fout, ferr) = fx.run(&["run", "--out", "full", "-j", "1", "--full"]);
+    let both = (
+        verdicts(&fx, "out").get("private-and-open").cloned(),
+        verdicts(&fx, "full").get("private-and-open").cloned(),
+    );
+    assert_eq!(
+        both,
+        (Some("killed".into()), Some("wrong-reason".into())),
+        "{}\n{}",
+        ctx(code, &out, &err),
+        ctx(fcode, &fout, &ferr)
+    );
+    let m = mutant(&fx.outcomes("out"), "private-and-open").clone();
+    assert_eq!(
+        (m["full_suite"].as_bool(), m["red_tests"].clone()),
+        (Some(false), serde_json::json!([killer])),
+        "{m}"
+    );
+}
