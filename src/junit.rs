@@ -339,6 +339,17 @@ mod tests {
     }
 
     #[test]
+    fn a_file_of_cargo_test_output_is_read_as_its_tests() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("out.txt");
+        std::fs::write(&p, "running 2 tests\ntest a::x ... ok\ntest a::y ... FAILED\n\nfailures:\n    a::y\n\ntest result: FAILED. 1 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s\n").unwrap();
+        assert_eq!(read(&p).unwrap().red_ids(), vec!["a::y"]);
+        // Text that is neither XML nor a runner's output stays malformed.
+        std::fs::write(&p, "hello\n").unwrap();
+        assert!(read(&p).is_err());
+    }
+
+    #[test]
     fn reads_only_regular_files_and_never_blocks() {
         let d = tempfile::tempdir().unwrap();
         let fifo = d.path().join("report.xml");
