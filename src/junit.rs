@@ -204,6 +204,12 @@ pub fn read(path: &Path) -> Result<Report, ReportError> {
             return Ok(run.report);
         }
     }
+    // `cargo test 2>&1 | tee {junit}`: the file holds libtest's text.
+    if !text.trim_start().starts_with('<') {
+        if let Some(run) = crate::libtest_text::parse(&text) {
+            return Ok(run.report);
+        }
+    }
     parse(&text)
 }
 
@@ -330,6 +336,17 @@ mod tests {
             ]
         );
         assert_eq!(r.cases[2].status, Status::Skipped);
+    }
+
+    #[test]
+    fn a_file_of_cargo_test_output_is_read_as_its_tests() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("out.txt");
+        std::fs::write(&p, "running 2 tests\ntest a::x ... ok\ntest a::y ... FAILED\n\nfailures:\n    a::y\n\ntest result: FAILED. 1 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s\n").unwrap();
+        assert_eq!(read(&p).unwrap().red_ids(), vec!["a::y"]);
+        // Text that is neither XML nor a runner's output stays malformed.
+        std::fs::write(&p, "hello\n").unwrap();
+        assert!(read(&p).is_err());
     }
 
     #[test]

@@ -29,6 +29,7 @@ pub mod go_test_json;
 pub mod init;
 pub mod isolation;
 pub mod junit;
+pub mod libtest_text;
 pub mod merge;
 pub mod mutate;
 pub mod outcome;

@@ -434,9 +434,10 @@ pub fn canary_unreached(
         .collect::<Vec<_>>()
         .join(", ");
     // Not run because their module failed to import or collect with the
-    // file emptied: that is reach.
+    // file emptied, or because no test ran at all (the build broke: `cargo
+    // test`, `go test`): that is reach.
     let broken = |p: &TestPattern| report.cases.iter().any(|c| p.contained_in_error(c));
-    if ran.is_empty() && killed_by.iter().any(broken) {
+    if ran.is_empty() && (report.cases.is_empty() || killed_by.iter().any(broken)) {
         return None;
     }
     let how = if ran.is_empty() {

@@ -1614,6 +1614,18 @@ fn prints_go_test_events(command: &Command) -> bool {
             .any(|w| w == "-json" || w == "--json")
 }
 
+/// Whether `command` runs `cargo test`, whose per-test lines unguard reads
+/// from the log (see [`crate::libtest_text`]).
+fn runs_cargo_test(command: &Command) -> bool {
+    let words: Vec<&str> = match command {
+        Command::Shell(s) => s.split_whitespace().collect(),
+        Command::Argv(v) => v.iter().map(String::as_str).collect(),
+    };
+    words
+        .windows(2)
+        .any(|w| (w[0] == "cargo" || w[0].ends_with("/cargo")) && w[1] == "test")
+}
+
 /// `expect.killed_by`: non-empty test names, under a test config that
 /// writes a JUnit report (or runs `go test -json`).
 fn resolve_killed_by(
@@ -1627,9 +1639,10 @@ fn resolve_killed_by(
     };
     if let Some(test) = test {
         if let Some(first) = expect.killed_by.first() {
-            if test.junit.is_none() && !prints_go_test_events(&test.command) {
+            let logged = prints_go_test_events(&test.command) || runs_cargo_test(&test.command);
+            if test.junit.is_none() && !logged {
                 diags.push(src.at(first, "`expect.killed_by` needs a JUnit report to know which tests failed").with_fix(
-                    "set `test.junit: \"{junit}\"` and pass {junit} to the test command (e.g. pytest --junitxml={junit}), or run `go test -json`",
+                    "set `test.junit: \"{junit}\"` and pass {junit} to the test command (e.g. pytest --junitxml={junit}), or run `go test -json` or `cargo test`",
                 ));
             }
         }

@@ -26,6 +26,8 @@ pub enum Runner {
     Vitest,
     /// `go test`: its `-json` event stream, or its plain result lines.
     GoTest,
+    /// `cargo test`: libtest's text.
+    CargoTest,
 }
 
 impl Runner {
@@ -35,6 +37,7 @@ impl Runner {
             Runner::Jest => "jest",
             Runner::Vitest => "vitest",
             Runner::GoTest => "go test",
+            Runner::CargoTest => "cargo test",
         }
     }
 }
@@ -79,6 +82,9 @@ pub struct LogReading {
     pub pytest_report: Option<PathBuf>,
     /// The tests `go test -json` reported in the log, when it ran.
     pub go_report: Option<Report>,
+    /// The tests `cargo test` reported in the log (libtest's lines), when
+    /// it ran.
+    pub libtest_report: Option<Report>,
 }
 
 impl LogReading {
@@ -125,6 +131,8 @@ pub fn read(output: &str) -> LogReading {
             seen.count(Runner::Jest, c);
         } else if let Some(c) = vitest_summary(line) {
             seen.count(Runner::Vitest, c);
+        } else if let Some(c) = libtest_summary(line) {
+            seen.count(Runner::CargoTest, c);
         } else if let Some(path) = pytest_report(line) {
             seen.saw(Runner::Pytest);
             seen.pytest_report = Some(path);
@@ -135,7 +143,12 @@ pub fn read(output: &str) -> LogReading {
             go_lines.push(plain);
         } else if !seen.runners.contains(&Runner::GoTest) && crate::go_test_json::is_event(line) {
             seen.saw(Runner::GoTest);
+        } else if crate::libtest_text::is_marker(line) {
+            seen.saw(Runner::CargoTest);
         }
+    }
+    if seen.runners.contains(&Runner::CargoTest) {
+        seen.libtest_report = crate::libtest_text::parse(output).map(|run| run.report);
     }
     if seen.runners.contains(&Runner::GoTest) {
         seen.go_report = crate::go_test_json::parse(output)
@@ -206,7 +219,7 @@ fn go_plain_report(lines: &[GoPlain]) -> Option<Report> {
 }
 
 /// `line` without ANSI escape sequences (colours, cursor movement).
-fn strip_ansi(line: &str) -> Cow<'_, str> {
+pub(crate) fn strip_ansi(line: &str) -> Cow<'_, str> {
     static ANSI: LazyLock<Regex> =
         LazyLock::new(|| Regex::new(r"\x1b\[[0-9;?]*[A-Za-z]").expect("valid regex"));
     ANSI.replace_all(line, "")
@@ -315,6 +328,27 @@ fn vitest_summary(line: &str) -> Option<Counts> {
     Some(c)
 }
 
+/// libtest's `test result: FAILED. 3 passed; 1 failed; 2 ignored; 0
+/// measured; 0 filtered out; finished in 0.11s` (one per test binary;
+/// ignored tests count as pytest's skipped ones do).
+fn libtest_summary(line: &str) -> Option<Counts> {
+    static RESULT: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(
+            r"^test result: (?:ok|FAILED)\. ([0-9]+) passed; ([0-9]+) failed; ([0-9]+) ignored;",
+        )
+        .expect("valid regex")
+    });
+    let caps = RESULT.captures(line)?;
+    let n = |i: usize| caps[i].parse::<usize>().ok();
+    let (passed, failed, ignored) = (n(1)?, n(2)?, n(3)?);
+    Some(Counts {
+        passed,
+        failed,
+        errors: 0,
+        total: passed + failed + ignored,
+    })
+}
+
 /// pytest's `---- generated xml file: /abs/path.xml ----`.
 fn pytest_report(line: &str) -> Option<PathBuf> {
     let rest = line.strip_prefix('-')?.trim_start_matches('-').trim_start();
@@ -370,11 +404,12 @@ impl Observed {
     /// output says nothing, as under `-qq` or behind a quiet wrapper).
     pub fn new(log: LogReading, report: Option<Report>) -> Option<Observed> {
         // pytest's report first: a wrapper running both leaves pytest's file.
-        let report = report.or(log.go_report);
+        let report = report.or(log.go_report).or(log.libtest_report);
         let mut runners = log.runners;
         if report.is_some()
             && !runners.contains(&Runner::Pytest)
             && !runners.contains(&Runner::GoTest)
+            && !runners.contains(&Runner::CargoTest)
         {
             runners.insert(0, Runner::Pytest);
         }
@@ -414,6 +449,10 @@ impl Observed {
         if self.report.is_some() {
             if self.runners.contains(&Runner::GoTest) && !self.runners.contains(&Runner::Pytest) {
                 return "go test's output".into();
+            }
+            if self.runners.contains(&Runner::CargoTest) && !self.runners.contains(&Runner::Pytest)
+            {
+                return "cargo test's output".into();
             }
             return "pytest's JUnit report".into();
         }
@@ -466,6 +505,25 @@ mod tests {
         assert!(read(" FAIL  tests/a.test.ts > host > refuses\n")
             .go_report
             .is_none());
+    }
+
+    #[test]
+    fn cargo_test_lines_show_cargo_and_every_test() {
+        let log = "     Running unittests src/lib.rs (target/debug/deps/x-0a1b)\n\nrunning 2 tests\ntest tests::a ... ok\ntest tests::b ... FAILED\n\nfailures:\n    tests::b\n\ntest result: FAILED. 1 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s\n\nerror: test failed, to rerun pass `--lib`\n";
+        let r = read(log);
+        assert_eq!(r.runners, vec![Runner::CargoTest]);
+        assert_eq!(r.counts, counts(1, 1, 0, 2));
+        let o = Observed::new(r, None).unwrap();
+        assert_eq!(o.source(), "cargo test's output");
+        assert_eq!(
+            o.report.as_ref().map(Report::red_ids),
+            Some(vec!["src/lib.rs::tests::b".to_string()])
+        );
+        // A build failure ran no test: counted as 0, so a red exit is not
+        // a kill.
+        let r = read("error[E0425]: cannot find value `nope` in this scope\nerror: could not compile `x` (lib test) due to 1 previous error\n");
+        let o = Observed::new(r, None).unwrap();
+        assert_eq!((o.total(), o.red()), (Some(0), Some(0)));
     }
 
     #[test]

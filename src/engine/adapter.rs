@@ -12,6 +12,12 @@
 //! - `go test -json` (its per-test events are what unguard reads): the
 //!   command with `-run '^(TestA|TestB)$'` appended, the top-level test
 //!   names of the ids (a subtest runs with its parent);
+//! - `jest` with the `jest-junit` reporter: the command with
+//!   `--testNamePattern` (the anchored, escaped full names, which
+//!   jest-junit's default templates make both classname and name);
+//! - `cargo test` (libtest's lines are what unguard reads): the targets
+//!   that hold the ids (`--lib`, `--test it`, …), then `--`, the user's
+//!   libtest options, `--exact` and the names;
 //! - `test.select`: a template with `{tests}` (the JUnit ids) and/or
 //!   `{files}` (the test files that hold them, found in the copy), for any
 //!   other runner; the strict plugin is set up for it too, so a pytest
@@ -47,8 +53,29 @@ pub(super) enum Adapter {
     /// `vitest run` with a JUnit reporter: the command with the test files
     /// and `-t` (the full names) appended.
     Vitest { command: Command },
+    /// `jest` with `jest-junit`: the command with `--testNamePattern`
+    /// (the full names) appended.
+    Jest { command: Command },
+    /// `cargo test`: target flags after `test`, then the libtest names
+    /// after `--` (see [`CargoTest`]).
+    CargoTest(CargoTest),
     /// `test.select`.
     Template(Command),
+}
+
+/// A `cargo test` command, split where a subset run edits it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct CargoTest {
+    /// The command's words, without `--` and what follows it.
+    cargo: Vec<String>,
+    /// The index of `test` in `cargo`.
+    test_at: usize,
+    /// The libtest options after `--` (the user's).
+    libtest: Vec<String>,
+    shell: bool,
+    /// The command picks its targets itself (`--lib`, `--test x`, …):
+    /// unguard adds none.
+    targets_chosen: bool,
 }
 
 impl Adapter {
@@ -62,7 +89,9 @@ impl Adapter {
             Select::Auto => unittest(&cfg.command)
                 .or_else(|| go_test(&cfg.command))
                 .or_else(|| node_test(&cfg.command))
-                .or_else(|| vitest(&cfg.command)),
+                .or_else(|| vitest(&cfg.command))
+                .or_else(|| jest(cfg))
+                .or_else(|| cargo_test(&cfg.command)),
         }
     }
 
@@ -74,6 +103,8 @@ impl Adapter {
             Adapter::GoTest { .. } => "go test",
             Adapter::NodeTest { .. } => "node --test",
             Adapter::Vitest { .. } => "vitest",
+            Adapter::Jest { .. } => "jest",
+            Adapter::CargoTest(_) => "cargo test",
             Adapter::Template(_) => "test.select",
         }
     }
@@ -111,6 +142,12 @@ impl Adapter {
                 extra.extend(["-t".to_string(), exact_regex(&names)]);
                 Some(append(command, extra))
             }
+            Adapter::Jest { command } => {
+                let names = jest_full_names(ids)?;
+                let option = format!("--testNamePattern={}", exact_regex(&names));
+                Some(append(command, vec![option]))
+            }
+            Adapter::CargoTest(c) => c.command(ids, tree),
             Adapter::Unittest { prefix, shell } => {
                 let dotted: Vec<String> = ids.iter().map(|i| dotted(i)).collect::<Option<_>>()?;
                 let mut argv = prefix.clone();
@@ -373,6 +410,260 @@ fn go_run_pattern(ids: &[String]) -> Option<String> {
     (!names.is_empty()).then(|| format!("^({})$", names.join("|")))
 }
 
+/// The jest adapter of `cfg`: `jest` (or a path to it) whose JUnit report
+/// (`test.junit`) jest-junit writes: it is among the command's
+/// `--reporters`, or the command names none (the config's then run). No
+/// name or file filter of the user's (`-t`, `--onlyChanged`, `--watch`,
+/// …), and, as a shell string, no shell operators.
+fn jest(cfg: &TestConfig) -> Option<Adapter> {
+    let (words, _) = plain_words(&cfg.command)?;
+    let j = words
+        .iter()
+        .position(|w| w == "jest" || w.ends_with("/jest") || w.ends_with("/jest.js"))?;
+    let rest = &words[j + 1..];
+    let mut reporters = Vec::new();
+    for (k, w) in rest.iter().enumerate() {
+        if let Some(r) = w.strip_prefix("--reporters=") {
+            reporters.push(r);
+        } else if w == "--reporters" {
+            reporters.extend(rest.get(k + 1).map(String::as_str));
+        }
+    }
+    let junit = cfg.junit.is_some()
+        && (reporters.is_empty()
+            || reporters
+                .iter()
+                .any(|r| *r == "jest-junit" || r.ends_with("/jest-junit")));
+    const FILTERS: [&str; 16] = [
+        "-t",
+        "--testNamePattern",
+        "--test-name-pattern",
+        "-o",
+        "--onlyChanged",
+        "--only-changed",
+        "--changedSince",
+        "--lastCommit",
+        "--findRelatedTests",
+        "-f",
+        "--onlyFailures",
+        "--watch",
+        "--watchAll",
+        "--listTests",
+        "--shard",
+        "--selectProjects",
+    ];
+    let named = rest
+        .iter()
+        .any(|w| FILTERS.contains(&w.split('=').next().unwrap_or(w)));
+    (junit && !named).then(|| Adapter::Jest {
+        command: cfg.command.clone(),
+    })
+}
+
+/// The full names (the describe blocks and the test, joined by spaces:
+/// what `--testNamePattern` matches) of jest-junit ids. jest-junit's
+/// default templates give a test the same classname and name, `{classname}
+/// {title}`, its full name (with a leading space at the top level); `None`
+/// for an id of other templates, whose full name unguard cannot know.
+fn jest_full_names(ids: &[String]) -> Option<Vec<String>> {
+    ids.iter()
+        .map(|id| {
+            let half = id.len().checked_sub(2)? / 2;
+            let (class, name) = (id.get(..half)?, id.get(half + 2..)?);
+            let name = name.trim();
+            (class.trim() == name && id.get(half..half + 2) == Some("::") && !name.is_empty())
+                .then(|| name.to_string())
+        })
+        .collect()
+}
+
+/// cargo's options that select test targets (unguard adds none then).
+const CARGO_TARGET_FLAGS: [&str; 11] = [
+    "--lib",
+    "--bin",
+    "--bins",
+    "--test",
+    "--tests",
+    "--example",
+    "--examples",
+    "--bench",
+    "--benches",
+    "--all-targets",
+    "--doc",
+];
+
+/// cargo test's options that take a value as the next word.
+const CARGO_VALUED: [&str; 20] = [
+    "-p",
+    "--package",
+    "--exclude",
+    "-F",
+    "--features",
+    "--target",
+    "--target-dir",
+    "--manifest-path",
+    "-j",
+    "--jobs",
+    "--profile",
+    "--bin",
+    "--test",
+    "--example",
+    "--bench",
+    "--color",
+    "--message-format",
+    "--config",
+    "-Z",
+    "--lockfile-path",
+];
+
+/// libtest's options that take a value as the next word.
+const LIBTEST_VALUED: [&str; 7] = [
+    "--test-threads",
+    "--skip",
+    "--format",
+    "--color",
+    "--logfile",
+    "-Z",
+    "--shuffle-seed",
+];
+
+/// Whether `args` (options, `valued` taking the next word) hold a word
+/// that is no option: a test name filter.
+fn has_filter(args: &[String], valued: &[&str]) -> bool {
+    let mut it = args.iter();
+    while let Some(w) = it.next() {
+        if !w.starts_with('-') {
+            return true;
+        }
+        if !w.contains('=') && valued.contains(&w.as_str()) {
+            it.next();
+        }
+    }
+    false
+}
+
+/// The cargo test adapter of `command`: `cargo [+toolchain] test`, with
+/// no test name filter of the user's (before or after `--`), not
+/// `--no-run` or `--list`, and, as a shell string, no shell operators.
+fn cargo_test(command: &Command) -> Option<Adapter> {
+    let (words, shell) = plain_words(command)?;
+    let c = words
+        .iter()
+        .position(|w| w == "cargo" || w.ends_with("/cargo"))?;
+    let mut test_at = c + 1;
+    if words.get(test_at).is_some_and(|w| w.starts_with('+')) {
+        test_at += 1;
+    }
+    if words.get(test_at)? != "test" {
+        return None;
+    }
+    let dd = words[test_at + 1..]
+        .iter()
+        .position(|w| w == "--")
+        .map(|p| p + test_at + 1);
+    let (cargo, libtest) = match dd {
+        Some(d) => (words[..d].to_vec(), words[d + 1..].to_vec()),
+        None => (words.clone(), Vec::new()),
+    };
+    let own = &cargo[test_at + 1..];
+    let stops = own.iter().any(|w| w == "--no-run") || libtest.iter().any(|w| w == "--list");
+    if stops || has_filter(own, &CARGO_VALUED) || has_filter(&libtest, &LIBTEST_VALUED) {
+        return None;
+    }
+    let targets_chosen = own
+        .iter()
+        .any(|w| CARGO_TARGET_FLAGS.contains(&w.split('=').next().unwrap_or(w)));
+    Some(Adapter::CargoTest(CargoTest {
+        cargo,
+        test_at,
+        libtest,
+        shell,
+        targets_chosen,
+    }))
+}
+
+impl CargoTest {
+    /// `cargo test <targets> <the user's options> -- <the user's libtest
+    /// options> --exact <names>`. `None` for an id that names no libtest
+    /// test (a binary's crash).
+    fn command(&self, ids: &[String], tree: &Path) -> Option<Command> {
+        let mut classes: Vec<&str> = Vec::new();
+        let mut names: Vec<String> = Vec::new();
+        for id in ids {
+            let (class, name) = id.split_once("::")?;
+            if name.is_empty() || name.starts_with('<') {
+                return None;
+            }
+            if !classes.contains(&class) {
+                classes.push(class);
+            }
+            if !names.iter().any(|n| n == name) {
+                names.push(name.to_string());
+            }
+        }
+        let targets = if self.targets_chosen {
+            Vec::new()
+        } else {
+            cargo_targets(&classes, tree)
+        };
+        let mut argv = self.cargo[..=self.test_at].to_vec();
+        argv.extend(targets);
+        argv.extend(self.cargo[self.test_at + 1..].iter().cloned());
+        argv.push("--".into());
+        argv.extend(self.libtest.iter().cloned());
+        if !self.libtest.iter().any(|w| w == "--exact") {
+            argv.push("--exact".into());
+        }
+        argv.extend(names);
+        Some(words_to_command(argv, self.shell))
+    }
+}
+
+/// The cargo options that run just the test targets `classes` (as
+/// [`crate::libtest_text`] names them: `src/lib.rs`, `tests/it.rs`,
+/// `Doc-tests x`): `--lib`, `--bins`, `--bin x`, `--test x`, `--tests`,
+/// `--doc`. A target the manifest (`tree/Cargo.toml`) may have renamed
+/// (`[[bin]]`, `[[test]]`) gets its whole kind. Empty (every target runs)
+/// for a path that is none of these, or doc tests with other targets
+/// (cargo cannot mix `--doc` with them).
+fn cargo_targets(classes: &[&str], tree: &Path) -> Vec<String> {
+    let manifest = std::fs::read_to_string(tree.join("Cargo.toml")).unwrap_or_default();
+    let mut flags: Vec<Vec<String>> = Vec::new();
+    for class in classes {
+        let named = |dir: &str, table: &str, one: &str, all: &str| -> Option<Vec<String>> {
+            let rest = class.strip_prefix(dir)?;
+            let name = rest
+                .strip_suffix("/main.rs")
+                .or_else(|| rest.strip_suffix(".rs"))?;
+            if name.is_empty() || name.contains('/') {
+                return None;
+            }
+            Some(if manifest.contains(table) {
+                vec![all.to_string()]
+            } else {
+                vec![one.to_string(), name.to_string()]
+            })
+        };
+        let flag = match *class {
+            "src/lib.rs" => Some(vec!["--lib".to_string()]),
+            "src/main.rs" => Some(vec!["--bins".to_string()]),
+            c if c.starts_with("Doc-tests ") => Some(vec!["--doc".to_string()]),
+            _ => named("src/bin/", "[[bin]]", "--bin", "--bins")
+                .or_else(|| named("tests/", "[[test]]", "--test", "--tests")),
+        };
+        let Some(flag) = flag else {
+            return Vec::new();
+        };
+        if !flags.contains(&flag) {
+            flags.push(flag);
+        }
+    }
+    if flags.len() > 1 && flags.iter().any(|f| f[0] == "--doc") {
+        return Vec::new();
+    }
+    flags.concat()
+}
+
 /// Options of `python -m unittest` (and xmlrunner) kept in a subset run;
 /// the second list takes a value.
 const UNITTEST_FLAGS: [&str; 9] = [
@@ -561,6 +852,158 @@ mod tests {
 
     fn argv_cmd(v: &[&str]) -> Command {
         Command::Argv(v.iter().map(|s| s.to_string()).collect())
+    }
+
+    fn config(command: Command, junit: Option<&str>) -> TestConfig {
+        TestConfig {
+            command,
+            junit: junit.map(str::to_string),
+            timeout: crate::spec::TimeoutSetting::Auto,
+            env: Default::default(),
+            fail_codes: crate::spec::FailCodes::AnyNonZero,
+            preset: crate::spec::Preset::Generic,
+            check: None,
+            git: Default::default(),
+            select: Select::Auto,
+        }
+    }
+
+    #[test]
+    fn jest_gets_the_full_names_of_jest_junits_default_ids() {
+        let cmd = Command::Shell(
+            "JEST_JUNIT_OUTPUT_FILE={junit} npx jest --ci --reporters=default --reporters=jest-junit"
+                .into(),
+        );
+        let a = jest(&config(cmd, Some("{junit}"))).expect("jest with jest-junit has an adapter");
+        // jest-junit's defaults: classname and name are both `{classname}
+        // {title}` (a top-level test's starts with a space).
+        let ids = [
+            "host allow-list inner (x.y) refuses a foreign host::host allow-list inner (x.y) refuses a foreign host".to_string(),
+            " serves a local origin:: serves a local origin".to_string(),
+        ];
+        assert_eq!(
+            a.command(&ids, Path::new("/")),
+            Some(Command::Shell(
+                "JEST_JUNIT_OUTPUT_FILE={junit} npx jest --ci --reporters=default --reporters=jest-junit '--testNamePattern=^(host allow\\-list inner \\(x\\.y\\) refuses a foreign host|serves a local origin)$'".into()
+            ))
+        );
+        // Other templates (the file as classname): unknown full names.
+        assert_eq!(
+            a.command(&["test/a.test.js::t".to_string()], Path::new("/")),
+            None
+        );
+        // No report, another reporter only, the user's filter, operators: none.
+        let none =
+            |c: &str, junit: Option<&str>| jest(&config(Command::Shell(c.into()), junit)).is_none();
+        assert!(none("jest --reporters=jest-junit", None));
+        assert!(none("jest --reporters default", Some("junit.xml")));
+        assert!(none(
+            "jest --reporters=jest-junit -t host",
+            Some("junit.xml")
+        ));
+        assert!(none(
+            "jest --reporters=jest-junit --onlyChanged",
+            Some("junit.xml")
+        ));
+        assert!(none(
+            "jest --reporters=jest-junit && echo",
+            Some("junit.xml")
+        ));
+        // Reporters from the config: the report is what `test.junit` names.
+        assert!(!none("node_modules/.bin/jest --ci", Some("junit.xml")));
+    }
+
+    #[test]
+    fn cargo_test_gets_targets_and_exact_names_after_dash_dash() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("Cargo.toml"), "[package]\nname = \"x\"\n").unwrap();
+        let a = cargo_test(&Command::Shell("cargo test --offline".into())).unwrap();
+        let ids = [
+            "src/lib.rs::tests::refuses_a_foreign_host".to_string(),
+            "tests/it.rs::serves_localhost".to_string(),
+        ];
+        assert_eq!(
+            a.command(&ids, d.path()),
+            Some(Command::Shell(
+                "cargo test --lib --test it --offline -- --exact tests::refuses_a_foreign_host serves_localhost".into()
+            ))
+        );
+        // The user's libtest options stay; a renamed test target gets its
+        // whole kind; doc tests cannot be mixed with other targets.
+        let a = cargo_test(&argv(&[
+            "cargo",
+            "+stable",
+            "test",
+            "--",
+            "--test-threads",
+            "1",
+        ]))
+        .unwrap();
+        std::fs::write(
+            d.path().join("Cargo.toml"),
+            "[[test]]\nname = \"y\"\npath = \"tests/it.rs\"\n",
+        )
+        .unwrap();
+        assert_eq!(
+            a.command(&ids[1..], d.path()),
+            Some(argv(&[
+                "cargo",
+                "+stable",
+                "test",
+                "--tests",
+                "--",
+                "--test-threads",
+                "1",
+                "--exact",
+                "serves_localhost"
+            ]))
+        );
+        let doc = "Doc-tests x::src/lib.rs - f (line 3)".to_string();
+        assert_eq!(
+            a.command(&[doc, ids[0].clone()], d.path()),
+            Some(argv(&[
+                "cargo",
+                "+stable",
+                "test",
+                "--",
+                "--test-threads",
+                "1",
+                "--exact",
+                "src/lib.rs - f (line 3)",
+                "tests::refuses_a_foreign_host"
+            ]))
+        );
+        // The user's own targets and --exact are kept as they are.
+        let a = cargo_test(&Command::Shell("cargo test --test it -- --exact".into())).unwrap();
+        assert_eq!(
+            a.command(&ids[1..], d.path()),
+            Some(Command::Shell(
+                "cargo test --test it -- --exact serves_localhost".into()
+            ))
+        );
+        // A crashed binary names no test to select.
+        assert_eq!(
+            a.command(
+                &["tests/it.rs::<2 tests unreported: the test binary crashed>".to_string()],
+                d.path()
+            ),
+            None
+        );
+        // A filter of the user's (before or after --), --no-run, operators: none.
+        for c in [
+            "cargo test guard",
+            "cargo test -- guard",
+            "cargo test -p a guard",
+            "cargo test --no-run",
+            "cargo test && true",
+            "cargo build",
+        ] {
+            assert!(cargo_test(&Command::Shell(c.into())).is_none(), "{c}");
+        }
+        assert!(cargo_test(&Command::Shell(
+            "cargo test -p a --features x -- --skip slow --test-threads 1".into()
+        ))
+        .is_some());
     }
 
     #[test]

@@ -26,6 +26,7 @@ mod junit_reports;
 mod kill_first;
 mod kill_first_adapters;
 mod kill_first_confirm;
+mod kill_first_jest_cargo;
 mod kill_first_sdk;
 mod leaked_daemons;
 mod one_line_per_site;
