@@ -21,6 +21,9 @@ use crate::run::{self, Exit, Invocation};
 use crate::workspace::Scratch;
 use crate::{mutate, outdir};
 
+/// The stage name of a full-suite kill's red tests run alone to confirm it.
+const RED_TESTS: &str = "red-tests";
+
 /// What a finished job hands to the scheduler.
 pub(super) enum JobResult {
     Canary(CanaryResult),
@@ -432,10 +435,12 @@ impl MutantRun<'_> {
     /// it flaky (a red re-check of a survivor, a kill that does not
     /// reproduce). `None` when interrupted.
     ///
-    /// A kill by a subset is confirmed by its red tests alone where they
-    /// ran green alone on the unmutated copy ([`Self::red_alone`]); when
-    /// they do not go red again alone, the whole subset runs once more and
-    /// decides, as it does without that check.
+    /// A kill is confirmed by its red tests alone where they ran green
+    /// alone on the unmutated copy ([`Self::red_alone`]); when they do not
+    /// go red again alone, the whole subset (a kill by the full suite: the
+    /// whole suite) runs once more and decides, as it does without that
+    /// check. A red test that fails only after another test ran in the same
+    /// process is thus confirmed the same way with and without `--full`.
     async fn recheck(
         &self,
         scratch: &mut Scratch,
@@ -448,18 +453,16 @@ impl MutantRun<'_> {
             Outcome::Killed => opts.recheck_kills,
             _ => opts.recheck_survivors,
         };
-        // A kill is confirmed by its red tests alone where pytest can select
-        // them; a survivor's re-check runs the whole suite.
-        // A kill by a subset is confirmed by the same subset (green on the
-        // unmutated copy), or by its red tests alone (green alone there).
+        // A survivor's re-check runs the whole suite. A kill is confirmed by
+        // its red tests alone where that is evidence (below), else by the
+        // same subset (green on the unmutated copy) or the whole suite.
         let select: &[String] = match (first.outcome, stage) {
             (Outcome::Killed, Some(s)) => &s.tests,
-            (Outcome::Killed, None) => &first.red_tests,
             _ => &[],
         };
-        let alone = match (first.outcome, stage) {
-            (Outcome::Killed, Some(s)) if rechecks > 0 => {
-                match self.red_alone(scratch, &first.red_tests, s).await {
+        let alone = match first.outcome {
+            Outcome::Killed if rechecks > 0 => {
+                match self.red_alone(scratch, &first.red_tests, stage).await {
                     Ok(a) => a,
                     Err(Error::Interrupted) => return Ok(None),
                     Err(e) => return Err(e),
@@ -480,9 +483,10 @@ impl MutantRun<'_> {
                     continue;
                 }
             }
-            let name = match &alone {
-                Some(_) => format!("{}@recheck-{k}-whole-subset.log", self.m.id),
-                None => name,
+            let name = match (&alone, stage) {
+                (Some(_), Some(_)) => format!("{}@recheck-{k}-whole-subset.log", self.m.id),
+                (Some(_), None) => format!("{}@recheck-{k}-whole-suite.log", self.m.id),
+                (None, _) => name,
             };
             let again = self.suite(scratch, &name, timeout, select, stage).await?;
             if again.res.exit == Exit::Interrupted {
@@ -499,34 +503,40 @@ impl MutantRun<'_> {
         Ok(Some(first))
     }
 
-    /// The red tests of a kill by `stage`, as a stage of their own, when
-    /// they are fewer than the stage's and ran green alone on the
-    /// unmutated copy (the check, made once per distinct set, takes the
-    /// mutant out of the copy and puts it back). `None`: the whole stage
-    /// confirms.
+    /// The red tests of a kill by `stage` (`None`: by the full suite), as a
+    /// stage of their own, when they are fewer than the stage's and ran
+    /// green alone on the unmutated copy (the check, made once per distinct
+    /// set, takes the mutant out of the copy and puts it back). `None`: the
+    /// whole stage (or suite) confirms. A config without a subset adapter
+    /// cannot be checked: its full-suite kills are re-run with their red
+    /// tests selected where pytest can (else the whole suite), as before.
     async fn red_alone(
         &self,
         scratch: &mut Scratch,
         red: &[String],
-        stage: &Stage,
+        stage: Option<&Stage>,
     ) -> Result<Option<Stage>> {
-        let tests: Vec<String> = stage
-            .tests
-            .iter()
-            .filter(|t| red.contains(t))
-            .cloned()
-            .collect();
-        if tests.is_empty() || tests.len() == stage.tests.len() {
+        let tests: Vec<String> = match stage {
+            Some(s) => s
+                .tests
+                .iter()
+                .filter(|t| red.contains(t))
+                .cloned()
+                .collect(),
+            None => red.to_vec(),
+        };
+        if tests.is_empty() || stage.is_some_and(|s| tests.len() == s.tests.len()) {
             return Ok(None);
+        }
+        let name = stage.map_or(RED_TESTS, |s| s.name);
+        if self.ctx.baselines.subset_source(self.m.test).is_none() {
+            return Ok(stage.is_none().then_some(Stage { name, tests }));
         }
         let m = self.m;
         let mutated = scratch.read(&m.file)?;
         scratch.write(&m.file, self.original)?;
         let check = kill_first::check(self.w, scratch, self.ctx, m.test, &tests, self.cancel).await;
         scratch.write(&m.file, &mutated)?;
-        Ok(check?.green.then_some(Stage {
-            name: stage.name,
-            tests,
-        }))
+        Ok(check?.green.then_some(Stage { name, tests }))
     }
 }

@@ -56,3 +56,42 @@ fn a_red_test_that_is_green_alone_is_confirmed_by_its_whole_subset() {
         "{whole}"
     );
 }
+
+/// The same kill under `--full` (the whole suite, no subset): the red test
+/// alone, green alone on the unmutated copy, does not go red again alone,
+/// so the whole suite runs once more and confirms the kill. `--full` and
+/// kill-first now agree (this was `flaky` under `--full`).
+#[test]
+fn under_full_a_red_test_that_is_green_alone_is_confirmed_by_the_whole_suite() {
+    let spec = format!(
+        "version: 1\ntest:\n  command: \"{PYTEST}\"\n  junit: \"{{junit}}\"\n  timeout: 60s\nmutations:\n  - id: guard\n    control: \"the guard\"\n    file: m.py\n    find: \"return x > 0\"\n    replace: \"return True\"\n"
+    );
+    let fx = Fixture::git(&[
+        ("m.py", M),
+        ("tests/__init__.py", ""),
+        ("tests/test_m.py", TESTS),
+        ("unguard.yaml", &spec),
+    ]);
+    let (code, out, err) = fx.run(&["run", "--full", "--out", "out", "-j", "1"]);
+    let o = fx.outcomes("out");
+    let m = &o["mutants"][0];
+    assert_eq!(
+        (m["outcome"].as_str(), m["full_suite"].as_bool()),
+        (Some("killed"), Some(true)),
+        "{m:#}\n{}",
+        ctx(code, &out, &err)
+    );
+    // test_b alone was checked green on the unmutated copy, ran green alone
+    // with the mutant, then the whole suite confirmed.
+    let checks = o["subset_checks"].as_array().unwrap();
+    assert!(
+        checks.iter().any(
+            |c| c["tests"] == serde_json::json!(["tests.test_m::test_b"]) && c["green"] == true
+        ),
+        "{checks:#?}"
+    );
+    let alone = fx.read("out/guard@recheck-1.log");
+    assert!(alone.contains("1 passed, 2 deselected"), "{alone}");
+    let whole = fx.read("out/guard@recheck-1-whole-suite.log");
+    assert!(whole.contains("1 failed, 2 passed"), "{whole}");
+}
