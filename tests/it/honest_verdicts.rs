@@ -244,7 +244,9 @@ def test_timing():
     ]);
     // Runs of test_timing: 1 baseline, 2 host-check (its kill is confirmed
     // by test_foreign_host_refused alone: test_timing does not run again),
-    // 3 equivalent (red: the timing test flaked), 4 its confirmation (green).
+    // 3 equivalent (red: the timing test flaked), 4 test_timing alone on
+    // the unmutated copy (the check that it is green alone), 5 its
+    // confirmation alone (green), 6 the whole suite once more (green).
     let (code, out, err) = fx.run(&["run", "--out", "out", "-j", "1"]);
     let v = fx.verdicts("out");
     assert_eq!(v["host-check"], "killed", "{}", ctx(code, &out, &err));
@@ -253,5 +255,7 @@ def test_timing():
     assert!(confirm.contains("1 failed, 1 deselected"), "{confirm}");
     let recheck = fx.read("out/equivalent@recheck-1.log");
     assert!(recheck.contains("1 passed, 1 deselected"), "{recheck}");
-    assert_eq!(std::fs::read_to_string(counter.path()).unwrap(), "4");
+    let whole = fx.read("out/equivalent@recheck-1-whole-suite.log");
+    assert!(whole.contains("2 passed"), "{whole}");
+    assert_eq!(std::fs::read_to_string(counter.path()).unwrap(), "6");
 }
