@@ -89,3 +89,16 @@ def test_main_without_token_exits(listened: list[dict[str, Any]], monkeypatch: p
         main([])
     assert exited.value.code == 2
     assert listened == []
+
+
+def test_main_without_a_host_binds_to_loopback(
+    listened: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No --host and no MCP_HOST: the listener gets 127.0.0.1, never every interface."""
+    monkeypatch.delenv("MCP_HOST", raising=False)
+    monkeypatch.setenv("MCP_TOKEN", TOKEN)
+    monkeypatch.setenv("INVENTORY_URL", "http://inventory.internal")
+    monkeypatch.setenv("INVENTORY_API_KEY", "inventory-api-key")
+    main(["--port", str(SERVE_PORT)])
+    assert len(listened) == 1
+    assert listened[0]["host"] == "127.0.0.1"
