@@ -259,9 +259,12 @@ fn audit_finds_the_go_controls_and_runs_go_test_json_without_a_spec() {
     let (code, out, err) = fx.run(&["audit", ".", "--out", "out", "-j", "2"]);
     let what = ctx(code, &out, &err);
     assert!(err.contains("tests: `go test -json ./...`"), "{what}");
+    // The body cap (`io.LimitReader(r.Body, MaxBody)`) is a control too, and
+    // no test posts an oversized body: it survives.
     let want = verdict_map(&[
         ("host-origin-compared", "killed"),
         ("host-origin-compared-2", "survived"),
+        ("input-size-limited", "survived"),
     ]);
     assert_eq!(fx.verdicts("out"), want, "{what}");
     // The Host check is killed by its negative test, named per test.
