@@ -14,22 +14,27 @@ use std::collections::BTreeMap;
 use std::process::Command;
 
 /// Skip (or, under `CI`, fail) with `why`.
-fn skip(why: &str) -> bool {
+pub(crate) fn skip(why: &str) -> bool {
     skip::missing(why);
     false
 }
 
-/// Whether `node` runs here.
-fn have_node() -> bool {
-    let ok = Command::new("node")
+/// Whether `tool --version` runs here.
+pub(crate) fn have(tool: &str) -> bool {
+    let ok = Command::new(tool)
         .arg("--version")
         .output()
         .is_ok_and(|o| o.status.success());
-    ok || skip("node is not installed")
+    ok || skip(&format!("{tool} is not installed"))
+}
+
+/// Whether `node` runs here.
+fn have_node() -> bool {
+    have("node")
 }
 
 /// A host and origin guard, as an MCP server's HTTP layer has.
-const GUARD_JS: &str = r#"'use strict';
+pub(crate) const GUARD_JS: &str = r#"'use strict';
 const ALLOWED_HOSTS = ['127.0.0.1', 'localhost'];
 
 function hostAllowed(host) {
@@ -91,7 +96,7 @@ fn run_three_ways(fx: &Fixture) -> serde_json::Value {
 /// The killed mutant's first subset: its expected killer alone, killed,
 /// final; the log names the selecting command. The survivor ran the full
 /// suite.
-fn assert_killer_alone(fx: &Fixture, o: &serde_json::Value, killer: &str, in_log: &str) {
+pub(crate) fn assert_killer_alone(fx: &Fixture, o: &serde_json::Value, killer: &str, in_log: &str) {
     let host = mutant(o, "host-check");
     let first = &host["subset_runs"][0];
     assert_eq!(

@@ -10,24 +10,10 @@
 //! say so and pass, except under `CI`, where they fail.
 
 use crate::common::*;
+use crate::kill_first_adapters::{assert_killer_alone, have, skip, GUARD_JS};
 
 use std::collections::BTreeMap;
 use std::process::Command;
-
-/// Skip (or, under `CI`, fail) with `why`.
-fn skip(why: &str) -> bool {
-    skip::missing(why);
-    false
-}
-
-/// Whether `tool --version` runs here.
-fn have(tool: &str) -> bool {
-    let ok = Command::new(tool)
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    ok || skip(&format!("{tool} is not installed"))
-}
 
 /// The verdicts in `out_dir`, none when the run wrote no `outcomes.json`
 /// (a spec it refused).
@@ -57,32 +43,6 @@ fn run_three_ways(fx: &Fixture) -> (serde_json::Value, serde_json::Value) {
     (fx.outcomes("out1"), fx.outcomes("full"))
 }
 
-/// The killed mutant's first subset: its expected killer alone, killed,
-/// final; the log names the selecting command. The survivor ran the full
-/// suite.
-fn assert_killer_alone(fx: &Fixture, o: &serde_json::Value, killer: &str, in_log: &str) {
-    let host = mutant(o, "host-check");
-    let first = &host["subset_runs"][0];
-    assert_eq!(
-        (
-            first["stage"].as_str(),
-            first["result"].as_str(),
-            first["tests"].clone()
-        ),
-        (
-            Some("expected-killers"),
-            Some("killed"),
-            serde_json::json!([killer])
-        ),
-        "{host}"
-    );
-    assert_eq!(host["full_suite"], false, "{host}");
-    assert_eq!(host["red_tests"], serde_json::json!([killer]), "{host}");
-    let log = fx.read(&format!("out1/{}", first["log_file"].as_str().unwrap()));
-    assert!(log.contains(in_log), "{log}");
-    assert_eq!(mutant(o, "origin-check")["full_suite"], true, "{o}");
-}
-
 /// The mutations: one with an expected killer, one no test catches.
 fn mutations(file: &str, host: (&str, &str), origin: (&str, &str), killer: &str) -> String {
     format!(
@@ -103,23 +63,6 @@ fn mutations(file: &str, host: (&str, &str), origin: (&str, &str), killer: &str)
         host.0, host.1, origin.0, origin.1
     )
 }
-
-/// A host and origin guard, as an MCP server's HTTP layer has.
-const GUARD_JS: &str = r#"'use strict';
-const ALLOWED_HOSTS = ['127.0.0.1', 'localhost'];
-
-function hostAllowed(host) {
-  const name = host.split(':')[0].toLowerCase();
-  return ALLOWED_HOSTS.includes(name);
-}
-
-function originAllowed(origin) {
-  if (!origin) return true;
-  return origin.startsWith('http://127.0.0.1');
-}
-
-module.exports = { hostAllowed, originAllowed };
-"#;
 
 const JEST_TESTS: &str = r#"const { hostAllowed, originAllowed } = require('../src/guard.js');
 
