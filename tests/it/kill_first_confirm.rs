@@ -11,6 +11,30 @@ const PYTEST: &str = "python3 -m pytest -q -p no:cacheprovider --junitxml={junit
 const M: &str = "STATE = {\"armed\": False}\n\n\ndef guard(x):\n    return x > 0\n";
 const TESTS: &str = "import m\n\n\ndef test_a():\n    m.STATE[\"armed\"] = True\n    assert m.guard(1)\n\n\ndef test_b():\n    if m.STATE[\"armed\"]:\n        assert not m.guard(-1)\n\n\ndef test_c():\n    assert m.STATE is not None\n";
 
+/// The fixture repo with `spec` as its unguard.yaml.
+fn fixture(spec: &str) -> Fixture {
+    Fixture::git(&[
+        ("m.py", M),
+        ("tests/__init__.py", ""),
+        ("tests/test_m.py", TESTS),
+        ("unguard.yaml", spec),
+    ])
+}
+
+/// `test_b` alone was checked green on the unmutated copy, then ran alone
+/// with the mutant and stayed green (no kill by it alone).
+fn assert_test_b_checked_then_alone(fx: &Fixture, o: &serde_json::Value) {
+    let checks = o["subset_checks"].as_array().unwrap();
+    assert!(
+        checks.iter().any(
+            |c| c["tests"] == serde_json::json!(["tests.test_m::test_b"]) && c["green"] == true
+        ),
+        "{checks:#?}"
+    );
+    let alone = fx.read("out/guard@recheck-1.log");
+    assert!(alone.contains("1 passed, 2 deselected"), "{alone}");
+}
+
 /// The red test alone (green alone on the unmutated copy) does not go red
 /// again with the mutant: the whole subset runs once more and confirms
 /// the kill, as a subset kill was confirmed before.
@@ -19,12 +43,7 @@ fn a_red_test_that_is_green_alone_is_confirmed_by_its_whole_subset() {
     let spec = format!(
         "version: 1\ntest:\n  command: \"{PYTEST}\"\n  junit: \"{{junit}}\"\n  timeout: 60s\nmutations:\n  - id: guard\n    control: \"the guard\"\n    file: m.py\n    find: \"return x > 0\"\n    replace: \"return True\"\n    expect:\n      killed_by: [\"tests/test_m.py::test_a\", \"tests/test_m.py::test_b\"]\n"
     );
-    let fx = Fixture::git(&[
-        ("m.py", M),
-        ("tests/__init__.py", ""),
-        ("tests/test_m.py", TESTS),
-        ("unguard.yaml", &spec),
-    ]);
+    let fx = fixture(&spec);
     let (code, out, err) = fx.run(&["run", "--out", "out", "-j", "1"]);
     let o = fx.outcomes("out");
     let m = &o["mutants"][0];
@@ -41,15 +60,7 @@ fn a_red_test_that_is_green_alone_is_confirmed_by_its_whole_subset() {
     );
     // test_b alone ran on the unmutated copy (green) and with the mutant
     // (green: no kill), then the whole subset confirmed.
-    let checks = o["subset_checks"].as_array().unwrap();
-    assert!(
-        checks.iter().any(
-            |c| c["tests"] == serde_json::json!(["tests.test_m::test_b"]) && c["green"] == true
-        ),
-        "{checks:#?}"
-    );
-    let alone = fx.read("out/guard@recheck-1.log");
-    assert!(alone.contains("1 passed, 2 deselected"), "{alone}");
+    assert_test_b_checked_then_alone(&fx, &o);
     let whole = fx.read("out/guard@recheck-1-whole-subset.log");
     assert!(
         whole.contains("1 failed, 1 passed, 1 deselected"),
@@ -66,12 +77,7 @@ fn under_full_a_red_test_that_is_green_alone_is_confirmed_by_the_whole_suite() {
     let spec = format!(
         "version: 1\ntest:\n  command: \"{PYTEST}\"\n  junit: \"{{junit}}\"\n  timeout: 60s\nmutations:\n  - id: guard\n    control: \"the guard\"\n    file: m.py\n    find: \"return x > 0\"\n    replace: \"return True\"\n"
     );
-    let fx = Fixture::git(&[
-        ("m.py", M),
-        ("tests/__init__.py", ""),
-        ("tests/test_m.py", TESTS),
-        ("unguard.yaml", &spec),
-    ]);
+    let fx = fixture(&spec);
     let (code, out, err) = fx.run(&["run", "--full", "--out", "out", "-j", "1"]);
     let o = fx.outcomes("out");
     let m = &o["mutants"][0];
@@ -83,15 +89,7 @@ fn under_full_a_red_test_that_is_green_alone_is_confirmed_by_the_whole_suite() {
     );
     // test_b alone was checked green on the unmutated copy, ran green alone
     // with the mutant, then the whole suite confirmed.
-    let checks = o["subset_checks"].as_array().unwrap();
-    assert!(
-        checks.iter().any(
-            |c| c["tests"] == serde_json::json!(["tests.test_m::test_b"]) && c["green"] == true
-        ),
-        "{checks:#?}"
-    );
-    let alone = fx.read("out/guard@recheck-1.log");
-    assert!(alone.contains("1 passed, 2 deselected"), "{alone}");
+    assert_test_b_checked_then_alone(&fx, &o);
     let whole = fx.read("out/guard@recheck-1-whole-suite.log");
     assert!(whole.contains("1 failed, 2 passed"), "{whole}");
 }
