@@ -11,6 +11,12 @@
 #   comment  comment.sh
 #   gate     exits with UNGUARD_EXIT, with an ::error line that says why
 set -euo pipefail
+# The token is for mode comment alone (action.yml passes it to no other mode):
+# run executes the pull request's tests, and merge and gate read what they
+# wrote. Drop it before anything else runs, whoever set it.
+if [ "${UNGUARD_MODE:-}" != comment ]; then
+  unset UNGUARD_TOKEN
+fi
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 : "${GITHUB_OUTPUT:?GITHUB_OUTPUT is not set (not on a GitHub runner?)}"
 
@@ -28,6 +34,13 @@ mode_run() {
     out="${out:-unguard.out}"
   fi
   read -r -a extra <<< "${UNGUARD_ARGS:-}"
+  # The suite is the pull request's code: say so when a token is within its reach.
+  local var
+  for var in GITHUB_TOKEN GH_TOKEN; do
+    if [ -n "${!var:-}" ]; then
+      echo "::warning title=unguard run::$var is set in this job's environment, so the pull request's tests can read it; set it only on the job that posts the comment"
+    fi
+  done
   "$bin" run "${UNGUARD_PATH:-.}" ${shard:+--shard "$shard"} --out "$out" "${extra[@]}" || code=$?
   output exit "$code"
   output out "$out"
@@ -77,6 +90,8 @@ mode_merge() {
 
 gate() {
   local code="$1" why
+  # Only a number is ever echoed back (the value ends up in a workflow command).
+  [[ "$code" =~ ^[0-9]+$ ]] || code=""
   case "$code" in
     0) echo "unguard: every control proven"; exit 0 ;;
     2) why="gate failed: a control was removed and no test turned red (survived or wrong-reason mutants)" ;;
@@ -87,7 +102,7 @@ gate() {
     *) why="invalid command line or spec, missing shard results, or an internal error" ;;
   esac
   echo "::error title=unguard::$why (exit ${code:-none}); see the PR comment or the job summary"
-  [[ "$code" =~ ^[0-9]+$ ]] || exit 1
+  [ -n "$code" ] || exit 1
   exit "$code"
 }
 

@@ -18,6 +18,8 @@
 //!   there); a path with no counterpart is dropped (a `:`-list loses that
 //!   component, a single path the variable). Symlinks are resolved for the
 //!   comparison, so a checkout reached through a symlinked path is caught.
+//! - The GitHub Action's comment token ([`ACTION_SECRETS`]) is dropped: the
+//!   suite is the pull request's code and has no use for it.
 //! - A variable `test.env` sets is the user's explicit choice and is never
 //!   touched, `GIT_DIR` included.
 //!
@@ -50,6 +52,11 @@ pub const GIT_LOCATORS: &[&str] = &[
     "GIT_CONFIG_PARAMETERS",
     "GIT_INTERNAL_SUPER_PREFIX",
 ];
+
+/// Variables of unguard's own that hold a credential for something other
+/// than the suite (the Action's `pull-requests: write` token): a suite never
+/// inherits them.
+pub const ACTION_SECRETS: &[&str] = &["UNGUARD_TOKEN"];
 
 /// Stops git's repository discovery (set to the copy's parent).
 pub const GIT_CEILING: &str = "GIT_CEILING_DIRECTORIES";
@@ -150,6 +157,11 @@ pub fn confine(
             if key != GIT_CEILING {
                 env.dropped.push(key.clone());
             }
+            continue;
+        }
+        if ACTION_SECRETS.contains(&key.as_str()) {
+            env.remove.push(key.clone());
+            env.dropped.push(key.clone());
             continue;
         }
         if key == "PWD" {
@@ -395,6 +407,33 @@ mod tests {
         assert!(!env.remove.contains(&"HOME".to_string()));
         let line = env.describe().unwrap();
         assert!(!line.contains(&r), "{line}");
+    }
+
+    #[test]
+    fn the_action_token_is_never_inherited_but_test_env_may_set_it() {
+        let root = tempfile::tempdir().unwrap();
+        let root = root.path().canonicalize().unwrap();
+        let copy = tempfile::tempdir().unwrap();
+        let place = Place {
+            root: &root,
+            copy: copy.path(),
+            cwd: copy.path(),
+        };
+        let mut env = ChildEnv::default();
+        confine(
+            &mut env,
+            vec![os("UNGUARD_TOKEN", "ghs_fake"), os("HOME", "/home/u")],
+            &place,
+        );
+        assert!(env.remove.contains(&"UNGUARD_TOKEN".to_string()), "{env:?}");
+        assert_eq!(env.dropped, vec!["UNGUARD_TOKEN"]);
+        assert!(env.set.iter().all(|(k, _)| k != "UNGUARD_TOKEN"), "{env:?}");
+        assert!(!env.describe().unwrap().contains("ghs_fake"));
+
+        let mut env = ChildEnv::with(vec![("UNGUARD_TOKEN".into(), "mine".into())]);
+        confine(&mut env, vec![os("UNGUARD_TOKEN", "ghs_fake")], &place);
+        assert!(env.remove.is_empty(), "{env:?}");
+        assert!(env.set.contains(&("UNGUARD_TOKEN".into(), "mine".into())));
     }
 
     #[test]

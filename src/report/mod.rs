@@ -157,7 +157,10 @@ pub fn finding_mutants(results: &Results) -> Vec<&MutantResult> {
         .collect()
 }
 
-/// Findings below the terminal table, one line each.
+/// Findings below the terminal table, one line each: a line break in a
+/// reason (which may quote a test name or a log line, both the pull
+/// request's text) becomes a space, so nothing in it starts a line of its own
+/// (on GitHub's runners a line starting with `::` is a workflow command).
 pub fn findings(results: &Results) -> Vec<String> {
     finding_mutants(results)
         .into_iter()
@@ -169,6 +172,8 @@ pub fn findings(results: &Results) -> Vec<String> {
                 m.detail,
                 m.spec_pos
             )
+            .replace("\r\n", " ")
+            .replace(['\r', '\n'], " ")
         })
         .collect()
 }
@@ -347,6 +352,20 @@ mod tests {
             md.find("`a` ").unwrap(),
         );
         assert!(c < d && d < a, "{md}");
+    }
+
+    #[test]
+    fn a_finding_is_one_line_whatever_its_reason_quotes() {
+        let mut m = mutant("a", Outcome::Survived);
+        m.detail = "red test `x\n::error::pwned`\r\nend".into();
+        let lines = findings(&results(vec![m]));
+        assert_eq!(lines.len(), 1);
+        assert!(!lines[0].contains(['\n', '\r']), "{:?}", lines[0]);
+        assert!(
+            lines[0].contains("`x ::error::pwned` end"),
+            "{:?}",
+            lines[0]
+        );
     }
 
     #[test]

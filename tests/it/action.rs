@@ -201,6 +201,46 @@ struct Runner {
     steps: std::cell::Cell<usize>,
 }
 
+/// A GitHub expression as the runner evaluates it, for the forms the action
+/// uses: context names, `'literals'`, `==`/`!=` (case-insensitive), and
+/// `&&`/`||`, which yield an operand, as GitHub's do (no parentheses).
+fn expression(e: &str, c: &BTreeMap<String, String>) -> String {
+    let atom = |a: &str| -> String {
+        let a = a.trim();
+        match a.strip_prefix('\'').and_then(|r| r.strip_suffix('\'')) {
+            Some(lit) => lit.replace("''", "'"),
+            None => c
+                .get(a)
+                .cloned()
+                .unwrap_or_else(|| panic!("expression `{a}` not in {c:?}")),
+        }
+    };
+    let compare = |t: &str| -> String {
+        for (op, eq) in [("!=", false), ("==", true)] {
+            if let Some((l, r)) = t.split_once(op) {
+                return ((atom(l).to_lowercase() == atom(r).to_lowercase()) == eq).to_string();
+            }
+        }
+        atom(t)
+    };
+    let truthy = |v: &str| !v.is_empty() && v != "false";
+    let mut last = String::new();
+    for alternative in e.split("||") {
+        let mut value = String::new();
+        for term in alternative.split("&&") {
+            value = compare(term);
+            if !truthy(&value) {
+                break;
+            }
+        }
+        if truthy(&value) {
+            return value;
+        }
+        last = value;
+    }
+    last
+}
+
 struct StepRun {
     code: i32,
     outputs: BTreeMap<String, String>,
@@ -268,12 +308,8 @@ impl Runner {
         ]);
         let expr = Regex::new(r"\$\{\{\s*(.*?)\s*\}\}").unwrap();
         let eval = |s: &str, c: &BTreeMap<String, String>| {
-            expr.replace_all(s, |m: &regex::Captures| {
-                c.get(&m[1])
-                    .cloned()
-                    .unwrap_or_else(|| panic!("expression `{}` not in {c:?}", &m[1]))
-            })
-            .into_owned()
+            expr.replace_all(s, |m: &regex::Captures| expression(&m[1], c))
+                .into_owned()
         };
         let inputs = action["inputs"].as_object().unwrap();
         for (name, input) in inputs {
@@ -421,6 +457,18 @@ fn action_installs_the_verified_release_then_runs_shards_merges_and_gates() {
     assert_eq!(green.code, 0, "{}", green.log);
     let none = gha.run(&[("mode", "gate"), ("exit", "")], fx.path(), &[]);
     assert_eq!(none.code, 1, "{}", none.log);
+    // A value that is not a number is never echoed into a workflow command.
+    let odd = gha.run(
+        &[("mode", "gate"), ("exit", "2\n::warning::injected")],
+        fx.path(),
+        &[],
+    );
+    assert_eq!(odd.code, 1, "{}", odd.log);
+    assert!(
+        odd.log.lines().skip(1).all(|l| !l.contains("injected")),
+        "{}",
+        odd.log
+    );
 
     // Without a shard the run is the gate itself: the step fails with 2.
     let whole = gha.run(&[("mode", "run"), ("release-url", url)], fx.path(), &[]);
@@ -511,8 +559,13 @@ struct Api {
 
 impl Api {
     fn new(comments: Value) -> Api {
+        Api::with_token(comments, "test-token")
+    }
+
+    /// The stub answers only requests that carry `token`.
+    fn with_token(comments: Value, token: &str) -> Api {
         let dir = tempfile::tempdir().unwrap();
-        let state = json!({"token": "test-token", "comments": comments});
+        let state = json!({"token": token, "comments": comments});
         std::fs::write(dir.path().join("state.json"), state.to_string()).unwrap();
         std::fs::write(dir.path().join("log"), "").unwrap();
         let server = Server::start(&[
@@ -626,4 +679,138 @@ fn action_comment_updates_only_its_own_comment_and_creates_one_otherwise() {
     let run = comment_run(&gha, &api, ws.path(), &json!({"ref": "refs/heads/main"}));
     assert_eq!(run.code, 0, "{}", run.log);
     assert!(api.requests().is_empty(), "{:#?}", api.requests());
+}
+
+/// Writes, to `dump`, the suite's environment and that of every process
+/// above it (a process can read its ancestors' initial environment in
+/// /proc, so dropping a variable in a parent shell is not enough).
+fn env_dumping_check(dump: &Path) -> String {
+    format!(
+        r#"#!/bin/sh
+dump='{}'
+env >> "$dump"
+pid=$$
+while [ "$pid" -gt 1 ] && [ -r "/proc/$pid/environ" ]; do
+  tr '\0' '\n' < "/proc/$pid/environ" >> "$dump" 2>/dev/null || true
+  pid=$(sed 's/.*) //' "/proc/$pid/stat" | cut -d' ' -f2)
+done
+exec python3 check.py
+"#,
+        dump.display()
+    )
+}
+
+/// Issue 30: the token (default `github.token`) reaches only `mode: comment`.
+/// In `mode: run` the suite is the pull request's code; it dumps its own and
+/// its ancestors' environments and finds no token, and the step warns about
+/// a GITHUB_TOKEN that the workflow itself put within the tests' reach.
+#[test]
+fn action_run_mode_never_hands_the_token_to_the_suite() {
+    const FAKE: &str = "ghs_fakeTokenTheTestsMustNotSee0123";
+    let gha = Runner::new();
+    gha.publish();
+    let server = Server::serve_dir(&gha.release);
+    let dumps = tempfile::tempdir().unwrap();
+    let dump = dumps.path().join("env.txt");
+    let spec = SpecBuilder::new("sh dump_env.sh")
+        .preset("generic")
+        .timeout("20s")
+        .mutations(six_fn_mutations().into_iter().take(2))
+        .build();
+    let fx = Fixture::git(&[
+        ("app.py", SIX_FN_APP),
+        ("check.py", SIX_FN_CHECK),
+        ("dump_env.sh", &env_dumping_check(&dump)),
+        ("unguard.yaml", &spec),
+    ]);
+    let url = server.url.as_str();
+    let run = gha.run(
+        &[("mode", "run"), ("release-url", url), ("token", FAKE)],
+        fx.path(),
+        &[],
+    );
+    assert!(
+        fx.path().join("unguard.out/outcomes.json").is_file(),
+        "{}",
+        run.log
+    );
+    let seen = std::fs::read_to_string(&dump).unwrap_or_default();
+    assert!(
+        seen.contains("UNGUARD_MODE=run"),
+        "the suite ran and dumped the step's environment:\n{seen}\n{}",
+        run.log
+    );
+    assert!(
+        !seen.contains(FAKE),
+        "the suite (the PR's code) could read the token:\n{}",
+        seen.lines()
+            .filter(|l| l.contains(FAKE))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    assert!(
+        !run.log.contains("is set in this job's environment"),
+        "{}",
+        run.log
+    );
+
+    // A token the workflow itself exported: the tests can read it, so the step says so.
+    let warned = gha.run(
+        &[("mode", "run"), ("release-url", url)],
+        fx.path(),
+        &[("GITHUB_TOKEN", FAKE)],
+    );
+    assert!(
+        warned
+            .log
+            .contains("::warning title=unguard run::GITHUB_TOKEN is set in this job's environment"),
+        "{}",
+        warned.log
+    );
+    assert!(
+        warned.log.lines().all(|l| !l.contains(FAKE)),
+        "{}",
+        warned.log
+    );
+}
+
+/// Issue 30: `mode: comment` still holds the token it is given, and sends it
+/// (in a header file, never on a command line) to the API.
+#[test]
+fn action_comment_mode_alone_gets_the_token() {
+    const FAKE: &str = "ghs_fakeTokenForTheCommentJob4567";
+    let gha = Runner::new();
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(
+        ws.path().join("comment.md"),
+        format!("{MARKER}\n## unguard\n"),
+    )
+    .unwrap();
+    let api = Api::with_token(json!([]), FAKE);
+    let event_file = ws.path().join("event.json");
+    std::fs::write(
+        &event_file,
+        json!({"pull_request": {"number": 9}}).to_string(),
+    )
+    .unwrap();
+    let run = gha.run(
+        &[("mode", "comment"), ("token", FAKE)],
+        ws.path(),
+        &[
+            ("GITHUB_API_URL", api.server.url.as_str()),
+            ("GITHUB_EVENT_PATH", event_file.to_str().unwrap()),
+            ("GITHUB_EVENT_NAME", "pull_request"),
+        ],
+    );
+    assert_eq!(run.code, 0, "{}", run.log);
+    let reqs = api.requests();
+    assert!(!reqs.is_empty(), "{}", run.log);
+    let auth = format!("Bearer {FAKE}");
+    assert!(reqs.iter().all(|r| r["auth"] == auth.as_str()), "{reqs:#?}");
+    // The log's first line is this test's own (it lists the inputs).
+    assert!(
+        run.log.lines().skip(1).all(|l| !l.contains(FAKE)),
+        "the token is never printed:\n{}",
+        run.log
+    );
 }
