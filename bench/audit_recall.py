@@ -14,6 +14,14 @@ on a checkout of each server at that commit and compares:
 Recall = found / labelled, precision = true / reported, per server, per
 language and per control. `--write` renders bench/AUDIT.md.
 
+Two splits. `tune` (bench/audit-sites/) is the dev set the catalog may be tuned
+on. `test` (bench/audit-sites-test/) is frozen: labelled by reviewers who never
+ran unguard, before any rule change, and never tuned on; its lists take no
+additions (`added_after_audit` is refused there). `--split test --freeze`
+records the score of the binary at hand as the split's starting point
+(bench/audit-test-start.json, written once); `--write` scores both splits and
+shows the test split beside that starting point.
+
 Checkouts: DIR/<owner>+<repo> for each label file (`--servers DIR`, default
 $UNGUARD_SERVERS or bench/.servers). Each must be at the labelled commit; a
 checkout at another commit is refused (line numbers would not match). Fetch
@@ -43,11 +51,13 @@ except ImportError:  # pragma: no cover - a clear message beats a traceback
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parent
 SITES = HERE / "audit-sites"
+SPLITS = {"tune": SITES, "test": HERE / "audit-sites-test"}
+TEST_START = HERE / "audit-test-start.json"
 TOLERANCE = 2
 LANGS = ("python", "typescript", "go")
 
 
-def load_labels(path: pathlib.Path) -> dict:
+def load_labels(path: pathlib.Path, split: str = "tune") -> dict:
     doc = yaml.safe_load(path.read_text())
     for key in ("server", "commit", "language", "sites"):
         if key not in doc:
@@ -58,6 +68,8 @@ def load_labels(path: pathlib.Path) -> dict:
         for key in ("file", "line", "control", "why"):
             if key not in s:
                 sys.exit(f"{path}: site {i + 1} has no `{key}`")
+        if split == "test" and s.get("added_after_audit"):
+            sys.exit(f"{path}: site {i + 1}: the test split takes no additions after an audit")
     doc["path"] = path
     return doc
 
@@ -202,17 +214,49 @@ def main() -> int:
     ap.add_argument("--write", action="store_true", help="render bench/AUDIT.md")
     ap.add_argument("--only", action="append", default=[], help="score only this server (owner/repo)")
     ap.add_argument("--show", action="store_true", help="print every missed and false site")
+    ap.add_argument("--split", choices=["tune", "test"], default="tune", help="which label set to print")
+    ap.add_argument(
+        "--freeze", action="store_true", help="record the test split's starting point (once)"
+    )
     args = ap.parse_args()
     bin_ = binary(args.bin)
     twins = tightening_twins(bin_)
     servers = pathlib.Path(args.servers)
-    label_files = sorted(SITES.glob("*.yaml"))
+    if args.freeze:
+        return freeze(bin_, twins, servers)
+    results = score_split(args.split, bin_, twins, servers, args.only)
+    test_results = None
+    if args.write and SPLITS["test"].is_dir() and args.split != "test":
+        test_results = score_split("test", bin_, twins, servers, [])
+    lang_rows, server_rows, control_rows = rows(results)
+    print(table(["language", *COLS, ORIG_RECALL, ORIG], lang_rows))
+    print()
+    print(table(["server", "language", "commit", *COLS], server_rows))
+    print()
+    print(table(["control", *COLS], control_rows))
+    if args.show:
+        for labels, _, _, missed, false in results:
+            print(f"\n## {labels['server']}")
+            for r in false:
+                print(f"FALSE  {r['file']}:{r['line']}  {r['control']}  {r['text'][:90]}")
+            for s in missed:
+                print(f"MISSED {s['file']}:{s['line']}  {s['control']}  {s['why'][:90]}")
+    if args.write:
+        if args.split == "test":
+            sys.exit("--write renders both splits: run it without --split")
+        write_audit_md(results, lang_rows, server_rows, control_rows, bin_, test_results)
+    return 0
+
+
+def score_split(split: str, bin_: str, twins: dict, servers: pathlib.Path, only: list[str]) -> list:
+    sites = SPLITS[split]
+    label_files = sorted(sites.glob("*.yaml"))
     if not label_files:
-        sys.exit(f"no label files in {SITES}")
+        sys.exit(f"no label files in {sites}")
     results = []
     for lf in label_files:
-        labels = load_labels(lf)
-        if args.only and labels["server"] not in args.only:
+        labels = load_labels(lf, split)
+        if only and labels["server"] not in only:
             continue
         checkout = servers / lf.stem
         if not checkout.is_dir():
@@ -227,7 +271,11 @@ def main() -> int:
         labels["_reported"] = reported
         total, per_control, missed, false = score_server(labels, reported)
         results.append((labels, total, per_control, missed, false))
+    return results
 
+
+def rows(results: list):
+    """Per-language, per-server and per-control table rows of scored results."""
     # The same score on the reviewers' original lists (sites added after
     # audit reported them left out), so the additions can be judged.
     by_lang_orig: dict[str, Score] = collections.defaultdict(Score)
@@ -255,24 +303,36 @@ def main() -> int:
         [f"`{c}`", *sc.cells()]
         for c, sc in sorted(by_control.items(), key=lambda kv: (-kv[1].labelled, kv[0]))
     ]
+    return lang_rows, server_rows, control_rows
+
+
+def freeze(bin_: str, twins: dict, servers: pathlib.Path) -> int:
+    """Record the test split's starting point: the score of `bin_` before any
+    rule is changed for it. Written once; a second freeze is refused."""
+    if TEST_START.exists():
+        sys.exit(f"{TEST_START} exists: the test split's starting point is recorded once")
+    results = score_split("test", bin_, twins, servers, [])
+    lang_rows, server_rows, _ = rows(results)
+    version = subprocess.run([bin_, "--version"], capture_output=True, text=True).stdout.strip()
+    commit = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
+    doc = {
+        "date": datetime.date.today().isoformat(),
+        "version": version,
+        "repo_commit": commit,
+        "languages": [dict(zip(["language", *COLS, ORIG_RECALL, ORIG], r)) for r in lang_rows],
+        "servers": [dict(zip(["server", "language", "commit", *COLS], r)) for r in server_rows],
+    }
+    TEST_START.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
     print(table(["language", *COLS, ORIG_RECALL, ORIG], lang_rows))
     print()
     print(table(["server", "language", "commit", *COLS], server_rows))
-    print()
-    print(table(["control", *COLS], control_rows))
-    if args.show:
-        for labels, _, _, missed, false in results:
-            print(f"\n## {labels['server']}")
-            for r in false:
-                print(f"FALSE  {r['file']}:{r['line']}  {r['control']}  {r['text'][:90]}")
-            for s in missed:
-                print(f"MISSED {s['file']}:{s['line']}  {s['control']}  {s['why'][:90]}")
-    if args.write:
-        write_audit_md(results, lang_rows, server_rows, control_rows, bin_)
+    print(f"\nwrote {TEST_START}")
     return 0
 
 
-def write_audit_md(results, lang_rows, server_rows, control_rows, bin_) -> None:
+def write_audit_md(results, lang_rows, server_rows, control_rows, bin_, test_results=None) -> None:
     version = subprocess.run([bin_, "--version"], capture_output=True, text=True).stdout.strip()
     commit = subprocess.run(
         ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
@@ -305,6 +365,7 @@ def write_audit_md(results, lang_rows, server_rows, control_rows, bin_) -> None:
     )
     out.append("## Per server\n")
     out.append(table(["server", "language", "commit", *COLS], server_rows) + "\n")
+    out.extend(test_split_md(test_results))
     out.append("## Per control\n")
     out.append(table(["control", *COLS], control_rows) + "\n")
     args_used = [(lab["server"], lab.get("audit_args")) for lab, *_ in results if lab.get("audit_args")]
@@ -340,6 +401,38 @@ def write_audit_md(results, lang_rows, server_rows, control_rows, bin_) -> None:
         out.append(f"- `{labels['server']}` ({len(missed)}): {summary or 'none'}")
     (HERE / "AUDIT.md").write_text("\n".join(out) + "\n")
     print(f"\nwrote {HERE / 'AUDIT.md'}")
+
+
+def test_split_md(test_results) -> list[str]:
+    """The frozen test split: its starting point and today's score, per
+    language and per server (original lists only: the split takes no additions)."""
+    out = ["## Test split (frozen, never tuned on)\n"]
+    out.append(
+        "`bench/audit-sites-test/*.yaml`: servers outside the dev set, labelled by reviewers who "
+        "never ran unguard, committed before any rule change. Scored the same way; its lists take "
+        "no additions, so every figure is on the original lists.\n"
+    )
+    if TEST_START.exists():
+        start = json.loads(TEST_START.read_text())
+        out.append(
+            f"Starting point ({start['date']}, {start['version']}, repo at `{start['repo_commit']}`, "
+            "before any rule change):\n"
+        )
+        out.append(
+            table(
+                ["language", *COLS],
+                [[r["language"], *(r[c] for c in COLS)] for r in start["languages"]],
+            )
+            + "\n"
+        )
+    if test_results is None:
+        out.append("Not scored in this run (no checkouts of the test split's servers).\n")
+        return out
+    lang_rows, server_rows, _ = rows(test_results)
+    out.append("Now:\n")
+    out.append(table(["language", *COLS], [r[: 1 + len(COLS)] for r in lang_rows]) + "\n")
+    out.append(table(["server", "language", "commit", *COLS], server_rows) + "\n")
+    return out
 
 
 if __name__ == "__main__":
