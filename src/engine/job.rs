@@ -420,11 +420,10 @@ impl MutantRun<'_> {
 
     fn classify(&self, run: &SuiteRun, timeout: Duration) -> Verdict {
         let m = self.m;
-        outcome::classify_seen(
+        outcome::classify(
             &run.res,
             &self.ctx.plan.tests[m.test],
             &run.junit,
-            &run.seen,
             self.ctx.patterns_of(&m.id),
             timeout.as_secs_f64(),
         )

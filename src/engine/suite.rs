@@ -74,12 +74,16 @@ pub(super) fn env_for(cfg: &TestConfig, worker: usize, label: &str, scratch: &Sc
 }
 
 /// The run's own temp dir and runner caches (removed after it), so that
-/// nothing a run leaves there reaches the next: `TMPDIR` (`TMP`, `TEMP`),
-/// Hypothesis's example database, and pytest's cache (`-o cache_dir=` in
-/// `PYTEST_ADDOPTS`, which also keeps `.pytest_cache` out of the copy). A
-/// variable `test.env` sets wins (Hypothesis's also when inherited).
-/// `XDG_CACHE_HOME` and the like stay as they are: package managers' caches
-/// are the user's.
+/// nothing a run leaves there reaches the next: `TMPDIR` (`TMP`, `TEMP`)
+/// and Hypothesis's example database. A variable `test.env` sets wins
+/// (Hypothesis's also when inherited). `XDG_CACHE_HOME` and the like stay
+/// as they are: package managers' caches are the user's.
+///
+/// pytest's cache is not redirected: an `-o cache_dir=` breaks a strict
+/// set-up (`--strict-config`, or `filterwarnings = error` with `-p
+/// no:cacheprovider`: "Unknown config option"). It stays in the copy's
+/// `.pytest_cache`, which the reset after every run removes (see
+/// [`PYTEST_CACHE`]).
 fn per_run_dirs(cfg: &TestConfig, env: &mut Vec<(String, String)>, run: &RunDirs) {
     let tmp = run.tmp.display().to_string();
     for k in ["TMPDIR", "TMP", "TEMP"] {
@@ -91,11 +95,28 @@ fn per_run_dirs(cfg: &TestConfig, env: &mut Vec<(String, String)>, run: &RunDirs
     if !cfg.env.contains_key(HYPOTHESIS) && std::env::var_os(HYPOTHESIS).is_none() {
         env.push((HYPOTHESIS.into(), run.hypothesis.display().to_string()));
     }
-    let cache = format!(
-        "-o {}",
-        run::shell_quote(&format!("cache_dir={}", run.pytest_cache.display()))
-    );
-    append_pytest_addopts(env, &cache);
+}
+
+/// pytest's cache dir, made at its rootdir by every run whose cache
+/// provider is on: an expected output of the run (removed with the rest of
+/// what the run left, but not counted as debris).
+const PYTEST_CACHE: &str = ".pytest_cache";
+
+/// Where a run may have left pytest's cache in `tree`: at its root, and in
+/// a top-level directory (a rootdir one level down, `cd server && pytest`).
+fn pytest_caches(tree: &Path) -> Vec<PathBuf> {
+    let mut found = vec![PathBuf::from(PYTEST_CACHE)];
+    if let Ok(entries) = std::fs::read_dir(tree) {
+        for e in entries.flatten() {
+            let name = PathBuf::from(e.file_name());
+            if e.file_type().is_ok_and(|t| t.is_dir())
+                && tree.join(&name).join(PYTEST_CACHE).is_dir()
+            {
+                found.push(name.join(PYTEST_CACHE));
+            }
+        }
+    }
+    found
 }
 
 /// Append `opt` to `PYTEST_ADDOPTS` in `env` (the value `test.env` or an
@@ -289,8 +310,8 @@ pub(super) async fn run_suite(
     )
     .await;
     let mut seen = Vec::new();
-    // Reports the run was asked for inside the copy: not debris.
-    let mut expected = Vec::new();
+    // Reports the run was asked for inside the copy, and pytest's cache: not debris.
+    let mut expected = pytest_caches(&scratch.tree);
     let junit = match report_path {
         Some(p) => {
             expected.extend(inside(&scratch.tree, &p));
