@@ -234,9 +234,10 @@ fn classify_red(code: i32, junit: &Reading, killed_by: &[TestPattern]) -> Verdic
 /// the report pytest wrote (if any).
 fn observed_red(code: i32, o: &Observed, killed_by: &[TestPattern]) -> Option<Verdict> {
     if let Some(r) = &o.report {
-        // The per-test report decides (see `classify_red`); text lines
-        // never add red tests to it.
-        if r.red().is_empty() || !r.load_errors().is_empty() {
+        // The per-test report decides (`total` and `red` are its counts):
+        // text lines never add red tests to it. A module that failed to
+        // load there is `classify_red`'s to say.
+        if !r.load_errors().is_empty() {
             return None;
         }
     } else if let Some(line) = &o.load_error {

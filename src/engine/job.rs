@@ -120,6 +120,7 @@ pub(super) async fn run_canary(
             select: &[],
             adapter: None,
             progress: &ctx.progress,
+            bare: ctx.baselines.bare(test),
         },
         cancel,
     )
@@ -408,6 +409,7 @@ impl MutantRun<'_> {
                 select,
                 adapter: adapter.as_ref(),
                 progress: &self.ctx.progress,
+                bare: self.ctx.baselines.bare(m.test),
             },
             self.cancel,
         )
