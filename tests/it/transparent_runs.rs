@@ -19,6 +19,9 @@ use crate::kill_first_adapters::{have, skip};
 
 use std::process::Command;
 
+/// Extra files of a fixture: (path, content).
+type Files = Vec<(&'static str, &'static str)>;
+
 const APP: &str =
     "def allowed(host):\n    if host == \"evil\":\n        return False\n    return True\n";
 
@@ -225,7 +228,7 @@ fn wrappers_own_their_exit_codes() {
     // pytest into 3. pytest's exit-code table is not theirs: the report
     // pytest wrote for unguard shows the red test, and a broken import is
     // still not a kill.
-    let rows: [(&str, &str, Vec<(&str, &str)>); 2] = [
+    let rows: [(&str, &str, Files); 2] = [
         (
             "make",
             "make -s test",
