@@ -47,6 +47,17 @@ impl Report {
     pub fn red(&self) -> Vec<&TestCase> {
         self.cases.iter().filter(|c| c.is_red()).collect()
     }
+    /// Entries that stand for a test module that failed to load, not for a
+    /// test: an error with no classname (pytest writes a collection failure
+    /// as `<testcase classname="" name="tests.test_x"><error
+    /// message="collection failure">`; every test of its has a classname).
+    pub fn load_errors(&self) -> Vec<&TestCase> {
+        self.cases
+            .iter()
+            .filter(|c| c.status == Status::Error && c.classname.is_empty())
+            .collect()
+    }
+
     /// The ids (`classname::name`) of the red tests.
     pub fn red_ids(&self) -> Vec<String> {
         self.cases

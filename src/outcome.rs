@@ -13,7 +13,7 @@ use crate::plan::{Mutant, Rejected};
 use crate::results::{Direction, Location, MutantResult, Outcome, Position};
 use crate::run::{Exit, RunResult};
 use crate::spec::{FailCodes, Preset, SpecPos, TestConfig};
-use crate::suite_log::{Observed, Runner};
+use crate::suite_log::Observed;
 
 /// A verdict and what backs it.
 #[derive(Debug, Clone, PartialEq)]
@@ -58,7 +58,10 @@ fn exit_code_meaning(preset: Preset, code: i32) -> &'static str {
 }
 
 /// Classify a mutant's test run from how it ended and what its JUnit source
-/// gave.
+/// gave. The exit code's table is the spec's preset's (pytest's only when
+/// the command names pytest itself: a wrapper such as `make test` owns its
+/// exit codes); a per-test report, when there is one, decides which tests
+/// went red.
 pub fn classify(
     run: &RunResult,
     cfg: &TestConfig,
@@ -66,23 +69,7 @@ pub fn classify(
     killed_by: &[TestPattern],
     timeout_s: f64,
 ) -> Verdict {
-    classify_seen(run, cfg, junit, &[], killed_by, timeout_s)
-}
-
-/// [`classify`], knowing which runners the log shows (`seen`): with
-/// `test.junit` configured, a run under the generic preset whose log shows
-/// pytest alone keeps pytest's exit codes (2–5 are not test failures), as a
-/// run without `test.junit` does.
-pub fn classify_seen(
-    run: &RunResult,
-    cfg: &TestConfig,
-    junit: &Reading,
-    seen: &[Runner],
-    killed_by: &[TestPattern],
-    timeout_s: f64,
-) -> Verdict {
-    let mut v = pytest_exit_under_generic(run, cfg, junit, seen)
-        .unwrap_or_else(|| classify_exit(run, cfg, junit, killed_by, timeout_s));
+    let mut v = classify_exit(run, cfg, junit, killed_by, timeout_s);
     if let Some(r) = junit.report() {
         v.red_tests = r.red_ids();
         if v.outcome != Outcome::Killed {
@@ -91,38 +78,6 @@ pub fn classify_seen(
     }
     v.tests_total = junit.tests_total();
     v
-}
-
-/// The `wrong-reason` verdict of a configured-report run under the generic
-/// preset whose log shows that pytest alone ran and whose exit code is not
-/// pytest's "tests failed" (a collection error behind `sh run_tests.sh`).
-fn pytest_exit_under_generic(
-    run: &RunResult,
-    cfg: &TestConfig,
-    junit: &Reading,
-    seen: &[Runner],
-) -> Option<Verdict> {
-    let (Reading::Read(report), Exit::Code(code)) = (junit, &run.exit) else {
-        return None;
-    };
-    let pytest = Preset::Pytest.fail_codes();
-    if cfg.preset != Preset::Generic
-        || seen != [Runner::Pytest]
-        || *code == 0
-        || crash_signal(cfg, *code).is_some()
-        || pytest.is_test_failure(*code)
-    {
-        return None;
-    }
-    let observed = Reading::Observed(Observed {
-        runners: vec![Runner::Pytest],
-        counts: None,
-        report: Some(report.clone()),
-    });
-    Some(Verdict::bare(
-        Outcome::WrongReason,
-        not_a_test_failure(cfg, &observed, *code),
-    ))
 }
 
 fn classify_exit(
@@ -160,9 +115,9 @@ fn classify_exit(
                 code - 128
             ),
         ),
-        Exit::Code(code) if !is_test_failure(cfg, junit, *code) => v(
+        Exit::Code(code) if !cfg.fail_codes.is_test_failure(*code) => v(
             Outcome::WrongReason,
-            not_a_test_failure(cfg, junit, *code),
+            not_a_test_failure(cfg, *code),
         ),
         Exit::Code(code) => classify_red(*code, junit, killed_by),
     }
@@ -179,37 +134,12 @@ pub fn crash_signal(cfg: &TestConfig, code: i32) -> Option<i32> {
     (code > 128 && code <= 128 + SIGRTMAX && !listed).then_some(code - 128)
 }
 
-/// The preset whose exit codes apply to a run: the spec's, except that
-/// pytest's apply under `generic` once the run showed that pytest (and no
-/// other runner) ran: its 2–5 are not test failures whoever started it.
-fn effective_preset(cfg: &TestConfig, junit: &Reading) -> Preset {
-    match junit {
-        Reading::Observed(o) if cfg.preset == Preset::Generic && o.pytest_alone() => Preset::Pytest,
-        _ => cfg.preset,
-    }
-}
-
-/// Whether exit `code` means "tests failed" for this run.
-fn is_test_failure(cfg: &TestConfig, junit: &Reading, code: i32) -> bool {
-    let preset = effective_preset(cfg, junit);
-    if preset == cfg.preset {
-        cfg.fail_codes.is_test_failure(code)
-    } else {
-        preset.fail_codes().is_test_failure(code)
-    }
-}
-
-fn not_a_test_failure(cfg: &TestConfig, junit: &Reading, code: i32) -> String {
-    let preset = effective_preset(cfg, junit);
-    let meaning = exit_code_meaning(preset, code);
-    if preset == cfg.preset {
-        format!("exit code {code}{meaning} is not a test failure under the `{preset}` preset")
-    } else {
-        format!(
-            "exit code {code}{meaning} is not a test failure: the log shows pytest ran, so pytest's exit codes apply under the `{}` preset",
-            cfg.preset
-        )
-    }
+fn not_a_test_failure(cfg: &TestConfig, code: i32) -> String {
+    let meaning = exit_code_meaning(cfg.preset, code);
+    format!(
+        "exit code {code}{meaning} is not a test failure under the `{}` preset",
+        cfg.preset
+    )
 }
 
 /// A red run whose exit code is a test failure: killed only when the JUnit
@@ -230,6 +160,15 @@ fn classify_red(code: i32, junit: &Reading, killed_by: &[TestPattern]) -> Verdic
             None => o.report.as_ref(),
         },
     };
+    if let Some(broken) = report.and_then(|r| r.load_errors().first().copied()) {
+        return v(
+            Outcome::WrongReason,
+            format!(
+                "exit code {code} but the JUnit report shows a test module that failed to load or collect ({}): a broken import or collection error, not a failing test",
+                broken.id()
+            ),
+        );
+    }
     let red_tests = report.map(Report::red_ids).unwrap_or_default();
     let total = report.map_or(0, Report::total);
     if report.is_some() && red_tests.is_empty() {
@@ -294,6 +233,21 @@ fn classify_red(code: i32, junit: &Reading, killed_by: &[TestPattern]) -> Verdic
 /// load, a plugin. `None` leaves `killed_by` to [`classify_red`], against
 /// the report pytest wrote (if any).
 fn observed_red(code: i32, o: &Observed, killed_by: &[TestPattern]) -> Option<Verdict> {
+    if let Some(r) = &o.report {
+        // The per-test report decides (`total` and `red` are its counts):
+        // text lines never add red tests to it. A module that failed to
+        // load there is `classify_red`'s to say.
+        if !r.load_errors().is_empty() {
+            return None;
+        }
+    } else if let Some(line) = &o.load_error {
+        return Some(Verdict::bare(
+            Outcome::WrongReason,
+            format!(
+                "exit code {code}: pytest could not load or collect the suite (`{line}`): a broken import, plugin or option, not a failing test"
+            ),
+        ));
+    }
     let (Some(total), Some(red)) = (o.total(), o.red()) else {
         return Some(Verdict::bare(
             Outcome::Killed,
@@ -556,7 +510,7 @@ pub fn baseline(exit: &Exit, cfg: &TestConfig, junit: Reading) -> BaselineVerdic
     match exit {
         Exit::Interrupted => return BaselineVerdict::Interrupted,
         Exit::Code(0) => {}
-        Exit::Code(5) if effective_preset(cfg, &junit) == Preset::Pytest => {
+        Exit::Code(5) if cfg.preset == Preset::Pytest => {
             return red(
                 "the baseline ran no tests (pytest exit 5: no tests collected); every mutant would survive.".into(),
                 true,
@@ -1068,9 +1022,10 @@ mod tests {
             assert_eq!(v.outcome, Outcome::Killed, "{log}");
             assert!(v.detail.contains("tests failed"), "{}", v.detail);
         }
-        // A wrapper ran pytest twice: the first session failed a test, the
-        // last one (whose report is left) passed.
-        let two = "== 1 failed, 1 passed in 0.1s ==\n== 2 passed in 0.1s ==\n";
+        // A summary-looking line never adds red tests to the report pytest
+        // wrote for unguard (a lint step printing `1 failed in 0.01s`, or a
+        // second session): the report shows none failed, so not a kill.
+        let two = "== 2 passed in 0.1s ==\n1 failed in 0.01s\n";
         let v = classify(
             &run(Exit::Code(1)),
             &generic,
@@ -1078,7 +1033,9 @@ mod tests {
             &[],
             1.0,
         );
-        assert_eq!(v.outcome, Outcome::Killed, "{}", v.detail);
+        assert_eq!(v.outcome, Outcome::WrongReason, "{}", v.detail);
+        assert!(v.red_tests.is_empty());
+        assert!(v.detail.contains("0 failed of 2"), "{}", v.detail);
         // pytest's header and nothing else (it died before its summary):
         // the exit code decides, as without any reading.
         let header = "=================== test session starts ===================\n";
@@ -1088,28 +1045,57 @@ mod tests {
     }
 
     #[test]
-    fn pytest_exit_codes_apply_under_generic_once_pytest_ran() {
+    fn a_wrapper_owns_its_exit_codes_and_the_report_decides() {
         let generic = no_junit("generic", FailCodes::AnyNonZero);
+        // `make test` around pytest with one failing test exits 2, a script
+        // doing `pytest || exit 3` exits 3: the report shows the red test.
+        for code in [2, 3] {
+            let v = classify(
+                &run(Exit::Code(code)),
+                &generic,
+                &seen("1 failed, 1 passed in 0.1s\n", Some(ONE_RED)),
+                &[],
+                1.0,
+            );
+            assert_eq!(v.outcome, Outcome::Killed, "exit {code}: {}", v.detail);
+            assert_eq!(v.red_tests, vec!["t.m::a"]);
+        }
+        // A broken import behind a wrapper is still not a kill, whether the
+        // report's collection failure or the log shows it.
         let collection = seen(captured!("pytest_collection_error"), None);
-        for (code, meaning) in [
-            (2, "pytest: interrupted"),
-            (3, "pytest: internal error"),
-            (4, "pytest: usage error"),
-            (5, "pytest: no tests collected"),
-        ] {
+        let broken = r#"<testsuite><testcase classname="" name="coll.test_c"><error message="collection failure"/></testcase></testsuite>"#;
+        let with_report = seen(captured!("pytest_collection_error"), Some(broken));
+        for code in [1, 2, 3, 4] {
             let v = classify(&run(Exit::Code(code)), &generic, &collection, &[], 1.0);
             assert_eq!(v.outcome, Outcome::WrongReason, "exit {code}");
-            assert!(v.detail.contains(meaning), "{}", v.detail);
             assert!(
-                v.detail.contains("the log shows pytest ran"),
+                v.detail.contains("could not load or collect"),
+                "{}",
+                v.detail
+            );
+            let v = classify(&run(Exit::Code(code)), &generic, &with_report, &[], 1.0);
+            assert_eq!(v.outcome, Outcome::WrongReason, "exit {code}");
+            assert!(
+                v.detail.contains("failed to load or collect (coll.test_c)"),
                 "{}",
                 v.detail
             );
         }
-        // A usage error prints no summary: its usage line shows pytest.
+        // A usage error prints no summary: its usage line shows it.
         let usage = seen(captured!("pytest_usage_error"), None);
         let v = classify(&run(Exit::Code(4)), &generic, &usage, &[], 1.0);
         assert_eq!(v.outcome, Outcome::WrongReason);
+        // pytest's table still applies when the spec's preset is pytest's.
+        let pytest = no_junit("pytest", FailCodes::Only(vec![1]));
+        let v = classify(
+            &run(Exit::Code(2)),
+            &pytest,
+            &seen("1 failed, 1 passed in 0.1s\n", Some(ONE_RED)),
+            &[],
+            1.0,
+        );
+        assert_eq!(v.outcome, Outcome::WrongReason);
+        assert!(v.detail.contains("pytest: interrupted"), "{}", v.detail);
         // Other runners keep the generic preset; a custom list is the spec's word.
         let jest = seen(captured!("jest_killed"), None);
         let v = classify(&run(Exit::Code(2)), &generic, &jest, &[], 1.0);
@@ -1163,6 +1149,12 @@ mod tests {
         let (why, _) = red(baseline(
             &Exit::Code(5),
             &generic,
+            seen(captured!("pytest_no_tests"), None),
+        ));
+        assert!(why.contains("not green"), "{why}");
+        let (why, _) = red(baseline(
+            &Exit::Code(5),
+            &no_junit("pytest", FailCodes::Only(vec![1])),
             seen(captured!("pytest_no_tests"), None),
         ));
         assert!(why.contains("pytest exit 5"), "{why}");

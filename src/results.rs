@@ -326,6 +326,12 @@ pub struct BaselineResult {
     /// The timeout mutants of this command run under.
     pub timeout_s: f64,
     pub log_file: String,
+    /// What unguard adds to the command's runs for its own convenience
+    /// (e.g. `PYTEST_ADDOPTS=--junitxml=…`) that turned this baseline red
+    /// while the command without it was green: left out of every run of
+    /// this command from then on.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dropped: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, JsonSchema)]

@@ -85,6 +85,10 @@ pub struct LogReading {
     /// The tests `cargo test` reported in the log (libtest's lines), when
     /// it ran.
     pub libtest_report: Option<Report>,
+    /// The first line showing that pytest could not load or collect the
+    /// suite (a conftest or test module that failed to import, a usage or
+    /// internal error): not a failing test.
+    pub load_error: Option<String>,
 }
 
 impl LogReading {
@@ -125,6 +129,10 @@ pub fn read(output: &str) -> LogReading {
         let raw = raw.rsplit('\r').next().unwrap_or(raw);
         let line = strip_ansi(raw);
         let line = line.trim();
+        if seen.load_error.is_none() && pytest_load_error(line) {
+            seen.saw(Runner::Pytest);
+            seen.load_error = Some(line.to_string());
+        }
         if let Some(c) = pytest_summary(line) {
             seen.count(Runner::Pytest, c);
         } else if let Some(c) = jest_summary(line) {
@@ -357,6 +365,24 @@ fn pytest_report(line: &str) -> Option<PathBuf> {
     (!path.is_empty()).then(|| PathBuf::from(path))
 }
 
+/// A line pytest prints when it could not load or collect the suite: a
+/// conftest or test module that failed to import, a plugin that could not
+/// be imported, a usage or internal error.
+fn pytest_load_error(line: &str) -> bool {
+    static LOAD: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(concat!(
+            r"^(?:ImportError while loading conftest .*",
+            r"|!+ Interrupted: [0-9]+ errors? during collection !+",
+            r"|INTERNALERROR> .*",
+            r"|ERROR: usage: .*\bpy\.?test\b.*",
+            r"|ERROR: file or directory not found: .*",
+            r"|(?:[A-Za-z_.]+: )?Error importing plugin .*)$"
+        ))
+        .expect("valid regex")
+    });
+    LOAD.is_match(line)
+}
+
 /// A line only one runner prints, besides its summary: pytest's header,
 /// usage error, internal error and collection interrupt; jest's and
 /// vitest's per-file summary.
@@ -396,6 +422,8 @@ pub struct Observed {
     pub runners: Vec<Runner>,
     pub counts: Option<Counts>,
     pub report: Option<Report>,
+    /// The log's line showing pytest could not load or collect the suite.
+    pub load_error: Option<String>,
 }
 
 impl Observed {
@@ -417,6 +445,7 @@ impl Observed {
             runners,
             counts: log.counts,
             report,
+            load_error: log.load_error,
         })
     }
 
@@ -425,23 +454,24 @@ impl Observed {
         self.runners == [Runner::Pytest]
     }
 
-    /// Tests that ran: the larger of the report's and the summary lines'
-    /// counts (a wrapper running pytest twice leaves the last session's
-    /// report, and both summary lines). `None` when neither is there.
+    /// Tests that ran: the per-test report's count when there is one (the
+    /// summary lines are text, and any step of a wrapper may print one),
+    /// else the summary lines' counts. `None` when neither is there.
     pub fn total(&self) -> Option<usize> {
-        let report = self.report.as_ref().map(Report::total);
-        let summary = self.counts.map(|c| c.total);
-        report.max(summary)
+        match &self.report {
+            Some(r) => Some(r.total()),
+            None => self.counts.map(|c| c.total),
+        }
     }
 
-    /// Red (failed or errored) tests: the larger of the report's and the
-    /// summary lines' counts, as in [`Observed::total`] (a
-    /// wrapper whose first pytest failed and whose last passed still
-    /// failed a test). `None` when neither is there.
+    /// Red (failed or errored) tests, as in [`Observed::total`]: a per-test
+    /// report decides alone; a summary line never adds red tests to it.
+    /// `None` when neither is there.
     pub fn red(&self) -> Option<usize> {
-        let report = self.report.as_ref().map(|r| r.red().len());
-        let summary = self.counts.map(|c| c.red());
-        report.max(summary)
+        match &self.report {
+            Some(r) => Some(r.red().len() - r.load_errors().len()),
+            None => self.counts.map(|c| c.red()),
+        }
     }
 
     /// Where the counts come from, for a verdict's detail.
@@ -646,7 +676,7 @@ mod tests {
     }
 
     #[test]
-    fn observed_prefers_the_report_and_takes_the_larger_total() {
+    fn observed_lets_the_report_decide() {
         let log = read(captured!("pytest_cov_fail"));
         let report = crate::junit::parse(
             r#"<testsuite><testcase classname="t" name="a"/><testcase classname="t" name="b"><failure/></testcase></testsuite>"#,
@@ -667,14 +697,39 @@ mod tests {
         let o = Observed::new(both, None).unwrap();
         assert!(!o.pytest_alone());
         assert_eq!(o.runner_names(), "jest and pytest");
-        // Two pytest sessions: the report is the last one's, the summary
-        // lines are both.
+        // A summary-looking line (a lint step's, a second session's) never
+        // adds red tests to the per-test report.
         let two = read("== 1 failed, 1 passed in 0.1s ==\n== 2 passed in 0.1s ==\n");
         let last = crate::junit::parse(
             r#"<testsuite><testcase classname="t" name="a"/><testcase classname="t" name="b"/></testsuite>"#,
         )
         .unwrap();
         let o = Observed::new(two, Some(last)).unwrap();
-        assert_eq!((o.total(), o.red()), (Some(4), Some(1)));
+        assert_eq!((o.total(), o.red()), (Some(2), Some(0)));
+        // A collection failure in the report is not a red test.
+        let broken = crate::junit::parse(
+            r#"<testsuite><testcase classname="" name="tests.test_x"><error message="collection failure"/></testcase></testsuite>"#,
+        )
+        .unwrap();
+        let o = Observed::new(LogReading::default(), Some(broken)).unwrap();
+        assert_eq!((o.total(), o.red()), (Some(1), Some(0)));
+    }
+
+    #[test]
+    fn pytest_load_errors_are_seen_in_the_log() {
+        for line in [
+            "ImportError while loading conftest '/t/tests/conftest.py'.",
+            "!!!!!!!!!!!!!!!!!!!! Interrupted: 1 error during collection !!!!!!!!!!!!!!!!!!!!",
+            "INTERNALERROR> pytest.PytestConfigWarning: Unknown config option: cache_dir",
+            "ERROR: usage: pytest [options] [file_or_dir] [file_or_dir] [...]",
+            "ERROR: file or directory not found: tests/nope.py",
+            "ImportError: Error importing plugin \"unguard_select\": No module named 'unguard_select'",
+        ] {
+            let r = read(&format!("make: entering\n{line}\nmake: *** [Makefile:2: test] Error 4\n"));
+            assert_eq!(r.load_error.as_deref(), Some(line), "{line}");
+            assert_eq!(r.runners, vec![Runner::Pytest], "{line}");
+        }
+        let r = read("tests/test_a.py F.\n== 1 failed, 1 passed in 0.1s ==\n");
+        assert_eq!(r.load_error, None);
     }
 }

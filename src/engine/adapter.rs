@@ -136,16 +136,22 @@ impl Adapter {
                 argv.insert(*at + 1, option);
                 Some(words_to_command(argv, *shell))
             }
+            // A subset never collects coverage: its thresholds would fail
+            // every subset on the unmutated copy (see `pytest_cov_gate`).
             Adapter::Vitest { command } => {
                 let (files, names) = vitest_filters(ids)?;
                 let mut extra = files;
-                extra.extend(["-t".to_string(), exact_regex(&names)]);
+                extra.extend([
+                    "-t".to_string(),
+                    exact_regex(&names),
+                    "--coverage.enabled=false".to_string(),
+                ]);
                 Some(append(command, extra))
             }
             Adapter::Jest { command } => {
                 let names = jest_full_names(ids)?;
                 let option = format!("--testNamePattern={}", exact_regex(&names));
-                Some(append(command, vec![option]))
+                Some(append(command, vec![option, "--coverage=false".into()]))
             }
             Adapter::CargoTest(c) => c.command(ids, tree),
             Adapter::Unittest { prefix, shell } => {
@@ -167,6 +173,52 @@ impl Adapter {
     pub fn plugin(&self) -> bool {
         matches!(self, Adapter::Pytest | Adapter::Template(_))
     }
+}
+
+/// Whether a pytest-cov coverage gate may be on for `command` run in the
+/// copy at `tree` with environment `env`: `--cov-fail-under` in the
+/// command, in `PYTEST_ADDOPTS`, in a root config file, or in a file the
+/// command names (a `Makefile`, a script), or coverage's own `fail_under`
+/// in its config. A subset run then gets `--cov-fail-under=0` (pytest-cov
+/// reads it over both).
+pub(super) fn pytest_cov_gate(command: &Command, env: &[(String, String)], tree: &Path) -> bool {
+    const GATE: &str = "cov-fail-under";
+    let text = command.display();
+    let addopts = env
+        .iter()
+        .rev()
+        .find(|(k, _)| k == "PYTEST_ADDOPTS")
+        .map(|(_, v)| v.clone())
+        .or_else(|| std::env::var("PYTEST_ADDOPTS").ok())
+        .unwrap_or_default();
+    if text.contains(GATE) || addopts.contains(GATE) {
+        return true;
+    }
+    let mut files: Vec<String> = [
+        "pytest.ini",
+        "pyproject.toml",
+        "tox.ini",
+        "setup.cfg",
+        ".coveragerc",
+        "Makefile",
+        "makefile",
+        "noxfile.py",
+    ]
+    .iter()
+    .map(|f| f.to_string())
+    .collect();
+    files.extend(
+        text.split(|c: char| c.is_whitespace() || c == '\'' || c == '"')
+            .filter(|w| !w.is_empty() && !w.starts_with('-') && !w.contains(".."))
+            .map(|w| w.trim_start_matches("./").to_string()),
+    );
+    files.iter().any(|f| {
+        let path = tree.join(f);
+        path.starts_with(tree)
+            && path.is_file()
+            && std::fs::read_to_string(&path)
+                .is_ok_and(|t| t.contains(GATE) || t.contains("fail_under"))
+    })
 }
 
 /// Whether the command names pytest (as the spec's preset detection does).
@@ -841,13 +893,46 @@ mod tests {
                 "test/a.test.ts",
                 "test/b.test.ts",
                 "-t",
-                "^(block inner t1|t2)$"
+                "^(block inner t1|t2)$",
+                "--coverage.enabled=false"
             ]))
         );
         // Watch mode, no JUnit, or the user's own -t: no adapter.
         assert!(vitest(&Command::Shell("vitest --reporter=junit".into())).is_none());
         assert!(vitest(&Command::Shell("vitest run".into())).is_none());
         assert!(vitest(&Command::Shell("vitest run --reporter=junit -t x".into())).is_none());
+    }
+
+    #[test]
+    fn a_pytest_cov_gate_is_found_where_it_is_set() {
+        let d = tempfile::tempdir().unwrap();
+        let t = d.path();
+        let sh = |s: &str| Command::Shell(s.into());
+        assert!(!pytest_cov_gate(&sh("python3 -m pytest -q"), &[], t));
+        assert!(pytest_cov_gate(
+            &sh("pytest --cov=src --cov-fail-under=90"),
+            &[],
+            t
+        ));
+        let addopts = [(
+            "PYTEST_ADDOPTS".to_string(),
+            "--cov-fail-under=90".to_string(),
+        )];
+        assert!(pytest_cov_gate(&sh("pytest"), &addopts, t));
+        std::fs::write(
+            t.join("run-tests.sh"),
+            "pytest --cov=app --cov-fail-under=100\n",
+        )
+        .unwrap();
+        assert!(pytest_cov_gate(&sh("./run-tests.sh"), &[], t));
+        assert!(!pytest_cov_gate(&sh("../run-tests.sh"), &[], t));
+        std::fs::remove_file(t.join("run-tests.sh")).unwrap();
+        std::fs::write(
+            t.join("pyproject.toml"),
+            "[tool.coverage.report]\nfail_under = 100\n",
+        )
+        .unwrap();
+        assert!(pytest_cov_gate(&sh("make test"), &[], t));
     }
 
     fn argv_cmd(v: &[&str]) -> Command {
@@ -884,7 +969,7 @@ mod tests {
         assert_eq!(
             a.command(&ids, Path::new("/")),
             Some(Command::Shell(
-                "JEST_JUNIT_OUTPUT_FILE={junit} npx jest --ci --reporters=default --reporters=jest-junit '--testNamePattern=^(host allow\\-list inner \\(x\\.y\\) refuses a foreign host|serves a local origin)$'".into()
+                "JEST_JUNIT_OUTPUT_FILE={junit} npx jest --ci --reporters=default --reporters=jest-junit '--testNamePattern=^(host allow\\-list inner \\(x\\.y\\) refuses a foreign host|serves a local origin)$' --coverage=false".into()
             ))
         );
         // Other templates (the file as classname): unknown full names.

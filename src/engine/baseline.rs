@@ -8,6 +8,7 @@
 //! keeps the first such error and stops every other job.
 
 use std::collections::{BTreeSet, HashMap};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -63,6 +64,9 @@ pub(super) struct Board {
     pub settled: Notify,
     /// Commands whose baseline counted no tests (warned about once).
     uncounted: Mutex<BTreeSet<String>>,
+    /// Per test config: its runs go without unguard's convenience
+    /// additions (they turned its baseline red; see [`Baseline::once`]).
+    bare: Vec<AtomicBool>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -78,7 +82,16 @@ impl Board {
             stop,
             settled: Notify::new(),
             uncounted: Mutex::new(BTreeSet::new()),
+            bare: (0..n).map(|_| AtomicBool::new(false)).collect(),
         }
+    }
+
+    /// Whether test config `test`'s runs go without unguard's convenience
+    /// additions (see [`super::suite::SuiteCall::bare`]).
+    pub fn bare(&self, test: usize) -> bool {
+        self.bare
+            .get(test)
+            .is_some_and(|b| b.load(Ordering::Relaxed))
     }
 
     /// Per test config: how long its green baseline took (`None` while it
@@ -211,6 +224,7 @@ pub(super) async fn run_job(
         progress,
         cancel,
         uncounted: &board.uncounted,
+        bare: board.bare.get(test),
     };
     let checked = match b.run(scratch).await {
         Ok(green) => check_killed_by(plan, test, green.report.as_ref()).map(|()| green),
@@ -254,6 +268,8 @@ struct Baseline<'a> {
     progress: &'a Progress,
     cancel: &'a watch::Receiver<bool>,
     uncounted: &'a Mutex<BTreeSet<String>>,
+    /// This config's flag on the board: its runs go bare.
+    bare: Option<&'a AtomicBool>,
 }
 
 impl Baseline<'_> {
@@ -310,41 +326,106 @@ impl Baseline<'_> {
         }
     }
 
-    /// One run of the baseline (`k` counts from 1).
-    async fn once(&self, scratch: &mut Scratch, k: usize) -> Result<Green> {
+    /// Whether this config's runs go without unguard's additions.
+    fn is_bare(&self) -> bool {
+        self.bare.is_some_and(|b| b.load(Ordering::Relaxed))
+    }
+
+    /// One run of the unmutated suite into the log `log_name`.
+    async fn suite(
+        &self,
+        scratch: &mut Scratch,
+        log_name: &str,
+        bare: bool,
+    ) -> Result<super::suite::SuiteRun> {
         let (cfg, opts) = (self.cfg, self.opts);
-        let log_name = outdir::baseline_log_name(self.i, self.n_tests, k);
-        let log = opts.out.join(&log_name);
         let cap = opts.timeout.unwrap_or(match cfg.timeout {
             TimeoutSetting::Fixed(d) => d,
             TimeoutSetting::Auto => BASELINE_CAP,
         });
-        self.progress
-            .line(&format!("baseline: {}", cfg.command.display()));
-        let run = run_suite(
+        run_suite(
             scratch,
             SuiteCall {
                 cfg,
                 worker: self.worker,
                 label: "baseline",
                 substitutions: Vec::new(),
-                log: &log,
+                log: &opts.out.join(log_name),
                 timeout: cap,
-                header: format!("baseline of `{}`", cfg.command.display()),
+                header: format!(
+                    "baseline of `{}`{}",
+                    cfg.command.display(),
+                    if bare {
+                        " without unguard's additions"
+                    } else {
+                        ""
+                    }
+                ),
                 read_junit: true,
                 select: &[],
                 adapter: None,
                 progress: self.progress,
+                bare,
             },
             self.cancel,
         )
-        .await?;
+        .await
+    }
+
+    /// One run of the baseline (`k` counts from 1). A red run that had
+    /// unguard's convenience additions is run once more without them (the
+    /// isolation stays): green then, the fault is unguard's, so the
+    /// additions are dropped for every later run of this command, said in
+    /// one warning and recorded in `outcomes.json` (`baselines[].dropped`).
+    async fn once(&self, scratch: &mut Scratch, k: usize) -> Result<Green> {
+        let (cfg, opts) = (self.cfg, self.opts);
+        let mut log_name = outdir::baseline_log_name(self.i, self.n_tests, k);
+        self.progress
+            .line(&format!("baseline: {}", cfg.command.display()));
+        let mut run = self.suite(scratch, &log_name, self.is_bare()).await?;
+        let mut dropped = Vec::new();
+        let mut verdict = outcome::baseline(&run.res.exit, cfg, run.junit.clone());
+        if let BaselineVerdict::Red { reason, tail } = &verdict {
+            if !run.additions.is_empty() {
+                let bare_name = log_name.replacen(".log", ".bare.log", 1);
+                let again = self.suite(scratch, &bare_name, true).await?;
+                let bare_verdict = outcome::baseline(&again.res.exit, cfg, again.junit.clone());
+                match bare_verdict {
+                    BaselineVerdict::Green(_) => {
+                        if let Some(flag) = self.bare {
+                            flag.store(true, Ordering::Relaxed);
+                        }
+                        self.progress.line(&format!(
+                            "warning: the baseline of `{}` is red with {} and green without it: unguard leaves it out of every run of this command (outcomes.json: baselines[].dropped; logs {log_name}, {bare_name})",
+                            cfg.command.display(),
+                            run.additions.join(", "),
+                        ));
+                        dropped = run.additions.clone();
+                        run = again;
+                        log_name = bare_name;
+                        verdict = bare_verdict;
+                    }
+                    BaselineVerdict::Interrupted => return Err(Error::Interrupted),
+                    BaselineVerdict::Red { .. } => {
+                        verdict = BaselineVerdict::Red {
+                            reason: format!(
+                                "{reason} It is red without unguard's additions ({}) too (log: {}).",
+                                run.additions.join(", "),
+                                opts.out.join(&bare_name).display()
+                            ),
+                            tail: *tail,
+                        };
+                    }
+                }
+            }
+        }
+        let log = opts.out.join(&log_name);
         // Tests counted by the configured report, or (without `test.junit`)
         // by the report pytest wrote for unguard or the runner's summary line.
         let total = run.junit.tests_total();
         let pytest_seen = run.seen == [Runner::Pytest]
             || matches!(&run.junit, Reading::Observed(o) if o.pytest_alone());
-        let report = match outcome::baseline(&run.res.exit, cfg, run.junit) {
+        let report = match verdict {
             BaselineVerdict::Interrupted => return Err(Error::Interrupted),
             BaselineVerdict::Red { reason, tail } => {
                 let mut msg = format!("{reason}\nlog: {}", log.display());
@@ -378,6 +459,7 @@ impl Baseline<'_> {
                 tests_total: total,
                 timeout_s: opts.timeout.unwrap_or(timeout).as_secs_f64(),
                 log_file: log_name,
+                dropped,
             },
             timeout,
             report,

@@ -120,6 +120,7 @@ pub(super) async fn run_canary(
             select: &[],
             adapter: None,
             progress: &ctx.progress,
+            bare: ctx.baselines.bare(test),
         },
         cancel,
     )
@@ -408,6 +409,7 @@ impl MutantRun<'_> {
                 select,
                 adapter: adapter.as_ref(),
                 progress: &self.ctx.progress,
+                bare: self.ctx.baselines.bare(m.test),
             },
             self.cancel,
         )
@@ -420,11 +422,10 @@ impl MutantRun<'_> {
 
     fn classify(&self, run: &SuiteRun, timeout: Duration) -> Verdict {
         let m = self.m;
-        outcome::classify_seen(
+        outcome::classify(
             &run.res,
             &self.ctx.plan.tests[m.test],
             &run.junit,
-            &run.seen,
             self.ctx.patterns_of(&m.id),
             timeout.as_secs_f64(),
         )

@@ -1,15 +1,20 @@
 //! Re-running only some tests of a pytest suite (a kill's confirmation
-//! re-runs the tests that went red): a small pytest plugin that unguard
-//! writes into its scratch area and loads through `PYTEST_ADDOPTS`, so it
-//! works whatever the command (`pytest …`, `python -m pytest`, a wrapper
-//! script). Other runners ignore it and run whole.
+//! re-runs the tests that went red; a kill-first subset): a small pytest
+//! plugin that unguard writes as `conftest.py` into its scratch area, the
+//! directory that holds the copy, and that pytest loads because
+//! `PYTEST_ADDOPTS` moves `--confcutdir` up to that directory. So it works
+//! whatever the command (`pytest …`, `python -m pytest`, a wrapper script)
+//! and whatever `PYTHONPATH` the command sets itself (`PYTHONPATH=src
+//! pytest` in a Makefile would hide a plugin loaded by module name). Other
+//! runners ignore it and run whole.
 
 use std::path::{Path, PathBuf};
 
 use crate::error::{Context, Result};
+use crate::run::shell_quote;
 
-/// The plugin's module name (on `PYTHONPATH`, loaded with `-p`).
-pub(super) const PLUGIN: &str = "unguard_select";
+/// The file pytest loads the plugin from, in the directory holding the copy.
+const CONFTEST: &str = "conftest.py";
 
 /// Keeps the collected items whose JUnit id (`classname::name`, as pytest's
 /// junitxml writes them) is listed in `$UNGUARD_SELECT`; deselects the
@@ -17,7 +22,7 @@ pub(super) const PLUGIN: &str = "unguard_select";
 /// deselected: the whole suite runs, as without the plugin; unless
 /// `$UNGUARD_SELECT_STRICT` is set (a kill-first subset): then every test
 /// is deselected, and pytest exits 5 (no tests ran), which never kills.
-const PLUGIN_SOURCE: &str = r#"# Written by unguard: keeps only the tests listed in $UNGUARD_SELECT.
+const PLUGIN_SOURCE: &str = r#"# Written by unguard (outside your checkout): keeps only the tests listed in $UNGUARD_SELECT.
 import os
 
 
@@ -46,48 +51,59 @@ def pytest_collection_modifyitems(session, config, items):
     items[:] = keep
 "#;
 
-/// Where the plugin lives for one scratch copy: `dir/unguard_select.py`.
-pub(super) fn install(dir: &Path) -> Result<PathBuf> {
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    let file = dir.join(format!("{PLUGIN}.py"));
-    std::fs::write(&file, PLUGIN_SOURCE).with_context(|| format!("writing {}", file.display()))?;
-    Ok(dir.to_path_buf())
+/// Write the plugin as `conftest.py` into `holder`, the directory that
+/// holds the copy (pytest loads it when `--confcutdir` is `holder`: see
+/// [`env`]), and make `lists` for the id lists. Returns `lists`.
+pub(super) fn install(holder: &Path, lists: &Path) -> Result<PathBuf> {
+    std::fs::create_dir_all(lists).with_context(|| format!("creating {}", lists.display()))?;
+    let file = holder.join(CONFTEST);
+    if std::fs::read(&file).ok().as_deref() != Some(PLUGIN_SOURCE.as_bytes()) {
+        std::fs::write(&file, PLUGIN_SOURCE)
+            .with_context(|| format!("writing {}", file.display()))?;
+    }
+    Ok(lists.to_path_buf())
+}
+
+/// Remove the plugin [`install`] wrote into `holder` (after the run that
+/// used it: no other run of the copy loads it).
+pub(super) fn remove(holder: &Path) {
+    let _ = std::fs::remove_file(holder.join(CONFTEST));
 }
 
 /// The environment that makes a pytest run keep only the tests `ids`
 /// (JUnit ids), given the run's environment so far (`base`, then the
-/// process's own): the plugin directory goes first on `PYTHONPATH`, `-p
-/// unguard_select` is added to `PYTEST_ADDOPTS`, and `UNGUARD_SELECT`
-/// names the file with the ids (written into `plugin_dir`). `strict`: a
-/// list that matches no test runs none (not the whole suite).
+/// process's own): `--confcutdir=<holder>` is appended to
+/// `PYTEST_ADDOPTS`, so pytest loads the plugin [`install`] wrote there as
+/// a conftest of every test, and `UNGUARD_SELECT` names the file with the
+/// ids (written into `lists`). `PYTHONPATH` is left alone. `strict`: a list
+/// that matches no test runs none (not the whole suite).
 pub(super) fn env(
-    plugin_dir: &Path,
+    holder: &Path,
+    lists: &Path,
     ids: &[String],
     label: &str,
     base: &[(String, String)],
     strict: bool,
 ) -> Result<Vec<(String, String)>> {
-    let list = plugin_dir.join(format!("select-{label}.txt"));
+    let list = lists.join(format!("select-{label}.txt"));
     std::fs::write(&list, ids.join("\n") + "\n")
         .with_context(|| format!("writing {}", list.display()))?;
-    let inherited = |key: &str| {
-        base.iter()
-            .rev()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.clone())
-            .or_else(|| std::env::var(key).ok())
-            .filter(|v| !v.is_empty())
-    };
-    let pythonpath = match inherited("PYTHONPATH") {
-        Some(p) => format!("{}:{p}", plugin_dir.display()),
-        None => plugin_dir.display().to_string(),
-    };
-    let addopts = match inherited("PYTEST_ADDOPTS") {
-        Some(a) => format!("{a} -p {PLUGIN}"),
-        None => format!("-p {PLUGIN}"),
+    let inherited = base
+        .iter()
+        .rev()
+        .find(|(k, _)| k == "PYTEST_ADDOPTS")
+        .map(|(_, v)| v.clone())
+        .or_else(|| std::env::var("PYTEST_ADDOPTS").ok())
+        .filter(|v| !v.trim().is_empty());
+    let cut = format!(
+        "--confcutdir={}",
+        shell_quote(&holder.display().to_string())
+    );
+    let addopts = match inherited {
+        Some(a) => format!("{} {cut}", a.trim()),
+        None => cut,
     };
     let mut env = vec![
-        ("PYTHONPATH".into(), pythonpath),
         ("PYTEST_ADDOPTS".into(), addopts),
         ("UNGUARD_SELECT".into(), list.display().to_string()),
     ];
@@ -104,24 +120,32 @@ mod tests {
     #[test]
     fn env_extends_what_the_run_already_has() {
         let d = tempfile::tempdir().unwrap();
-        let dir = install(d.path()).unwrap();
-        assert!(dir.join("unguard_select.py").exists());
+        let lists = install(d.path(), &d.path().join("select")).unwrap();
+        assert!(d.path().join("conftest.py").exists());
         let base = vec![
             ("PYTHONPATH".to_string(), "src".to_string()),
             ("PYTEST_ADDOPTS".to_string(), "-q".to_string()),
         ];
         let env = env(
-            &dir,
+            d.path(),
+            &lists,
             &["t.m::a".into(), "t.m::b[::1]".into()],
             "m1",
             &base,
             false,
         )
         .unwrap();
-        let get = |k: &str| env.iter().find(|(key, _)| key == k).unwrap().1.clone();
-        assert_eq!(get("PYTHONPATH"), format!("{}:src", dir.display()));
-        assert_eq!(get("PYTEST_ADDOPTS"), "-q -p unguard_select");
-        let list = std::fs::read_to_string(get("UNGUARD_SELECT")).unwrap();
+        let get = |k: &str| env.iter().find(|(key, _)| key == k).map(|(_, v)| v.clone());
+        // PYTHONPATH is the command's business: a subset never depends on it.
+        assert_eq!(get("PYTHONPATH"), None);
+        assert_eq!(
+            get("PYTEST_ADDOPTS").unwrap(),
+            format!(
+                "-q --confcutdir={}",
+                shell_quote(&d.path().display().to_string())
+            )
+        );
+        let list = std::fs::read_to_string(get("UNGUARD_SELECT").unwrap()).unwrap();
         assert_eq!(list, "t.m::a\nt.m::b[::1]\n");
     }
 }

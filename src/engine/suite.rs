@@ -74,12 +74,16 @@ pub(super) fn env_for(cfg: &TestConfig, worker: usize, label: &str, scratch: &Sc
 }
 
 /// The run's own temp dir and runner caches (removed after it), so that
-/// nothing a run leaves there reaches the next: `TMPDIR` (`TMP`, `TEMP`),
-/// Hypothesis's example database, and pytest's cache (`-o cache_dir=` in
-/// `PYTEST_ADDOPTS`, which also keeps `.pytest_cache` out of the copy). A
-/// variable `test.env` sets wins (Hypothesis's also when inherited).
-/// `XDG_CACHE_HOME` and the like stay as they are: package managers' caches
-/// are the user's.
+/// nothing a run leaves there reaches the next: `TMPDIR` (`TMP`, `TEMP`)
+/// and Hypothesis's example database. A variable `test.env` sets wins
+/// (Hypothesis's also when inherited). `XDG_CACHE_HOME` and the like stay
+/// as they are: package managers' caches are the user's.
+///
+/// pytest's cache is not redirected: an `-o cache_dir=` breaks a strict
+/// set-up (`--strict-config`, or `filterwarnings = error` with `-p
+/// no:cacheprovider`: "Unknown config option"). It stays in the copy's
+/// `.pytest_cache`, which the reset after every run removes (see
+/// [`PYTEST_CACHE`]).
 fn per_run_dirs(cfg: &TestConfig, env: &mut Vec<(String, String)>, run: &RunDirs) {
     let tmp = run.tmp.display().to_string();
     for k in ["TMPDIR", "TMP", "TEMP"] {
@@ -91,11 +95,28 @@ fn per_run_dirs(cfg: &TestConfig, env: &mut Vec<(String, String)>, run: &RunDirs
     if !cfg.env.contains_key(HYPOTHESIS) && std::env::var_os(HYPOTHESIS).is_none() {
         env.push((HYPOTHESIS.into(), run.hypothesis.display().to_string()));
     }
-    let cache = format!(
-        "-o {}",
-        run::shell_quote(&format!("cache_dir={}", run.pytest_cache.display()))
-    );
-    append_pytest_addopts(env, &cache);
+}
+
+/// pytest's cache dir, made at its rootdir by every run whose cache
+/// provider is on: an expected output of the run (removed with the rest of
+/// what the run left, but not counted as debris).
+const PYTEST_CACHE: &str = ".pytest_cache";
+
+/// Where a run may have left pytest's cache in `tree`: at its root, and in
+/// a top-level directory (a rootdir one level down, `cd server && pytest`).
+fn pytest_caches(tree: &Path) -> Vec<PathBuf> {
+    let mut found = vec![PathBuf::from(PYTEST_CACHE)];
+    if let Ok(entries) = std::fs::read_dir(tree) {
+        for e in entries.flatten() {
+            let name = PathBuf::from(e.file_name());
+            if e.file_type().is_ok_and(|t| t.is_dir())
+                && tree.join(&name).join(PYTEST_CACHE).is_dir()
+            {
+                found.push(name.join(PYTEST_CACHE));
+            }
+        }
+    }
+    found
 }
 
 /// Append `opt` to `PYTEST_ADDOPTS` in `env` (the value `test.env` or an
@@ -144,7 +165,7 @@ fn ask_pytest_for_junit(
     env: &mut Vec<(String, String)>,
     tree: &Path,
     report: &Path,
-) {
+) -> bool {
     const OFF: &str = "no:junitxml";
     let set = env
         .iter()
@@ -160,7 +181,12 @@ fn ask_pytest_for_junit(
     if !off {
         append_pytest_addopts(env, &junitxml_opt(report));
     }
+    !off
 }
+
+/// How unguard's request for a JUnit report is named in warnings and in
+/// `outcomes.json` (`baselines[].dropped`).
+pub(super) const JUNIT_REQUEST: &str = "PYTEST_ADDOPTS=--junitxml=… (a JUnit report for unguard)";
 
 /// What a run without `test.junit` showed (`seen`: its log): the runner
 /// and counts in its log, and the report pytest wrote (unguard's
@@ -210,6 +236,10 @@ pub(super) struct SuiteCall<'a> {
     pub adapter: Option<&'a Adapter>,
     /// Where the warning about debris goes.
     pub progress: &'a Progress,
+    /// Run the command without unguard's convenience additions (its
+    /// request for a JUnit report through `PYTEST_ADDOPTS`); the isolation
+    /// stays. Set when the baseline showed they break the suite.
+    pub bare: bool,
 }
 
 /// A finished suite run, its JUnit reading, the runners its log shows
@@ -220,6 +250,9 @@ pub(super) struct SuiteRun {
     pub junit: Reading,
     pub seen: Vec<suite_log::Runner>,
     pub reset: usize,
+    /// unguard's convenience additions this run had (see
+    /// [`SuiteCall::bare`]), as named in messages.
+    pub additions: Vec<String>,
 }
 
 /// Run the suite in `scratch` as `call` says; after it, the copy is put
@@ -243,24 +276,49 @@ pub(super) async fn run_suite(
     let mut env = env_for(call.cfg, call.worker, call.label, scratch);
     // Every run of a config without `test.junit` gets the same request (the
     // canary too, so it runs the suite exactly as the mutants do).
-    let injected = call.cfg.junit.is_none().then(|| {
+    let mut additions = Vec::new();
+    let injected = (call.cfg.junit.is_none() && !call.bare).then(|| {
         let p = scratch.next_junit_path(&format!("{}.pytest", call.label));
         let _ = std::fs::remove_file(&p);
-        ask_pytest_for_junit(call.cfg, &mut env.set, &scratch.tree, &p);
+        if ask_pytest_for_junit(call.cfg, &mut env.set, &scratch.tree, &p) {
+            additions.push(JUNIT_REQUEST.to_string());
+        }
         p
     });
     let strict = call.adapter.is_some();
+    // The directory whose `conftest.py` is the select plugin, while it is there.
+    let mut plugin = None;
     if !call.select.is_empty() && call.adapter.is_none_or(Adapter::plugin) {
         // Without the plugin the whole suite runs: still a valid re-check
         // (a strict subset whose plugin cannot be installed fails instead).
-        let dir = scratch.junit_dir.with_file_name("select");
-        match select::install(&dir)
-            .and_then(|dir| select::env(&dir, call.select, call.label, &env.visible(), strict))
-        {
-            Ok(extra) => env.set.extend(extra),
+        let lists = scratch.junit_dir.with_file_name("select");
+        let holder = scratch.tree.parent().unwrap_or(&scratch.tree).to_path_buf();
+        match select::install(&holder, &lists).and_then(|lists| {
+            select::env(
+                &holder,
+                &lists,
+                call.select,
+                call.label,
+                &env.visible(),
+                strict,
+            )
+        }) {
+            Ok(extra) => {
+                env.set.extend(extra);
+                plugin = Some(holder);
+            }
             Err(e) if strict => return Err(e),
             Err(_) => {}
         }
+    }
+    // A subset is unguard's own command: a coverage gate there fails every
+    // subset on the unmutated copy (a few tests cover little), so it is off
+    // (pytest-cov here; jest's and vitest's in their adapters' commands).
+    // Never in the user's full command.
+    if call.adapter.is_some_and(Adapter::plugin)
+        && super::adapter::pytest_cov_gate(&call.cfg.command, &env.visible(), &scratch.tree)
+    {
+        append_pytest_addopts(&mut env.set, "--cov-fail-under=0");
     }
     let own;
     let command = match call
@@ -288,9 +346,12 @@ pub(super) async fn run_suite(
         cancel.clone(),
     )
     .await;
+    if let Some(holder) = plugin {
+        select::remove(&holder);
+    }
     let mut seen = Vec::new();
-    // Reports the run was asked for inside the copy: not debris.
-    let mut expected = Vec::new();
+    // Reports the run was asked for inside the copy, and pytest's cache: not debris.
+    let mut expected = pytest_caches(&scratch.tree);
     let junit = match report_path {
         Some(p) => {
             expected.extend(inside(&scratch.tree, &p));
@@ -319,6 +380,7 @@ pub(super) async fn run_suite(
         junit,
         seen,
         reset,
+        additions,
     })
 }
 

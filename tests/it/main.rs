@@ -43,6 +43,7 @@ mod skips;
 mod spec_and_check;
 mod spec_refusals;
 mod suite_environment;
+mod transparent_runs;
 mod twins;
 mod user_tree_safety;
 mod workspace_and_baselines;
