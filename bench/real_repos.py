@@ -237,7 +237,7 @@ def spec(r: dict, tree: pathlib.Path) -> str | None:
 
 
 def detected(bin_: str, tree: pathlib.Path) -> str:
-    code, out, _ = sh(f"{bin_} init --stdout --force .", tree, 300)
+    code, out, _ = sh(f"{bin_} init --stdout --force .", tree, 120)
     if code != 0:
         return f"init failed: {out.strip().splitlines()[-1] if out.strip() else code}"
     try:
@@ -330,9 +330,11 @@ def write_md(results: dict) -> None:
     ]
     for r in repos():
         row = results.get(r["name"])
+        if row is None and r.get("skip"):
+            row = {"skip": r["skip"], "why": r["why"]}
         head = f"{r['name']} @ {r['commit'][:10]}"
         if row is None:
-            lines.append(f"| {head} | {cell(r['why'])} | – | not run | – | – | – | – | – | – |")
+            lines.append(f"| {head} | {cell(r['why'])} | – | not run yet (time-boxed; `python3 bench/real_repos.py --only {r['name']}`) | – | – | – | – | – | – |")
             continue
         if row.get("skip"):
             lines.append(f"| {head} | {cell(row['why'])} | – | cannot run here: {cell(row['skip'])} | – | – | – | – | – | – |")
