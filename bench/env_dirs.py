@@ -13,7 +13,7 @@ copies, reset, drop) and prints the medians. `--root DIR` times an existing
 workspace instead (a real `pnpm install`).
 
     python3 bench/env_dirs.py [--store 5000] [--files 8] [--top 800] [--ws 20]
-                              [--reps 5] [--workers 2] [--root DIR]
+                              [--reps 5] [--workers 2] [--root DIR] [--debug]
 
 The figure is in docs/performance.md.
 """
@@ -88,6 +88,8 @@ def main():
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--root")
+    ap.add_argument("--debug", action="store_true",
+                    help="time the unoptimised build (`cargo test --bench`): no release build needed")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="ug-envdirs-") as tmp:
         root = a.root
@@ -97,7 +99,7 @@ def main():
             print(f"store: {a.store} packages, {n} files; {a.top} top-level links; "
                   f"{a.ws} workspace packages", file=sys.stderr)
         out = subprocess.run(
-            ["cargo", "bench", "-q", "--bench", "workspace_copy", "--", root,
+            ["cargo", "test" if a.debug else "bench", "-q", "--bench", "workspace_copy", "--", root,
              "--reps", str(a.reps), "--workers", str(a.workers), "--resets", "20"],
             cwd=REPO, check=True, stdout=subprocess.PIPE, text=True).stdout
         rows = [json.loads(l) for l in out.splitlines() if l.startswith("{")]
