@@ -147,12 +147,13 @@ CONFIG = {
 }
 
 COUNTS = [
-    # pytest: "12 passed, 1 skipped in 3.2s"
-    (re.compile(r"(\d+) passed"), 1),
-    # vitest: "Tests  120 passed (120)"
-    (re.compile(r"Tests\s+(\d+) passed"), 1),
+    # Most specific first; the first that matches counts (its last match).
+    # vitest: "Tests  120 passed (120)" (its "Test Files  9 passed" is not tests)
+    re.compile(r"\bTests\s+(?:\x1b\[[0-9;]*m)*(\d+) passed"),
     # node --test: "# pass 3"
-    (re.compile(r"^# pass (\d+)", re.M), 1),
+    re.compile(r"^# pass (\d+)", re.M),
+    # pytest: "12 passed, 1 skipped in 3.2s"
+    re.compile(r"(\d+) passed"),
 ]
 
 
@@ -192,8 +193,12 @@ def checkout(r: dict, servers: pathlib.Path, mirror: pathlib.Path | None) -> pat
 
 
 def count(text: str) -> int | None:
-    found = [int(m.group(g)) for rx, g in COUNTS for m in rx.finditer(text)]
-    return sum(found) if found else None
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", text)
+    for rx in COUNTS:
+        found = rx.findall(plain)
+        if found:
+            return int(found[-1])
+    return None
 
 
 def pick(path: pathlib.Path, want: str, language: str) -> tuple[str, str] | None:
