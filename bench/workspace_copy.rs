@@ -12,7 +12,8 @@
 //! Prints one JSON object per line: `{"rep":0,"workers":1,"manifest_s":…,
 //! "pristine_s":…,"create_s":…,"reset_ms":…,"reset_min_ms":…,"drop_s":…,
 //! "entries":…,
-//! "bytes":…}`; `create_s` includes `pristine_s`; `reset_ms` is the median
+//! "env_links":…,"bytes":…}`; `env_links`: the links made for the env dirs
+//! (`node_modules`, `.venv`) in each copy; `create_s` includes `pristine_s`; `reset_ms` is the median
 //! time of one run's reset (its own dirs made and removed, the walk), and
 //! `reset_min_ms` the fastest; `watching`: whether the kernel said which
 //! entries to compare (else every entry is). `--walk` compares every
@@ -101,8 +102,9 @@ fn main() {
         drop(scratches);
         let drop_s = t.elapsed().as_secs_f64();
         println!(
-            "{{\"rep\":{rep},\"workers\":{workers},\"manifest_s\":{manifest_s:.6},\"pristine_s\":{pristine_s:.6},\"create_s\":{create_s:.6},\"reset_ms\":{reset_ms:.3},\"reset_min_ms\":{reset_min_ms:.3},\"watching\":{watching},\"drop_s\":{drop_s:.6},\"entries\":{},\"bytes\":{bytes}}}",
-            manifest.entries.len()
+            "{{\"rep\":{rep},\"workers\":{workers},\"manifest_s\":{manifest_s:.6},\"pristine_s\":{pristine_s:.6},\"create_s\":{create_s:.6},\"reset_ms\":{reset_ms:.3},\"reset_min_ms\":{reset_min_ms:.3},\"watching\":{watching},\"drop_s\":{drop_s:.6},\"entries\":{},\"env_links\":{},\"bytes\":{bytes}}}",
+            manifest.entries.len(),
+            manifest.env_links.len()
         );
     }
 }

@@ -4,7 +4,11 @@
 //! The copy holds the working tree *as it is*: tracked files (with their
 //! uncommitted edits) plus untracked files that are not ignored. Ignored
 //! environment directories (`.venv`, `node_modules`, …), at the top of the
-//! target or deeper down, are symlinked in, as laid out. Symlinks inside the
+//! target or deeper down, are recreated in the copy as directories of links
+//! (see [`Manifest::env_links`]): an entry that is a link itself gets the
+//! copied target every symlink of the tree gets, so the workspace links of
+//! npm, pnpm and yarn resolve inside the copy; anything else is a link to
+//! the original, shared, never copied. Symlinks inside the
 //! tree are recreated pointing at the same thing, in the copy where that is
 //! inside the tree, at the original target where it is outside (see
 //! [`copied_link_target`]). The checkout is copied once per run into a [`Pristine`] copy;
@@ -45,10 +49,23 @@ pub struct Manifest {
     /// copied byte for byte like the others, but no spec can name them (YAML
     /// is UTF-8), so they are never mutated or scanned. Sorted.
     pub opaque: Vec<PathBuf>,
-    /// Ignored environment dirs to symlink to the original, relative paths
-    /// with `/`: the top-level ones first, then nested ones (a pnpm
-    /// package's `node_modules`) in path order.
+    /// Ignored environment dirs linked into the copy, relative paths with
+    /// `/`: the top-level ones first, then nested ones (a pnpm package's
+    /// `node_modules`) in path order. Each one is laid out by
+    /// [`Manifest::env_dirs`] and [`Manifest::env_links`].
     pub links: Vec<String>,
+    /// The directories a copy makes for the env dirs (those that are
+    /// directories in the checkout, and the `@scope` dirs in a
+    /// `node_modules`), parents first.
+    pub env_dirs: Vec<PathBuf>,
+    /// The entries of those directories, each made a symlink in the copy: a
+    /// symlink in the checkout gets the target [`copied_link_target`] gives
+    /// (a relative one that stays in the tree stays relative, so that a
+    /// workspace package's link resolves to the copy's package; an absolute
+    /// one into the tree points into the copy); anything else (a package
+    /// dir, pnpm's `.pnpm` store, `.venv/bin`, a file) is a link to the
+    /// original. An env dir that is itself a symlink is one of these. Sorted.
+    pub env_links: Vec<PathBuf>,
     /// Whether the tree came from git (for messages).
     pub from_git: bool,
     /// Symlinks of the tree that lead outside the root, with the target they
@@ -164,14 +181,70 @@ pub fn manifest(root: &Path, exclude: &[PathBuf], extra_links: &[String]) -> Res
     opaque.sort();
     opaque.dedup();
     let outside_links = outside_links(&root, &entries);
+    let (env_dirs, env_links) = env_layout(&root, &links)?;
     Ok(Manifest {
         root,
         entries,
         opaque,
         links,
+        env_dirs,
+        env_links,
         from_git,
         outside_links,
     })
+}
+
+/// How the env dirs `links` are laid out in a copy (see
+/// [`Manifest::env_dirs`] and [`Manifest::env_links`]): each one's entries
+/// become links, and so do those of the `@scope` dirs directly in a
+/// `node_modules` (where npm, pnpm and yarn put a scoped workspace
+/// package's link). Nothing deeper is read: a large store costs one link.
+fn env_layout(root: &Path, links: &[String]) -> Result<(Vec<PathBuf>, Vec<PathBuf>)> {
+    let (mut dirs, mut entries) = (Vec::new(), Vec::new());
+    let list = |rel: &Path| -> Result<Vec<(PathBuf, bool)>> {
+        let dir = root.join(rel);
+        let mut out = Vec::new();
+        for e in std::fs::read_dir(&dir).with_context(|| format!("reading {}", dir.display()))? {
+            let e = e.with_context(|| format!("reading {}", dir.display()))?;
+            let is_dir = e
+                .file_type()
+                .with_context(|| format!("reading {}", e.path().display()))?
+                .is_dir();
+            out.push((rel.join(e.file_name()), is_dir));
+        }
+        Ok(out)
+    };
+    for name in links {
+        let rel = PathBuf::from(name);
+        let is_dir = root
+            .join(&rel)
+            .symlink_metadata()
+            .with_context(|| format!("reading {}", root.join(&rel).display()))?
+            .is_dir();
+        if !is_dir {
+            // Itself a symlink (to a venv elsewhere): one link.
+            entries.push(rel);
+            continue;
+        }
+        let node_modules = rel.file_name().is_some_and(|n| n == "node_modules");
+        dirs.push(rel.clone());
+        for (child, child_is_dir) in list(&rel)? {
+            let scope = node_modules
+                && child_is_dir
+                && child
+                    .file_name()
+                    .is_some_and(|n| n.as_encoded_bytes().starts_with(b"@"));
+            if scope {
+                dirs.push(child.clone());
+                entries.extend(list(&child)?.into_iter().map(|(p, _)| p));
+            } else {
+                entries.push(child);
+            }
+        }
+    }
+    dirs.sort();
+    entries.sort();
+    Ok((dirs, entries))
 }
 
 /// The paths that may be linked env dirs, in order: the top-level names
@@ -651,19 +724,7 @@ impl Scratch {
         for d in [&pycache, &junit_dir] {
             std::fs::create_dir(d).with_context(|| format!("creating {}", d.display()))?;
         }
-        let manifest = &pristine.manifest;
-        copy_tree(&pristine.tree, manifest, &tree)?;
-        for name in &manifest.links {
-            let target = manifest.root.join(name);
-            let link = tree.join(name);
-            // A nested one's parent may hold nothing else that is copied.
-            if let Some(parent) = link.parent() {
-                std::fs::create_dir_all(parent)
-                    .with_context(|| format!("creating {}", parent.display()))?;
-            }
-            std::os::unix::fs::symlink(&target, &link)
-                .with_context(|| format!("linking {name} into the scratch tree"))?;
-        }
+        copy_tree(&pristine.tree, &pristine.manifest, &tree)?;
         let state = TreeState::record(&tree)
             .with_context(|| format!("recording the scratch tree {}", tree.display()))?;
         let run = RunDirs::at(area.base.join("run"));
@@ -801,7 +862,7 @@ impl Scratch {
 }
 
 /// Puts an entry of a worker copy back: the bytes unguard last wrote there,
-/// a linked environment dir's symlink, or else the pristine copy's entry.
+/// or else the pristine copy's entry (an env dir's links among them).
 struct Restorer<'a> {
     pristine: &'a Pristine,
     wrote: &'a BTreeMap<String, Vec<u8>>,
@@ -821,10 +882,7 @@ impl Reference for Restorer<'_> {
             std::io::Write::write_all(&mut f, bytes)?;
             return f.set_permissions(std::fs::Permissions::from_mode(rec.mode));
         }
-        let manifest = &self.pristine.manifest;
-        if manifest.links.contains(&key) {
-            return std::os::unix::fs::symlink(manifest.root.join(&key), dst);
-        }
+        // (An env dir's entry is a symlink in the pristine copy too.)
         let reflink = AtomicBool::new(cfg!(target_os = "linux"));
         copy_entry(
             &self.pristine.tree,
@@ -842,12 +900,6 @@ impl Reference for Restorer<'_> {
         let key = rel_string(rel);
         if let Some(bytes) = self.wrote.get(&key) {
             return now.mode == rec.mode && std::fs::read(dst).is_ok_and(|b| &b == bytes);
-        }
-        let manifest = &self.pristine.manifest;
-        if manifest.links.contains(&key) {
-            // A linked env dir's link points at the original dir.
-            return now.is_symlink()
-                && std::fs::read_link(dst).is_ok_and(|t| t == manifest.root.join(&key));
         }
         let src = self.pristine.tree.join(rel);
         if now.is_symlink() {
@@ -970,13 +1022,20 @@ const COPY_CHUNK: usize = 32;
 /// files). Where the filesystem can share extents (`FICLONE`: btrfs, XFS,
 /// bcachefs), files are reflinked instead of copied.
 pub fn copy_tree(from: &Path, manifest: &Manifest, tree: &Path) -> Result<()> {
+    let files = manifest.entries.len() + manifest.opaque.len();
+    // The manifest's files, then the env dirs' links (`i >= files`).
     let entries: Vec<&Path> = manifest
         .entries
         .iter()
         .map(Path::new)
         .chain(manifest.opaque.iter().map(PathBuf::as_path))
+        .chain(manifest.env_links.iter().map(PathBuf::as_path))
         .collect();
     let mut dirs: BTreeSet<&Path> = BTreeSet::new();
+    // An env dir is made even when empty, its ancestors too.
+    for d in &manifest.env_dirs {
+        dirs.extend(d.ancestors().filter(|a| !a.as_os_str().is_empty()));
+    }
     for rel in &entries {
         let mut p = *rel;
         while let Some(parent) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -1027,7 +1086,12 @@ pub fn copy_tree(from: &Path, manifest: &Manifest, tree: &Path) -> Result<()> {
             if INTERRUPTED.load(Ordering::Relaxed) {
                 return;
             }
-            if let Err(e) = copy_entry(from, tree, rel, &reflink, &platform::reflink) {
+            let copied = if i < files {
+                copy_entry(from, tree, rel, &reflink, &platform::reflink)
+            } else {
+                link_env_entry(from, tree, rel)
+            };
+            if let Err(e) = copied {
                 let mut f = failure.lock().unwrap_or_else(|e| e.into_inner());
                 if f.as_ref().is_none_or(|(j, _)| i < *j) {
                     *f = Some((i, e));
@@ -1133,6 +1197,24 @@ fn copy_entry(
         let _ = to.set_modified(m);
     }
     Ok(())
+}
+
+/// Make the env dir entry `rel` of `from` (the checkout, or the pristine
+/// copy) a symlink in `tree` (see [`Manifest::env_links`]): a symlink gets
+/// its copied target, anything else a link to itself in `from` (only ever
+/// the checkout: in the pristine copy every one is a symlink already). One
+/// that vanished since the manifest was taken is skipped.
+fn link_env_entry(from: &Path, tree: &Path, rel: &Path) -> std::io::Result<()> {
+    let src = from.join(rel);
+    let target = match src.symlink_metadata() {
+        Ok(m) if m.file_type().is_symlink() => {
+            copied_link_target(from, tree, rel, &std::fs::read_link(&src)?)
+        }
+        Ok(_) => src,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e),
+    };
+    std::os::unix::fs::symlink(target, tree.join(rel))
 }
 
 /// Where the symlink `rel` of the tree `from` (the checkout, or the
@@ -1530,11 +1612,11 @@ mod tests {
         s.begin_run().unwrap();
         std::fs::write(s.run.tmp.join("app.lock"), "").unwrap();
         std::fs::create_dir(&s.run.pytest_cache).unwrap();
-        // The run changes the mutated file, removes the linked env dir's
-        // link, and writes the report it was asked for into the copy.
+        // The run changes the mutated file, removes the linked env dir
+        // (its links), and writes the report it was asked for into the copy.
         std::thread::sleep(Duration::from_millis(30));
         std::fs::write(s.tree.join(target), b"mutated = Fals\n").unwrap();
-        std::fs::remove_file(s.tree.join(".venv")).unwrap();
+        std::fs::remove_dir_all(s.tree.join(".venv")).unwrap();
         std::fs::create_dir(s.tree.join("reports")).unwrap();
         std::fs::write(s.tree.join("reports/junit.xml"), "<testsuite/>").unwrap();
         let r = s.end_run(&[PathBuf::from("reports/junit.xml")]).unwrap();
@@ -1542,13 +1624,109 @@ mod tests {
         // The mutant is back for a re-check, not the original.
         assert_eq!(s.read(target).unwrap(), b"mutated = True\n");
         assert_eq!(
-            std::fs::read_link(s.tree.join(".venv")).unwrap(),
-            m.root.join(".venv")
+            std::fs::read_link(s.tree.join(".venv/bin")).unwrap(),
+            m.root.join(".venv/bin")
         );
         assert!(!s.tree.join("reports").exists());
         // The run's own dirs are empty again.
         assert_eq!(std::fs::read_dir(&s.run.tmp).unwrap().count(), 0);
         assert_eq!(std::fs::read_dir(&s.run.dir).unwrap().count(), 1);
+    }
+
+    /// A workspace's `node_modules`: links to workspace packages (relative,
+    /// scoped, absolute), pnpm's store, a package dir, a file.
+    fn workspace_tree() -> tempfile::TempDir {
+        use std::os::unix::fs::symlink;
+        let src = sample_tree();
+        let r = src.path().canonicalize().unwrap();
+        for p in ["packages/b/index.js", "packages/c/index.js"] {
+            std::fs::create_dir_all(r.join(p).parent().unwrap()).unwrap();
+            std::fs::write(r.join(p), "module.exports = 1\n").unwrap();
+        }
+        std::fs::write(r.join(".gitignore"), "node_modules\n.venv\n").unwrap();
+        std::fs::create_dir_all(r.join("node_modules/.pnpm/dep@1/node_modules/dep")).unwrap();
+        std::fs::create_dir_all(r.join("node_modules/@s")).unwrap();
+        std::fs::create_dir_all(r.join("node_modules/hoisted")).unwrap();
+        std::fs::write(r.join("node_modules/hoisted/index.js"), "x").unwrap();
+        std::fs::write(r.join("node_modules/.modules.yaml"), "x").unwrap();
+        symlink("../packages/b", r.join("node_modules/b")).unwrap();
+        symlink("../../packages/c", r.join("node_modules/@s/c")).unwrap();
+        symlink(r.join("packages/c"), r.join("node_modules/abs-c")).unwrap();
+        symlink(".pnpm/dep@1/node_modules/dep", r.join("node_modules/dep")).unwrap();
+        std::fs::create_dir_all(r.join("packages/b/node_modules")).unwrap();
+        symlink("../../c", r.join("packages/b/node_modules/c")).unwrap();
+        std::fs::create_dir_all(r.join(".venv/bin")).unwrap();
+        symlink("/usr/bin/python3", r.join(".venv/bin/python")).unwrap();
+        std::fs::write(r.join(".venv/pyvenv.cfg"), "home = /usr/bin\n").unwrap();
+        std::fs::create_dir(r.join(".venv/empty")).unwrap();
+        src
+    }
+
+    #[test]
+    fn env_dirs_are_dirs_of_links_that_resolve_inside_each_copy() {
+        let src = workspace_tree();
+        let root = src.path().canonicalize().unwrap();
+        let before = state(&root);
+        let m = manifest(&root, &[], &[]).unwrap();
+        assert_eq!(m.links, vec![".venv", "node_modules"]);
+        let dirs: Vec<&str> = m.env_dirs.iter().map(|d| d.to_str().unwrap()).collect();
+        assert_eq!(dirs, vec![".venv", "node_modules", "node_modules/@s"]);
+        // The store is one link: nothing in it is listed.
+        assert!(m.env_links.contains(&PathBuf::from("node_modules/.pnpm")));
+        assert!(!m
+            .env_links
+            .iter()
+            .any(|l| l.starts_with("node_modules/.pnpm/dep@1")));
+        let p = pristine(&m);
+        let mut s = Scratch::create(&p, 0).unwrap();
+        let t = s.tree.clone();
+        let t = &t;
+        let link = |rel: &str| std::fs::read_link(t.join(rel)).unwrap();
+        assert!(t.join("node_modules").symlink_metadata().unwrap().is_dir());
+        assert!(t
+            .join("node_modules/@s")
+            .symlink_metadata()
+            .unwrap()
+            .is_dir());
+        assert_eq!(link("node_modules/b"), PathBuf::from("../packages/b"));
+        assert_eq!(link("node_modules/@s/c"), PathBuf::from("../../packages/c"));
+        assert_eq!(link("node_modules/abs-c"), t.join("packages/c"));
+        assert_eq!(link("node_modules/.pnpm"), root.join("node_modules/.pnpm"));
+        assert_eq!(
+            link("node_modules/hoisted"),
+            root.join("node_modules/hoisted")
+        );
+        assert_eq!(
+            link("node_modules/.modules.yaml"),
+            root.join("node_modules/.modules.yaml")
+        );
+        assert_eq!(
+            link("node_modules/dep"),
+            PathBuf::from(".pnpm/dep@1/node_modules/dep")
+        );
+        assert_eq!(link("packages/b/node_modules/c"), PathBuf::from("../../c"));
+        assert_eq!(link(".venv/bin"), root.join(".venv/bin"));
+        assert_eq!(link(".venv/empty"), root.join(".venv/empty"));
+        // What each resolves to: the copy's packages, the shared store.
+        let real = |rel: &str| t.join(rel).canonicalize().unwrap();
+        assert_eq!(real("node_modules/b/index.js"), real("packages/b/index.js"));
+        assert_eq!(real("node_modules/@s/c"), real("packages/c"));
+        assert_eq!(real("packages/b/node_modules/c"), real("packages/c"));
+        assert!(real("node_modules/dep").starts_with(&root));
+        assert!(t.join(".venv/bin/python").exists());
+        // A run that removes the env dir, and one that adds a package to
+        // it: put back, and the checkout never sees either.
+        let made = state(&s.tree);
+        s.stop_watching();
+        std::thread::sleep(Duration::from_millis(30));
+        std::fs::remove_dir_all(t.join("node_modules")).unwrap();
+        std::fs::create_dir(t.join(".venv/new")).unwrap();
+        let r = s.end_run(&[]).unwrap();
+        assert_eq!(r.paths, vec![".venv/new", "node_modules"]);
+        assert_eq!(state(&s.tree), made);
+        drop(s);
+        drop(p);
+        assert_eq!(state(&root), before);
     }
 
     #[test]
