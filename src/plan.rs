@@ -174,12 +174,7 @@ impl Filters {
         if self.skip.contains(id) {
             return false;
         }
-        let opts = glob::MatchOptions {
-            case_sensitive: true,
-            require_literal_separator: true,
-            require_literal_leading_dot: false,
-        };
-        if !self.files.is_empty() && !self.files.iter().any(|g| g.matches_with(file, opts)) {
+        if !self.files.is_empty() && !self.files.iter().any(|g| file_glob_matches(g, file)) {
             return false;
         }
         if let Some((_, changed)) = &self.in_diff {
@@ -192,6 +187,17 @@ impl Filters {
         }
         true
     }
+}
+
+/// Whether a `--file` glob selects `file` (a path relative to the target
+/// root): `*` stays inside one directory, `**` crosses them.
+fn file_glob_matches(glob: &glob::Pattern, file: &str) -> bool {
+    let opts = glob::MatchOptions {
+        case_sensitive: true,
+        require_literal_separator: true,
+        require_literal_leading_dot: false,
+    };
+    glob.matches_with(file, opts)
 }
 
 impl Entry {
@@ -278,8 +284,25 @@ pub fn build(spec: &Spec, filters: &Filters) -> Result<Plan> {
     })
 }
 
-/// Every id `--only` and `--skip` name must be declared in the spec.
+/// Every id `--only` and `--skip` name must be declared in the spec, and
+/// every `--file` glob must match the file of a declared mutation (a typo
+/// would otherwise select nothing and pass the gate). Checked on the whole
+/// spec, before sharding: an empty shard is not an error.
 fn check_named_ids(spec: &Spec, filters: &Filters) -> Result<()> {
+    for g in &filters.files {
+        if !spec.mutations.iter().any(|m| file_glob_matches(g, &m.file)) {
+            let mut files: Vec<&str> = spec.mutations.iter().map(|m| m.file.as_str()).collect();
+            files.sort_unstable();
+            files.dedup();
+            let shown = files.iter().take(5).copied().collect::<Vec<_>>().join(", ");
+            let more = if files.len() > 5 { ", …" } else { "" };
+            return Err(Error::Usage(format!(
+                "--file {}: matches the file of no mutation in {} (mutated files: {shown}{more}; paths are relative to the target root, `*` stays inside one directory, `**` crosses them)",
+                g.as_str(),
+                spec.spec_path.display()
+            )));
+        }
+    }
     for (flag, ids) in [("--only", &filters.only), ("--skip", &filters.skip)] {
         for id in ids {
             if !spec.mutations.iter().any(|m| &m.id == id) {

@@ -272,6 +272,35 @@ fn skip_only_and_file_select_mutants() {
 }
 
 #[test]
+fn a_file_glob_that_matches_no_mutated_file_is_an_error_even_in_a_shard() {
+    let fx = fixture("");
+    // A typo selects nothing: an error naming the pattern, not "0 mutants;
+    // gate: passed". Checked before sharding, so every shard says it.
+    for extra in [&[][..], &["--shard", "2/3"][..]] {
+        let mut args = vec!["run", "--file", "nomatch/*", "--out", "out"];
+        args.extend_from_slice(extra);
+        let (code, out, err) = fx.run(&args);
+        assert_eq!(code, 1, "{}", ctx(code, &out, &err));
+        assert!(
+            err.contains("--file nomatch/*: matches the file of no mutation")
+                && err.contains("mutated files: app.py"),
+            "{err}"
+        );
+        assert!(!fx.path().join("out/outcomes.json").exists());
+    }
+    // One good pattern does not hide a bad one.
+    let (code, _, err) = fx.run(&["list", "--file", "app.py", "--file", "ap.py"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("--file ap.py:"), "{err}");
+    // A pattern that matches, in a shard that gets nothing, still passes.
+    let (code, out, err) = fx.run(&[
+        "run", "--file", "app.py", "--only", "m-a", "--shard", "2/2", "--out", "out",
+    ]);
+    assert_eq!(code, 0, "{}", ctx(code, &out, &err));
+    assert!(err.contains("no mutation selected"), "{err}");
+}
+
+#[test]
 fn in_diff_runs_only_mutants_on_changed_lines() {
     let fx = fixture(&rule_mutation("new-x", "lib/new.py", "return 7"));
     // new-x's file is untracked: all of it counts as changed.
@@ -310,6 +339,10 @@ fn in_diff_runs_only_mutants_on_changed_lines() {
     let (code, out, err) = fx.run(&["run", "--in-diff", "HEAD", "--out", "out"]);
     assert_eq!(code, 0, "{}", ctx(code, &out, &err));
     assert!(ids(&fx.outcomes("out")).is_empty());
+    assert!(
+        err.contains("no mutation selected by --in-diff HEAD"),
+        "{err}"
+    );
 
     let (code, _, err) = fx.run(&["run", "--in-diff", "no-such-rev", "--out", "out"]);
     assert_eq!(code, 1);
