@@ -29,6 +29,9 @@ pub struct Mutant {
     pub end_col: usize,
     /// What replaced the changed region.
     pub replacement: String,
+    /// How a multi-line `replace` was re-indented to the code it replaces
+    /// (`+8 spaces`), when it was; `check` says so.
+    pub reindented: Option<String>,
     pub sites: usize,
     /// 1-based line ranges (inclusive) of every site in the original file.
     pub site_lines: Vec<(usize, usize)>,
@@ -353,6 +356,7 @@ fn plan_entry(m: &MutationSpec, original: &[u8], tests: &mut Vec<TestConfig>) ->
         end_line: a.change.end_line,
         end_col: a.change.end_col,
         replacement: a.change.replacement,
+        reindented: a.reindented,
         sites: a.sites,
         site_lines: a.site_lines,
         edit: Edit::between(original, &a.mutated),
