@@ -68,7 +68,7 @@ pub fn check(t: &TargetArgs) -> Result<ExitCode> {
                 .count()
         };
         say(format_args!(
-            "ok  {}  {}:{}  ({} site{}, +{} -{} lines)\n",
+            "ok  {}  {}:{}  ({} site{}, +{} -{} lines{})\n",
             m.id,
             m.file,
             m.line,
@@ -76,8 +76,17 @@ pub fn check(t: &TargetArgs) -> Result<ExitCode> {
             if m.sites == 1 { "" } else { "s" },
             changed('+', "+++"),
             changed('-', "---"),
+            match &m.reindented {
+                Some(by) => format!("; `replace` re-indented {by} to the code it replaces"),
+                None => String::new(),
+            },
         ));
     }
+    let reindented: Vec<&str> = plan
+        .ready()
+        .filter(|m| m.reindented.is_some())
+        .map(|m| m.id.as_str())
+        .collect();
     let (bad, details) = plan.rejected_report();
     let total = plan.entries.len();
     if bad > 0 {
@@ -87,6 +96,13 @@ pub fn check(t: &TargetArgs) -> Result<ExitCode> {
         });
     }
     say(format_args!("{total} mutations apply cleanly\n"));
+    if !reindented.is_empty() {
+        say(format_args!(
+            "{} of them with a multi-line `replace` re-indented to the depth of the code it replaces ({}): `find` matched that code at another indentation than it is written with\n",
+            reindented.len(),
+            reindented.join(", ")
+        ));
+    }
     Ok(ExitCode::Ok)
 }
 

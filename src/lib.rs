@@ -24,6 +24,7 @@ pub mod diag;
 pub mod engine;
 pub mod environment;
 pub mod error;
+pub mod fingerprint;
 pub mod gate;
 pub mod go_test_json;
 pub mod init;

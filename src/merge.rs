@@ -46,6 +46,7 @@ pub fn merge(dirs: &[PathBuf]) -> Result<Results> {
     Ok(Results {
         schema: first.schema.clone(),
         unguard_version: env!("CARGO_PKG_VERSION").into(),
+        fingerprint: first.fingerprint.clone(),
         started_at: shards
             .iter()
             .filter_map(|(_, r)| r.started_at.clone())
@@ -136,8 +137,9 @@ fn check_split(shards: &[ShardResults]) -> Result<()> {
     Ok(())
 }
 
-/// Two shards come from the same run: same spec, root, selection, filters,
-/// timeout policy and gate.
+/// Two shards come from the same run: same fingerprint (spec content,
+/// resolved test commands, unguard version), spec path, root, selection,
+/// filters, timeout policy and gate.
 fn check_same_run(
     (first_dir, first): (&Path, &Results),
     (dir, r): (&Path, &Results),
@@ -155,6 +157,19 @@ fn check_same_run(
     let gate_json = |r: &Results| {
         serde_json::to_string(&r.gate_config).context("serializing the gate settings")
     };
+    if first.fingerprint != r.fingerprint {
+        let shown = |f: &Option<String>| match f {
+            Some(f) => f.clone(),
+            None => "none: made by an unguard before fingerprints".into(),
+        };
+        return Err(Error::Usage(format!(
+            "{} and {} come from different runs: the spec's content, its resolved test commands or unguard's version differ (fingerprint {} vs {}); run every shard again from the same spec with the same unguard",
+            first_dir.display(),
+            dir.display(),
+            shown(&first.fingerprint),
+            shown(&r.fingerprint)
+        )));
+    }
     same("specs", first.spec.clone(), r.spec.clone())?;
     same("target roots", first.root.clone(), r.root.clone())?;
     same(

@@ -38,6 +38,9 @@ pub enum ApplyProblem {
     Ambiguous(String),
     /// The file cannot be mutated as text.
     Binary(String),
+    /// A multi-line `replace` cannot be fitted to the indentation of the
+    /// text a whitespace-tolerant `find` matched.
+    Misindented(String),
 }
 
 impl ApplyProblem {
@@ -47,6 +50,7 @@ impl ApplyProblem {
             ApplyProblem::NoOp(_) | ApplyProblem::Identical(_) => "no-op",
             ApplyProblem::Ambiguous(_) => "ambiguous",
             ApplyProblem::Binary(_) => "binary file",
+            ApplyProblem::Misindented(_) => "indentation",
         }
     }
     pub fn detail(&self) -> &str {
@@ -54,7 +58,8 @@ impl ApplyProblem {
             ApplyProblem::NoOp(d)
             | ApplyProblem::Identical(d)
             | ApplyProblem::Ambiguous(d)
-            | ApplyProblem::Binary(d) => d,
+            | ApplyProblem::Binary(d)
+            | ApplyProblem::Misindented(d) => d,
         }
     }
     /// One line telling the user what to change.
@@ -64,6 +69,7 @@ impl ApplyProblem {
             ApplyProblem::Identical(_) => "change `replace`: it must differ from the text it replaces",
             ApplyProblem::Ambiguous(_) => "make `find` longer so it names one site, or set `count: N` / `count: all`",
             ApplyProblem::Binary(_) => "point the mutation at a text source file",
+            ApplyProblem::Misindented(_) => "copy the lines of `find` and `replace` with the indentation the file has (or set `exact_whitespace: true`, which matches indentation exactly)",
         }
     }
 }
@@ -88,6 +94,10 @@ pub struct Applied {
     pub site_lines: Vec<(usize, usize)>,
     /// Number of sites replaced.
     pub sites: usize,
+    /// How a multi-line `replace` was re-indented to the code it replaces
+    /// (`+8 spaces`), when it was ([`reindent`]); per site, so `count: all`
+    /// over sites at different depths fits each.
+    pub reindented: Option<String>,
 }
 
 /// The part of a site that a mutation changes, in the original file.
@@ -630,18 +640,25 @@ pub fn apply(
     let mut mutated = Vec::with_capacity(content.len() + replace.len());
     mutated.extend_from_slice(bom);
     let mut first_replacement = Vec::new();
+    let mut reindented = None;
     // Where each site ends in the mutated file.
     let mut mutated_ends = Vec::with_capacity(matches.len());
     let mut last = 0;
     match &compiled {
         None => {
-            for r in &matches {
-                mutated.extend_from_slice(&body[last..r.start]);
-                mutated.extend_from_slice(replace.as_bytes());
-                mutated_ends.push(mutated.len());
-                last = r.end;
+            reindented = write_literal_sites(
+                pattern,
+                body,
+                &matches,
+                &replace,
+                &mut mutated,
+                &mut mutated_ends,
+            )?;
+            last = matches.last().map_or(0, |r| r.end);
+            if let Some(&end) = mutated_ends.first() {
+                let start = bom.len() + matches[0].start;
+                first_replacement.extend_from_slice(&mutated[start..end]);
             }
-            first_replacement.extend_from_slice(replace.as_bytes());
         }
         Some(re) => {
             for (i, caps) in re.captures_iter(body).enumerate() {
@@ -690,7 +707,185 @@ pub fn apply(
         change,
         site_lines,
         sites: matches.len(),
+        reindented,
     })
+}
+
+/// Write the literal's `matches` of `body` into `mutated` (which holds
+/// what precedes `body`), each replaced by `replace` fitted to its site
+/// ([`reindent`]), recording where each site ends; everything after the last
+/// site is left to the caller. Returns the first site's re-indentation.
+fn write_literal_sites(
+    pattern: &Pattern,
+    body: &[u8],
+    matches: &[Range<usize>],
+    replace: &str,
+    mutated: &mut Vec<u8>,
+    mutated_ends: &mut Vec<usize>,
+) -> Result<Option<String>, ApplyProblem> {
+    let mut lines = LineCounter {
+        text: body,
+        pos: 0,
+        line: 1,
+    };
+    let mut reindented = None;
+    let mut last = 0;
+    for r in matches {
+        let (fitted, shift) = match pattern {
+            Pattern::Literal {
+                text,
+                exact_whitespace: false,
+            } => reindent(text, &body[r.clone()], replace, lines.line_at(r.start))?,
+            _ => (Cow::Borrowed(replace), None),
+        };
+        if reindented.is_none() {
+            reindented = shift;
+        }
+        mutated.extend_from_slice(&body[last..r.start]);
+        mutated.extend_from_slice(fitted.as_bytes());
+        mutated_ends.push(mutated.len());
+        last = r.end;
+    }
+    Ok(reindented)
+}
+
+// ------------------------------------------------------------ re-indenting
+
+/// Leading whitespace of `line`.
+fn indent_of(line: &str) -> &str {
+    &line[..line.len() - line.trim_start_matches([' ', '\t']).len()]
+}
+
+/// The lines after the first of `text` that hold something besides
+/// whitespace (`\r` of CRLF files stripped).
+fn continuation_lines(text: &str) -> Vec<&str> {
+    text.split('\n')
+        .skip(1)
+        .map(|l| l.strip_suffix('\r').unwrap_or(l))
+        .filter(|l| !l.trim().is_empty())
+        .collect()
+}
+
+/// An indentation change, in words: `+8 spaces`, `-1 tab`.
+fn describe_shift(sign: char, ws: &str) -> String {
+    let tabs = ws.chars().filter(|c| *c == '\t').count();
+    let spaces = ws.chars().count() - tabs;
+    let unit = |n: usize, one: &str| format!("{n} {one}{}", if n == 1 { "" } else { "s" });
+    match (spaces, tabs) {
+        (s, 0) => format!("{sign}{}", unit(s, "space")),
+        (0, t) => format!("{sign}{}", unit(t, "tab")),
+        (s, t) => format!("{sign}{} and {}", unit(t, "tab"), unit(s, "space")),
+    }
+}
+
+/// Fit a multi-line `replace` to the indentation of the text a
+/// whitespace-tolerant `find` matched (`matched`, at 1-based `line`).
+///
+/// Inner whitespace in `find` matches any run, so `find: |` written at
+/// column 0 matches a body indented 8 spaces; `replace` is written in the
+/// same frame as `find`, and pasted as written its second and later lines
+/// would land at the wrong depth (a collection error, or a body moved out
+/// of its block). The first line lands where the match starts; every later
+/// line of `find` that holds text is paired with the matched text's, and
+/// when they all differ by the same leading whitespace, that much is added
+/// to (or taken from) every later non-blank line of `replace`. A replacement
+/// that cannot be fitted is refused, never written at a guessed depth.
+/// Returns the replacement and, when it changed, the shift in words.
+fn reindent<'r>(
+    find: &str,
+    matched: &[u8],
+    replace: &'r str,
+    line: usize,
+) -> Result<(Cow<'r, str>, Option<String>), ApplyProblem> {
+    let as_is = Ok((Cow::Borrowed(replace), None));
+    let later = continuation_lines(replace);
+    if later.is_empty() {
+        return as_is;
+    }
+    // A literal's match is its UTF-8 pieces and whitespace.
+    let Ok(matched) = std::str::from_utf8(matched) else {
+        return as_is;
+    };
+    let (want, have) = (continuation_lines(find), continuation_lines(matched));
+    if want.is_empty() {
+        // A one-line `find`: nothing says how the file indents the lines of
+        // `replace`; they are written as given.
+        return as_is;
+    }
+    let refuse = |why: String| {
+        Err(ApplyProblem::Misindented(format!(
+            "`find` matched the code at line {line} with another indentation than it is written with, and {why}, so the lines of the multi-line `replace` cannot be indented to fit"
+        )))
+    };
+    if want.len() != have.len() {
+        return refuse(format!(
+            "its {} indented line(s) matched {} line(s) in the file",
+            want.len(),
+            have.len()
+        ));
+    }
+    // `Ok(ws)`: the file's lines are `ws` deeper; `Err(ws)`: `ws` shallower.
+    let mut shift: Option<Result<&str, &str>> = None;
+    for (k, (w, h)) in want.iter().zip(&have).enumerate() {
+        let (wi, hi) = (indent_of(w), indent_of(h));
+        let this = if let Some(extra) = hi.strip_suffix(wi) {
+            Ok(&hi[..extra.len()])
+        } else if let Some(less) = wi.strip_suffix(hi) {
+            Err(&wi[..less.len()])
+        } else {
+            return refuse(format!(
+                "line {} of the site is indented with {hi:?} where `find` has {wi:?}",
+                line + k + 1
+            ));
+        };
+        match shift {
+            None => shift = Some(this),
+            Some(s) if s == this => {}
+            Some(_) => {
+                return refuse(format!(
+                    "its lines are off by different amounts (line {} of the site is indented with {hi:?} where `find` has {wi:?})",
+                    line + k + 1
+                ))
+            }
+        }
+    }
+    let (add, remove) = match shift {
+        Some(Ok(add)) => (add, ""),
+        Some(Err(remove)) => ("", remove),
+        None => return as_is,
+    };
+    if add.is_empty() && remove.is_empty() {
+        return as_is;
+    }
+    let mut out = String::with_capacity(replace.len() + later.len() * add.len());
+    for (i, l) in replace.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+            if !l.trim().is_empty() {
+                out.push_str(add);
+                match l.strip_prefix(remove) {
+                    Some(rest) => {
+                        out.push_str(rest);
+                        continue;
+                    }
+                    None => {
+                        return refuse(format!(
+                            "line {} of `replace` is indented less than the {} the file removes",
+                            i + 1,
+                            describe_shift('-', remove).trim_start_matches('-')
+                        ))
+                    }
+                }
+            }
+        }
+        out.push_str(l);
+    }
+    let words = if add.is_empty() {
+        describe_shift('-', remove)
+    } else {
+        describe_shift('+', add)
+    };
+    Ok((Cow::Owned(out), Some(words)))
 }
 
 // ------------------------------------------------------ capture references
@@ -1042,6 +1237,138 @@ mod tests {
         let a = apply(&lit("5 partial"), "50 partial", Count::Exactly(1), content).unwrap();
         assert_eq!(a.mutated, b"at most 50 partial results\n");
         assert_eq!((a.line, a.col), (1, 9));
+    }
+
+    /// A method body indented 8 spaces, twice (for `count: all`) at
+    /// different depths.
+    const NESTED: &str = "class G:\n    def ok(self, host):\n        if host == \"evil\":\n            return False\n        return True\n";
+
+    #[test]
+    fn a_multi_line_replace_is_reindented_to_the_code_it_replaces() {
+        let find = "if host == \"evil\":\n    return False\n";
+        let replace = "if host == \"evil\":\n    log(host)\n\n    return True\n";
+        let a = apply(&lit(find), replace, Count::Exactly(1), NESTED.as_bytes()).unwrap();
+        assert_eq!(
+            String::from_utf8(a.mutated).unwrap(),
+            "class G:\n    def ok(self, host):\n        if host == \"evil\":\n            log(host)\n\n            return True\n        return True\n"
+        );
+        assert_eq!(a.reindented.as_deref(), Some("+8 spaces"));
+        // Written at the code's depth already: as given, no note.
+        let deep = "if host == \"evil\":\n            return False";
+        let a = apply(
+            &lit(deep),
+            "if host == \"evil\":\n            return True",
+            Count::Exactly(1),
+            NESTED.as_bytes(),
+        )
+        .unwrap();
+        assert!(String::from_utf8(a.mutated)
+            .unwrap()
+            .contains("\n            return True\n"));
+        assert_eq!(a.reindented, None);
+        // Written deeper than the code: indentation taken away.
+        let deeper = "if host == \"evil\":\n                return False";
+        let a = apply(
+            &lit(deeper),
+            "if host == \"evil\":\n                return True",
+            Count::Exactly(1),
+            NESTED.as_bytes(),
+        )
+        .unwrap();
+        assert!(String::from_utf8(a.mutated)
+            .unwrap()
+            .contains(":\n            return True\n"));
+        assert_eq!(a.reindented.as_deref(), Some("-4 spaces"));
+        // ... unless `replace` is not that deep: refused, not guessed.
+        let r = apply(
+            &lit(deeper),
+            "if host == \"evil\":\n  return True",
+            Count::Exactly(1),
+            NESTED.as_bytes(),
+        );
+        assert!(matches!(r, Err(ApplyProblem::Misindented(_))), "{r:?}");
+    }
+
+    #[test]
+    fn every_site_is_reindented_to_its_own_depth_in_lf_and_crlf() {
+        let two = "if a:\n    x()\ndef f():\n    if a:\n        x()\n";
+        let a = apply(
+            &lit("if a:\n    x()"),
+            "if a:\n    y()",
+            Count::All,
+            two.as_bytes(),
+        )
+        .unwrap();
+        assert_eq!(
+            String::from_utf8(a.mutated).unwrap(),
+            "if a:\n    y()\ndef f():\n    if a:\n        y()\n"
+        );
+        let crlf = two.replace('\n', "\r\n");
+        let a = apply(
+            &lit("if a:\n    x()"),
+            "if a:\n    y()",
+            Count::All,
+            crlf.as_bytes(),
+        )
+        .unwrap();
+        assert_eq!(
+            String::from_utf8(a.mutated).unwrap(),
+            "if a:\r\n    y()\r\ndef f():\r\n    if a:\r\n        y()\r\n"
+        );
+    }
+
+    #[test]
+    fn a_replacement_that_cannot_be_fitted_is_refused() {
+        // Lines off by different amounts.
+        let uneven = "    if a:\n        x()\n          y()\n";
+        let r = apply(
+            &lit("if a:\nx()\ny()"),
+            "if a:\nz()",
+            Count::Exactly(1),
+            uneven.as_bytes(),
+        );
+        let Err(ApplyProblem::Misindented(why)) = r else {
+            panic!("{r:?}")
+        };
+        assert!(why.contains("line 3 of the site"), "{why}");
+        // Tabs in the file, spaces in `find`.
+        let tabs = "if a:\n\tx()\n";
+        let r = apply(
+            &lit("if a:\n    x()"),
+            "if a:\n    y()",
+            Count::Exactly(1),
+            tabs.as_bytes(),
+        );
+        assert!(matches!(r, Err(ApplyProblem::Misindented(_))), "{r:?}");
+        // A one-line `replace`, a one-line `find`, an exact `find` or a
+        // regex: written as given.
+        let a = apply(
+            &lit("if host == \"evil\":\n    return False"),
+            "pass",
+            Count::Exactly(1),
+            NESTED.as_bytes(),
+        )
+        .unwrap();
+        assert_eq!(a.reindented, None);
+        let a = apply(
+            &lit("return False"),
+            "log()\n    return True",
+            Count::Exactly(1),
+            NESTED.as_bytes(),
+        )
+        .unwrap();
+        assert!(String::from_utf8(a.mutated)
+            .unwrap()
+            .contains("log()\n    return True\n"));
+        let re = Pattern::Regex("if a:\\n    x\\(\\)".into());
+        let a = apply(
+            &re,
+            "if a:\n    y()",
+            Count::Exactly(1),
+            b"def f():\n    if a:\n    x()\n",
+        )
+        .unwrap();
+        assert_eq!(a.reindented, None);
     }
 
     #[test]

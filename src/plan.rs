@@ -29,6 +29,9 @@ pub struct Mutant {
     pub end_col: usize,
     /// What replaced the changed region.
     pub replacement: String,
+    /// How a multi-line `replace` was re-indented to the code it replaces
+    /// (`+8 spaces`), when it was; `check` says so.
+    pub reindented: Option<String>,
     pub sites: usize,
     /// 1-based line ranges (inclusive) of every site in the original file.
     pub site_lines: Vec<(usize, usize)>,
@@ -174,12 +177,7 @@ impl Filters {
         if self.skip.contains(id) {
             return false;
         }
-        let opts = glob::MatchOptions {
-            case_sensitive: true,
-            require_literal_separator: true,
-            require_literal_leading_dot: false,
-        };
-        if !self.files.is_empty() && !self.files.iter().any(|g| g.matches_with(file, opts)) {
+        if !self.files.is_empty() && !self.files.iter().any(|g| file_glob_matches(g, file)) {
             return false;
         }
         if let Some((_, changed)) = &self.in_diff {
@@ -192,6 +190,17 @@ impl Filters {
         }
         true
     }
+}
+
+/// Whether a `--file` glob selects `file` (a path relative to the target
+/// root): `*` stays inside one directory, `**` crosses them.
+fn file_glob_matches(glob: &glob::Pattern, file: &str) -> bool {
+    let opts = glob::MatchOptions {
+        case_sensitive: true,
+        require_literal_separator: true,
+        require_literal_leading_dot: false,
+    };
+    glob.matches_with(file, opts)
 }
 
 impl Entry {
@@ -278,8 +287,25 @@ pub fn build(spec: &Spec, filters: &Filters) -> Result<Plan> {
     })
 }
 
-/// Every id `--only` and `--skip` name must be declared in the spec.
+/// Every id `--only` and `--skip` name must be declared in the spec, and
+/// every `--file` glob must match the file of a declared mutation (a typo
+/// would otherwise select nothing and pass the gate). Checked on the whole
+/// spec, before sharding: an empty shard is not an error.
 fn check_named_ids(spec: &Spec, filters: &Filters) -> Result<()> {
+    for g in &filters.files {
+        if !spec.mutations.iter().any(|m| file_glob_matches(g, &m.file)) {
+            let mut files: Vec<&str> = spec.mutations.iter().map(|m| m.file.as_str()).collect();
+            files.sort_unstable();
+            files.dedup();
+            let shown = files.iter().take(5).copied().collect::<Vec<_>>().join(", ");
+            let more = if files.len() > 5 { ", …" } else { "" };
+            return Err(Error::Usage(format!(
+                "--file {}: matches the file of no mutation in {} (mutated files: {shown}{more}; paths are relative to the target root, `*` stays inside one directory, `**` crosses them)",
+                g.as_str(),
+                spec.spec_path.display()
+            )));
+        }
+    }
     for (flag, ids) in [("--only", &filters.only), ("--skip", &filters.skip)] {
         for id in ids {
             if !spec.mutations.iter().any(|m| &m.id == id) {
@@ -330,6 +356,7 @@ fn plan_entry(m: &MutationSpec, original: &[u8], tests: &mut Vec<TestConfig>) ->
         end_line: a.change.end_line,
         end_col: a.change.end_col,
         replacement: a.change.replacement,
+        reindented: a.reindented,
         sites: a.sites,
         site_lines: a.site_lines,
         edit: Edit::between(original, &a.mutated),

@@ -559,6 +559,12 @@ pub struct Results {
     /// Always `unguard/1` for this version of the model.
     pub schema: String,
     pub unguard_version: String,
+    /// `sha256:…` of what decides the verdicts: the spec's content as loaded
+    /// (mutations and their resolved test commands) and unguard's version
+    /// (see `src/fingerprint.rs`). `unguard merge` joins only shards with the
+    /// same fingerprint. Absent in results of versions before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fingerprint: Option<String>,
     /// When the run started (RFC 3339, UTC).
     #[serde(default)]
     pub started_at: Option<String>,

@@ -509,6 +509,15 @@ fn parse_yaml<T: for<'de> Deserialize<'de>>(src: &SourceFile) -> Result<T, Diagn
         }
         let snippet: Vec<String> = lines
             .map(|l| {
+                // The parser's `-->` line counts columns in the window it
+                // cut from a long line: name the position in the file, the
+                // one the header gives.
+                if let Some(rest) = l.trim_start().strip_prefix("--> ") {
+                    if rest.starts_with(src.display.as_str()) {
+                        let indent = &l[..l.len() - l.trim_start().len()];
+                        return format!("{indent}--> {}:{line}:{col}", src.display);
+                    }
+                }
                 // The parser repeats its raw message after the caret; keep the caret only.
                 match l.find('^') {
                     Some(i) if l[..i].trim_start().starts_with('|') => l[..=i].to_string(),
@@ -666,8 +675,13 @@ fn yaml_fix_hint(message: &str) -> String {
 
 /// A duration that does not parse (see [`parse_duration`]).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("expected a number with a unit, like `45s`, `2m` or `1m30s`")]
-pub struct BadDuration;
+pub enum BadDuration {
+    #[error("expected a number with a unit, like `45s`, `2m` or `1m30s`")]
+    Unparsable,
+    /// Well formed, but beyond what a duration holds (2^64 nanoseconds).
+    #[error("too large: a duration is at most 213503d (about 584 years)")]
+    TooLarge,
+}
 
 /// Parse a duration like `45s`, `2m`, `1m30s`, `1h 5m`, `500ms`: one or more
 /// whole numbers, each followed by a unit (`ns`, `us`, `ms`, `s`, `m`, `h`,
@@ -675,14 +689,20 @@ pub struct BadDuration;
 pub fn parse_duration(s: &str) -> Result<Duration, BadDuration> {
     let mut rest = s.trim();
     if rest.is_empty() {
-        return Err(BadDuration);
+        return Err(BadDuration::Unparsable);
     }
-    let mut total = Duration::ZERO;
+    let mut total: u64 = 0;
     while !rest.is_empty() {
         let digits = rest
             .find(|c: char| !c.is_ascii_digit())
             .unwrap_or(rest.len());
-        let n: u64 = rest[..digits].parse().map_err(|_| BadDuration)?;
+        let n: u64 = match rest[..digits].parse() {
+            Ok(n) => n,
+            Err(e) if *e.kind() == std::num::IntErrorKind::PosOverflow => {
+                return Err(BadDuration::TooLarge)
+            }
+            Err(_) => return Err(BadDuration::Unparsable),
+        };
         rest = rest[digits..].trim_start();
         let unit_len = rest
             .find(|c: char| !c.is_alphabetic())
@@ -695,15 +715,13 @@ pub fn parse_duration(s: &str) -> Result<Duration, BadDuration> {
             "m" | "min" | "mins" | "minute" | "minutes" => 60_000_000_000,
             "h" | "hr" | "hrs" | "hour" | "hours" => 3_600_000_000_000,
             "d" | "day" | "days" => 86_400_000_000_000,
-            _ => return Err(BadDuration),
+            _ => return Err(BadDuration::Unparsable),
         };
-        let part = n.checked_mul(nanos_per).ok_or(BadDuration)?;
-        total = total
-            .checked_add(Duration::from_nanos(part))
-            .ok_or(BadDuration)?;
+        let part = n.checked_mul(nanos_per).ok_or(BadDuration::TooLarge)?;
+        total = total.checked_add(part).ok_or(BadDuration::TooLarge)?;
         rest = rest[unit_len..].trim_start();
     }
-    Ok(total)
+    Ok(Duration::from_nanos(total))
 }
 
 /// The mutations declared in one spec file (the main file or an include).
@@ -746,7 +764,7 @@ pub fn load(root: &Path, spec_path: &Path) -> Result<Spec, Diagnostics> {
     let global = global.map(|g| TestConfig { git, ..g });
 
     // Mutations from the main file and every include, in order.
-    let include_files = resolve_includes(&root, &src, &raw.include, &mut diags);
+    let include_files = resolve_includes(&root, spec_path, &src, &raw.include, &mut diags);
     let mut sources: Vec<MutationSource> = vec![(src, raw.mutations)];
     sources.extend(read_includes(include_files, &mut diags));
     let mutations = match &global {
@@ -884,13 +902,17 @@ fn resolve_links(
 }
 
 /// The files the `include:` globs match, sorted and without duplicates; each
-/// must stay inside the target root.
+/// must stay inside the target root. The spec itself is never one of them
+/// (a glob like `*.yaml` that also matches it includes the others); an
+/// entry that matches only the spec is a diagnostic.
 fn resolve_includes(
     root: &Path,
+    spec_path: &Path,
     src: &SourceFile,
     include: &[Spanned<String>],
     diags: &mut Diagnostics,
 ) -> Vec<PathBuf> {
+    let itself = spec_path.canonicalize().ok();
     let mut include_files: Vec<PathBuf> = Vec::new();
     for inc in include {
         if let Err(why) = check_rel_path(&inc.value) {
@@ -900,22 +922,59 @@ fn resolve_includes(
             );
             continue;
         }
+        let rel = inc.value.trim_start_matches("./");
+        // Checked as written, so a position counts in the user's pattern,
+        // not in the root it is joined to.
+        if let Err(e) = glob::Pattern::new(rel) {
+            let at = e.pos + (inc.value.len() - rel.len());
+            let near = inc.value[at.min(inc.value.len())..]
+                .chars()
+                .next()
+                .map_or(String::new(), |c| format!(" (`{c}`)"));
+            diags.push(
+                src.at(
+                    inc,
+                    format!(
+                        "bad include pattern `{}`: {} at character {}{near} of the pattern",
+                        inc.value,
+                        e.msg,
+                        inc.value[..at.min(inc.value.len())].chars().count() + 1
+                    ),
+                )
+                .with_fix("use a glob like `mutations/*.yaml` (`[` opens a character class: write `[[]` for a literal `[`)"),
+            );
+            continue;
+        }
         // The root may contain glob metacharacters (`[`, `*`): escape it.
-        let pattern = format!(
-            "{}/{}",
-            glob::Pattern::escape(&root.to_string_lossy()),
-            inc.value.trim_start_matches("./")
-        );
-        let matched: Vec<PathBuf> = match glob::glob(&pattern) {
+        let pattern = format!("{}/{rel}", glob::Pattern::escape(&root.to_string_lossy()));
+        let mut matched: Vec<PathBuf> = match glob::glob(&pattern) {
             Ok(paths) => paths.filter_map(Result::ok).collect(),
             Err(e) => {
                 diags.push(
-                    src.at(inc, format!("bad include pattern: {e}"))
-                        .with_fix("use a glob like `mutations/*.yaml`"),
+                    src.at(
+                        inc,
+                        format!("bad include pattern `{}`: {}", inc.value, e.msg),
+                    )
+                    .with_fix("use a glob like `mutations/*.yaml`"),
                 );
                 continue;
             }
         };
+        let before = matched.len();
+        matched.retain(|m| m.canonicalize().ok() != itself);
+        if matched.is_empty() && before > 0 {
+            diags.push(
+                src.at(
+                    inc,
+                    format!(
+                        "include `{}` matches this spec file itself (and nothing else): its mutations are loaded already, and an included file holds only a `mutations:` list",
+                        inc.value
+                    ),
+                )
+                .with_fix("remove the entry, or name the files that hold more mutations (e.g. `mutations/*.yaml`)"),
+            );
+            continue;
+        }
         if matched.is_empty() {
             diags.push(
                 src.at(inc, format!("include `{}` matches no file", inc.value))
@@ -1691,17 +1750,18 @@ mod tests {
         assert_eq!(secs("1h 5m"), Ok(3900.0));
         assert_eq!(secs("500ms"), Ok(0.5));
         assert_eq!(secs("2 minutes"), Ok(120.0));
-        for bad in [
-            "",
-            "45",
-            "s",
-            "45 seconds please",
-            "1.5s",
-            "-3s",
-            "99999999999999999999d",
-        ] {
-            assert_eq!(parse_duration(bad), Err(BadDuration), "{bad:?}");
+        for bad in ["", "45", "s", "45 seconds please", "1.5s", "-3s"] {
+            assert_eq!(parse_duration(bad), Err(BadDuration::Unparsable), "{bad:?}");
         }
+        for huge in [
+            "99999999999999999999d",
+            "99999999999999h",
+            "213504d",
+            "213503d 1d",
+        ] {
+            assert_eq!(parse_duration(huge), Err(BadDuration::TooLarge), "{huge:?}");
+        }
+        assert!(parse_duration("213503d").is_ok());
     }
 
     #[test]

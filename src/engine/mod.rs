@@ -380,6 +380,7 @@ fn assemble(spec: &Spec, ctx: &Ctx, run: Run) -> Results {
     Results {
         schema: SCHEMA.into(),
         unguard_version: env!("CARGO_PKG_VERSION").into(),
+        fingerprint: Some(crate::fingerprint::of_run(spec)),
         started_at: Some(run.started_at),
         root: opts.root_display.clone(),
         spec: spec.spec_path.display().to_string(),

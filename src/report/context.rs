@@ -220,6 +220,7 @@ fn model_without_mutants(r: &Results) -> serde_json::Result<serde_json::Map<Stri
     let Results {
         schema,
         unguard_version,
+        fingerprint,
         started_at,
         root,
         spec,
@@ -244,6 +245,9 @@ fn model_without_mutants(r: &Results) -> serde_json::Result<serde_json::Map<Stri
     };
     put("schema", serde_json::to_value(schema)?);
     put("unguard_version", serde_json::to_value(unguard_version)?);
+    if let Some(f) = fingerprint {
+        put("fingerprint", serde_json::to_value(f)?);
+    }
     put("started_at", serde_json::to_value(started_at)?);
     put("root", serde_json::to_value(root)?);
     put("spec", serde_json::to_value(spec)?);
@@ -673,6 +677,7 @@ mod tests {
     fn results_hold_every_model_field() {
         let mut r = results(vec![full(Outcome::Killed, false)]);
         r.started_at = Some("2025-01-01T00:00:00Z".into());
+        r.fingerprint = Some("sha256:00".into());
         r.sources.insert("f.py".into(), "x = 1\n".into());
         let r = Arc::new(r);
         let mut want = serde_json::to_value(&*r).unwrap();

@@ -137,12 +137,18 @@ fn text_of(v: &Value) -> String {
 /// Inline Markdown text that is safe anywhere inline, table cells included:
 /// HTML specials become entities (`<` `>` `&`), Markdown punctuation is
 /// backslash-escaped (`\` `` ` `` `*` `_` `[` `]` `|` `~` `$`), line breaks
-/// become spaces, and a leading `#` `-` `+` `=` or `1.` cannot start a block.
+/// become spaces, a leading `#` `-` `+` `=` or `1.` cannot start a block,
+/// and `@name` cannot mention anyone ([`MENTION_BREAK`]).
 pub fn cell(s: &str) -> String {
     let flat = one_line(s);
     let flat = flat.trim();
     let mut out = String::with_capacity(flat.len() + 8);
-    for ch in flat.chars() {
+    let mut chars = flat.chars().peekable();
+    while let Some(ch) = chars.next() {
+        if ch == '@' {
+            no_mention(&mut out, chars.peek());
+            continue;
+        }
         match ch {
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
@@ -163,6 +169,22 @@ pub fn cell(s: &str) -> String {
         }
     }
     out
+}
+
+/// An invisible U+2060 WORD JOINER put between `@` and a following letter or
+/// digit: GitHub turns `@name` and `@org/team` in the text of a comment
+/// into mentions that notify people (a backslash or `&#64;` does not stop
+/// it: the mention is found in the rendered text), but a mention must start
+/// right after the `@`. Code spans and fences are never scanned for
+/// mentions, so `code` and `fence` keep the text as it is.
+const MENTION_BREAK: char = '\u{2060}';
+
+/// Push `@`, and [`MENTION_BREAK`] when `next` could start a mention.
+fn no_mention(out: &mut String, next: Option<&char>) {
+    out.push('@');
+    if next.is_some_and(|c| c.is_ascii_alphanumeric()) {
+        out.push(MENTION_BREAK);
+    }
 }
 
 /// Line breaks (`\r\n`, `\r`, `\n`) as single spaces.
@@ -221,11 +243,17 @@ fn longest_run(s: &str, c: char) -> usize {
 
 /// Text for raw HTML in a Markdown file (e.g. inside `<summary>`): `&`, `<`,
 /// `>`, `"` and `'` become entities and line breaks spaces, so the text can
-/// neither open a tag nor end the HTML block with a blank line.
+/// neither open a tag nor end the HTML block with a blank line; `@name`
+/// cannot mention anyone ([`MENTION_BREAK`]).
 pub fn html(s: &str) -> String {
     let flat = one_line(s);
     let mut out = String::with_capacity(flat.len() + 8);
-    for ch in flat.chars() {
+    let mut chars = flat.chars().peekable();
+    while let Some(ch) = chars.next() {
+        if ch == '@' {
+            no_mention(&mut out, chars.peek());
+            continue;
+        }
         match ch {
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
@@ -252,6 +280,20 @@ pub fn head(s: &str, n: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cell_and_html_never_mention_anyone() {
+        for f in [cell, html] {
+            assert_eq!(
+                f("ping @alice and @org/team"),
+                "ping @\u{2060}alice and @\u{2060}org/team"
+            );
+            // Nothing to break: a lone `@`, `@` before punctuation.
+            assert_eq!(f("a @ b @-x"), "a @ b @-x");
+        }
+        // Code spans are not scanned for mentions: kept as written.
+        assert_eq!(code("@alice"), "`@alice`");
+    }
 
     #[test]
     fn cell_escapes_markdown_and_html() {

@@ -310,6 +310,7 @@ mod tests {
         Results {
             schema: crate::results::SCHEMA.into(),
             unguard_version: "0".into(),
+            fingerprint: None,
             root: ".".into(),
             spec: "u.yaml".into(),
             timeout_policy: TimeoutPolicy::Killed,

@@ -200,6 +200,65 @@ fn merge_refuses_incomplete_or_foreign_shards() {
 }
 
 #[test]
+fn merge_refuses_shards_run_from_a_changed_spec() {
+    let fx = fixture("");
+    let shard = |k: usize, expect: i32| {
+        let (code, out, err) = fx.run(&[
+            "run",
+            "-j",
+            "1",
+            "--no-canary",
+            "--shard",
+            &format!("{k}/3"),
+            "--out",
+            &format!("out-{k}"),
+        ]);
+        assert_eq!(code, expect, "shard {k}: {}", ctx(code, &out, &err));
+        fx.outcomes(&format!("out-{k}"))["fingerprint"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let (f1, f2) = (shard(1, 0), shard(2, 0));
+    assert!(f1.starts_with("sha256:") && f1.len() == 71, "{f1}");
+    assert_eq!(f1, f2);
+
+    // One `replace` changes between shards 2 and 3 (m-f is in shard 3): same
+    // spec path, root, filters and selected ids, different mutants.
+    let spec = fx.read("unguard.yaml");
+    let edited = spec.replace(
+        "find: 'return 6'\n    replace: 'return 0'",
+        "find: 'return 6'\n    replace: 'return 60'",
+    );
+    assert_ne!(edited, spec);
+    fx.write("unguard.yaml", &edited);
+    fx.git_cmd(&["add", "-A"]);
+    fx.commit("m-f: another replacement");
+    let f3 = shard(3, 2);
+    assert_ne!(f3, f1);
+    let (code, out, err) = fx.run(&["merge", "out-1", "out-2", "out-3", "--out", "merged"]);
+    assert_eq!(code, 1, "{}", ctx(code, &out, &err));
+    assert!(
+        err.contains("out-1 and out-3 come from different runs")
+            && err.contains(
+                "the spec's content, its resolved test commands or unguard's version differ"
+            ),
+        "{err}"
+    );
+    assert!(!fx.path().join("merged/outcomes.json").exists());
+
+    // The same spec again: the shards merge, and the merged results carry
+    // the run's fingerprint.
+    fx.write("unguard.yaml", &spec);
+    fx.git_cmd(&["add", "-A"]);
+    fx.commit("m-f: back");
+    assert_eq!(shard(3, 2), f1);
+    let (code, out, err) = fx.run(&["merge", "out-1", "out-2", "out-3", "--out", "merged"]);
+    assert_eq!(code, 2, "{}", ctx(code, &out, &err));
+    assert_eq!(fx.outcomes("merged")["fingerprint"], serde_json::json!(f1));
+}
+
+#[test]
 fn shard_flag_is_one_based_and_validated() {
     let fx = fixture("");
     for bad in ["0/3", "4/3", "1/0", "3", "a/b"] {
@@ -272,6 +331,35 @@ fn skip_only_and_file_select_mutants() {
 }
 
 #[test]
+fn a_file_glob_that_matches_no_mutated_file_is_an_error_even_in_a_shard() {
+    let fx = fixture("");
+    // A typo selects nothing: an error naming the pattern, not "0 mutants;
+    // gate: passed". Checked before sharding, so every shard says it.
+    for extra in [&[][..], &["--shard", "2/3"][..]] {
+        let mut args = vec!["run", "--file", "nomatch/*", "--out", "out"];
+        args.extend_from_slice(extra);
+        let (code, out, err) = fx.run(&args);
+        assert_eq!(code, 1, "{}", ctx(code, &out, &err));
+        assert!(
+            err.contains("--file nomatch/*: matches the file of no mutation")
+                && err.contains("mutated files: app.py"),
+            "{err}"
+        );
+        assert!(!fx.path().join("out/outcomes.json").exists());
+    }
+    // One good pattern does not hide a bad one.
+    let (code, _, err) = fx.run(&["list", "--file", "app.py", "--file", "ap.py"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("--file ap.py:"), "{err}");
+    // A pattern that matches, in a shard that gets nothing, still passes.
+    let (code, out, err) = fx.run(&[
+        "run", "--file", "app.py", "--only", "m-a", "--shard", "2/2", "--out", "out",
+    ]);
+    assert_eq!(code, 0, "{}", ctx(code, &out, &err));
+    assert!(err.contains("no mutation selected"), "{err}");
+}
+
+#[test]
 fn in_diff_runs_only_mutants_on_changed_lines() {
     let fx = fixture(&rule_mutation("new-x", "lib/new.py", "return 7"));
     // new-x's file is untracked: all of it counts as changed.
@@ -310,6 +398,10 @@ fn in_diff_runs_only_mutants_on_changed_lines() {
     let (code, out, err) = fx.run(&["run", "--in-diff", "HEAD", "--out", "out"]);
     assert_eq!(code, 0, "{}", ctx(code, &out, &err));
     assert!(ids(&fx.outcomes("out")).is_empty());
+    assert!(
+        err.contains("no mutation selected by --in-diff HEAD"),
+        "{err}"
+    );
 
     let (code, _, err) = fx.run(&["run", "--in-diff", "no-such-rev", "--out", "out"]);
     assert_eq!(code, 1);

@@ -446,6 +446,60 @@ fn md_hostile_strings_cannot_break_the_markdown() {
     assert!(md.contains("- … and 5 more"), "25 tests, 20 listed");
 }
 
+/// Where GitHub would see a mention in text: `@` at the start or after a
+/// character that is not a letter, digit or `_`, then a letter or digit.
+fn mentions(text: &str) -> Vec<String> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut found = Vec::new();
+    for (i, c) in chars.iter().enumerate() {
+        let after_word = i > 0 && (chars[i - 1].is_alphanumeric() || chars[i - 1] == '_');
+        if *c == '@' && !after_word && chars.get(i + 1).is_some_and(|n| n.is_ascii_alphanumeric()) {
+            found.push(chars[i..(i + 12).min(chars.len())].iter().collect());
+        }
+    }
+    found
+}
+
+#[test]
+fn md_never_mentions_anyone_in_control_texts_or_test_names() {
+    let mut r = fixture();
+    for m in r.mutants.iter_mut() {
+        m.control = "only @alice may call admin tools".into();
+        m.detail = "red: @org/security-team test failed".into();
+        m.red_tests = vec!["tests/t.py::test_@bob_is_refused".into()];
+        m.exit = Some("@carol".into());
+        if m.allowed.is_some() {
+            m.allowed = Some("waived by @dave".into());
+        }
+    }
+    r.gate.reasons = vec!["@erin: 1 survivor".into()];
+    r.gate.notes = vec!["cc @frank".into()];
+    let md = render_md(&r);
+    // Text (outside code spans and fences, where GitHub looks for mentions)
+    // mentions no one…
+    let outside = outside_code(&md);
+    assert_eq!(mentions(&outside), Vec::<String>::new(), "{outside}");
+    // … and reads the same once the invisible joiner is dropped.
+    let visible = md.replace('\u{2060}', "");
+    for text in [
+        "only @alice may call admin tools",
+        "red: @org/security-team test failed",
+        "@erin: 1 survivor",
+        "cc @frank",
+    ] {
+        assert!(visible.contains(text), "{text:?} in:\n{visible}");
+    }
+    // Code spans keep the text as written: GitHub does not scan them.
+    let p = parse(&md);
+    assert!(
+        p.code
+            .iter()
+            .any(|c| c == "tests/t.py::test_@bob_is_refused"),
+        "{:#?}",
+        p.code
+    );
+}
+
 #[test]
 fn md_unit_filters_survive_the_parser() {
     // Each filter's output, parsed, gives back the text it was given.

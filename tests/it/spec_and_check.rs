@@ -863,3 +863,73 @@ fn yaml_errors_do_not_leak_rust_internals() {
         }
     }
 }
+
+// ------------------------------------------------- multi-line re-indentation
+
+const NESTED_GUARD_PY: &str = "class Guard:\n    def allowed(self, host):\n        if host == \"evil\":\n            return False\n        return True\n";
+
+const NESTED_GUARD_TEST: &str = "import guard\n\ndef test_evil_is_refused():\n    assert not guard.Guard().allowed(\"evil\")\n\ndef test_good_is_allowed():\n    assert guard.Guard().allowed(\"good\")\n";
+
+#[test]
+fn a_multi_line_replace_lands_at_the_depth_of_the_code_it_replaces() {
+    // `find: |` is written at column 0 and matches a body indented 8
+    // spaces; `replace` is in the same frame. Pasted as written, its second
+    // line landed at 4 spaces (an IndentationError: `wrong-reason` under
+    // pytest although the test kills the real mutant).
+    let fx = Fixture::git(&[
+        ("guard.py", NESTED_GUARD_PY),
+        ("tests/test_guard.py", NESTED_GUARD_TEST),
+        (".gitignore", "out/\n__pycache__/\n"),
+        (
+            "unguard.yaml",
+            "version: 1\ntest:\n  command: python3 -m pytest -q -p no:cacheprovider --junitxml={junit}\n  junit: \"{junit}\"\n  timeout: 60s\nmutations:\n  - id: evil-host\n    control: \"the evil host is refused\"\n    file: guard.py\n    find: |\n      if host == \"evil\":\n          return False\n    replace: |\n      if host == \"evil\":\n          return True\n",
+        ),
+    ]);
+    let (code, out, err) = fx.run(&["check"]);
+    assert_eq!(code, 0, "{}", ctx(code, &out, &err));
+    assert!(
+        out.contains("ok  evil-host  guard.py:4  (1 site, +1 -1 lines; `replace` re-indented +8 spaces to the code it replaces)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("1 of them with a multi-line `replace` re-indented to the depth of the code it replaces (evil-host)"),
+        "{out}"
+    );
+
+    let (code, out, err) = fx.run(&["run", "--out", "out", "-j", "1"]);
+    assert_eq!(
+        fx.verdicts("out")["evil-host"],
+        "killed",
+        "{}",
+        ctx(code, &out, &err)
+    );
+    assert_eq!(code, 0, "{}", ctx(code, &out, &err));
+    let diff = fx.outcomes("out")["mutants"][0]["diff"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        diff.contains("\n-            return False\n+            return True\n"),
+        "{diff}"
+    );
+}
+
+#[test]
+fn a_multi_line_replace_that_cannot_be_fitted_is_refused_with_the_fix() {
+    // Tabs in the file, spaces in `find`: no depth to re-indent to.
+    let fx = Fixture::new();
+    fx.write_all(&[
+        ("src/a.py", "def f(x):\n\tif x:\n\t\treturn 1\n"),
+        (
+            "unguard.yaml",
+            "version: 1\ntest: {command: \"true\"}\nmutations:\n  - id: tabs\n    control: c\n    file: src/a.py\n    find: |\n      if x:\n          return 1\n    replace: |\n      if x:\n          return 0\n",
+        ),
+    ]);
+    let (code, out, err) = fx.run(&["check"]);
+    assert_eq!(code, 5, "{}", ctx(code, &out, &err));
+    assert!(
+        err.contains("indentation: mutation `tabs` on src/a.py: `find` matched the code at line 2 with another indentation")
+            && err.contains("exact_whitespace: true"),
+        "{err}"
+    );
+}

@@ -271,3 +271,79 @@ fn many_aliases_of_one_anchor_are_a_legitimate_spec() {
     assert_eq!(code, 0, "{}", ctx(code, &out, &err));
     assert!(out.contains("120 mutations apply cleanly"), "{out}");
 }
+
+// ------------------------------------------- issue 33: smaller edges
+
+/// One mutation as a flow mapping on line 4, with `extra` (`, key: value`)
+/// after its `replace`, and `head` (top-level keys) before `mutations:`.
+fn flow_spec(head: &str, extra: &str) -> String {
+    format!(
+        "version: 1\ntest: {{command: \"true\"}}\n{head}mutations:\n  - {{id: a, control: c, file: src/a.py, find: \"x > 5\", replace: \"True\"{extra}}}\n"
+    )
+}
+
+#[test]
+fn a_bad_count_far_along_a_line_is_shown_where_the_header_says() {
+    // The parser cuts a long line to a window and counted its `-->` column
+    // in the window (4:66) while the header gave the file's (4:80).
+    let fx = git_fx(&flow_spec("", ", count: -1"));
+    let err = refused(&fx, 4, 80);
+    assert!(err.contains("bad `count`"), "{err}");
+    assert!(!err.contains(":4:66"), "{err}");
+}
+
+#[test]
+fn a_timeout_too_large_says_so() {
+    let fx = git_fx(
+        "version: 1\ntest: {command: \"true\", timeout: 99999999999999h}\nmutations:\n  - {id: a, control: c, file: src/a.py, find: \"x > 5\", replace: \"True\"}\n",
+    );
+    let err = refused(&fx, 2, 34);
+    assert!(
+        err.contains("bad timeout `99999999999999h`: too large: a duration is at most 213503d"),
+        "{err}"
+    );
+    assert!(!err.contains("expected a number with a unit"), "{err}");
+    // The flag says the same.
+    let (code, _, err) = fx.run(&["run", "--timeout", "99999999999999h"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("too large"), "{err}");
+}
+
+#[test]
+fn an_include_of_the_spec_itself_says_so() {
+    let fx = git_fx(&flow_spec("include: [\"unguard.yaml\"]\n", ""));
+    let err = refused(&fx, 3, 11);
+    assert!(
+        err.contains("include `unguard.yaml` matches this spec file itself"),
+        "{err}"
+    );
+    assert!(!err.contains("unknown field `version`"), "{err}");
+    // A glob that also matches other files includes those, not the spec.
+    fx.write(
+        "more.yaml",
+        "mutations:\n  - {id: b, control: c, file: src/a.py, find: \"return 0\", replace: \"return 2\"}\n",
+    );
+    fx.write("unguard.yaml", &flow_spec("include: [\"*.yaml\"]\n", ""));
+    let (code, out, err) = fx.run(&["check"]);
+    assert_eq!(code, 0, "{}", ctx(code, &out, &err));
+    assert!(out.contains("2 mutations apply cleanly"), "{out}");
+}
+
+#[test]
+fn a_bad_include_glob_counts_its_position_in_the_pattern_as_written() {
+    // `[` is character 5 of `mut/[a.yaml`; joined to the absolute root, the
+    // glob crate counted it far further along.
+    let fx = git_fx(&flow_spec("include: [\"mut/[a.yaml\"]\n", ""));
+    let err = refused(&fx, 3, 11);
+    assert!(
+        err.contains(
+            "bad include pattern `mut/[a.yaml`: invalid range pattern at character 5 (`[`)"
+        ),
+        "{err}"
+    );
+    let root_len = fx.path().to_string_lossy().chars().count();
+    assert!(
+        !err.contains(&format!("position {}", root_len + 5)),
+        "{err}"
+    );
+}
