@@ -335,6 +335,7 @@ impl Baseline<'_> {
                 select: &[],
                 adapter: None,
                 progress: self.progress,
+                alone: false,
             },
             self.cancel,
         )

@@ -306,6 +306,7 @@ async fn run_check(
             select: tests,
             adapter: Some(&adapter),
             progress: &ctx.progress,
+            alone: false,
         },
         cancel,
     )
