@@ -466,6 +466,32 @@ pub fn unconfirmed_kill(
     }
 }
 
+/// A hang (`first`, a timeout) and its confirmation run (`again`, the same
+/// tests, alone on the machine): a second hang confirms it, with the
+/// confirmation named; anything else makes it `flaky`, as a kill that does
+/// not reproduce is.
+pub fn confirmed_hang(first: Verdict, again: Verdict, log: &str) -> Verdict {
+    if again.outcome == Outcome::Timeout {
+        return Verdict {
+            detail: format!(
+                "{}; it hung again on its confirmation run, alone (log: {log})",
+                first.detail
+            ),
+            ..first
+        };
+    }
+    Verdict {
+        outcome: Outcome::Flaky,
+        detail: format!(
+            "timed out ({}), then its confirmation run, alone, went {} ({}): the hang does not reproduce, so it is no proof (log: {log})",
+            first.detail,
+            again.outcome.as_str(),
+            again.detail
+        ),
+        ..first
+    }
+}
+
 /// What a canary run (the file emptied) shows.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CanaryVerdict {
@@ -807,6 +833,25 @@ mod tests {
         assert_eq!(survived.tests_ran, vec!["t.m::a"]);
         let killed = classify(&run(Exit::Code(1)), &c, &read(ONE_RED), &[], 1.0);
         assert!(killed.tests_ran.is_empty());
+    }
+
+    #[test]
+    fn a_hang_is_confirmed_only_by_a_second_hang() {
+        let c = cfg("generic", FailCodes::AnyNonZero);
+        let hung = || classify(&run(Exit::Timeout), &c, &Reading::NotConfigured, &[], 1.0);
+        let v = confirmed_hang(hung(), hung(), "m@recheck-1.log");
+        assert_eq!(v.outcome, Outcome::Timeout);
+        assert!(v.detail.contains("hung again"), "{}", v.detail);
+        let green = classify(&run(Exit::Code(0)), &c, &read(NONE_RED), &[], 1.0);
+        let v = confirmed_hang(hung(), green, "m@recheck-1.log");
+        assert_eq!(v.outcome, Outcome::Flaky);
+        assert!(
+            v.detail.starts_with("timed out (")
+                && v.detail.contains("went survived")
+                && v.detail.ends_with("(log: m@recheck-1.log)"),
+            "{}",
+            v.detail
+        );
     }
 
     #[test]

@@ -366,6 +366,7 @@ impl Baseline<'_> {
                 adapter: None,
                 progress: self.progress,
                 bare,
+                alone: false,
             },
             self.cancel,
         )

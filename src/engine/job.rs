@@ -121,6 +121,7 @@ pub(super) async fn run_canary(
             adapter: None,
             progress: &ctx.progress,
             bare: ctx.baselines.bare(test),
+            alone: false,
         },
         cancel,
     )
@@ -274,7 +275,9 @@ impl MutantRun<'_> {
             }
         }
         let log_name = outdir::log_name(&m.id);
-        let first = self.suite(scratch, &log_name, timeout, &[], None).await?;
+        let first = self
+            .suite(scratch, &log_name, timeout, &[], None, false)
+            .await?;
         if first.res.exit == Exit::Interrupted {
             return Ok(None);
         }
@@ -286,6 +289,10 @@ impl MutantRun<'_> {
                     None => return Ok(None),
                 }
             }
+            Outcome::Timeout => match self.confirm_hang(scratch, v, timeout, None).await? {
+                Some(v) => v,
+                None => return Ok(None),
+            },
             _ => v,
         };
         let mut r = self.result(v);
@@ -315,7 +322,7 @@ impl MutantRun<'_> {
         let m = self.m;
         let name = outdir::subset_log_name(&m.id, k);
         let run = self
-            .suite(scratch, &name, timeout, &stage.tests, Some(stage))
+            .suite(scratch, &name, timeout, &stage.tests, Some(stage), false)
             .await?;
         if run.res.exit == Exit::Interrupted {
             return Ok(Subset::Interrupted);
@@ -334,7 +341,10 @@ impl MutantRun<'_> {
                 Some(v) => v,
                 None => return Ok(Subset::Interrupted),
             },
-            Outcome::Timeout => v,
+            Outcome::Timeout => match self.confirm_hang(scratch, v, timeout, Some(stage)).await? {
+                Some(v) => v,
+                None => return Ok(Subset::Interrupted),
+            },
             _ => return Ok(Subset::PassedOn(record)),
         };
         record.result = v.outcome.as_str().to_string();
@@ -354,6 +364,7 @@ impl MutantRun<'_> {
         let Some(check) = cfg.check.as_ref() else {
             return Ok(None);
         };
+        let _slot = super::suite::shared_slot().await;
         scratch.begin_run()?;
         let log = ctx.opts.out.join(outdir::check_log_name(&m.id));
         let res = run::run(
@@ -389,6 +400,7 @@ impl MutantRun<'_> {
         timeout: Duration,
         select: &[String],
         stage: Option<&Stage>,
+        alone: bool,
     ) -> Result<SuiteRun> {
         let m = self.m;
         let adapter = match stage {
@@ -410,6 +422,7 @@ impl MutantRun<'_> {
                 adapter: adapter.as_ref(),
                 progress: &self.ctx.progress,
                 bare: self.ctx.baselines.bare(m.test),
+                alone,
             },
             self.cancel,
         )
@@ -475,7 +488,7 @@ impl MutantRun<'_> {
             let name = outdir::recheck_log_name(&self.m.id, k);
             if let Some(a) = &alone {
                 let again = self
-                    .suite(scratch, &name, timeout, &a.tests, Some(a))
+                    .suite(scratch, &name, timeout, &a.tests, Some(a), true)
                     .await?;
                 if again.res.exit == Exit::Interrupted {
                     return Ok(None);
@@ -489,7 +502,9 @@ impl MutantRun<'_> {
                 (Some(_), None) => format!("{}@recheck-{k}-whole-suite.log", self.m.id),
                 (None, _) => name,
             };
-            let again = self.suite(scratch, &name, timeout, select, stage).await?;
+            let again = self
+                .suite(scratch, &name, timeout, select, stage, true)
+                .await?;
             if again.res.exit == Exit::Interrupted {
                 return Ok(None);
             }
@@ -502,6 +517,35 @@ impl MutantRun<'_> {
             }
         }
         Ok(Some(first))
+    }
+
+    /// Confirm a hang (the first run of `stage`, or of the full suite, hit
+    /// its timeout): the same tests run once more with the mutation in
+    /// place, alone on the machine (a hang that came from another worker's
+    /// load, a lock or a port is not this mutant's). A second hang keeps
+    /// the verdict; anything else makes it `flaky`. Off with
+    /// `--recheck-kills 0`, like the confirmation of a kill (a timeout is
+    /// counted as detected by default). `None` when interrupted.
+    async fn confirm_hang(
+        &self,
+        scratch: &mut Scratch,
+        first: Verdict,
+        timeout: Duration,
+        stage: Option<&Stage>,
+    ) -> Result<Option<Verdict>> {
+        if self.ctx.opts.recheck_kills == 0 {
+            return Ok(Some(first));
+        }
+        let name = outdir::recheck_log_name(&self.m.id, 1);
+        let select: &[String] = stage.map_or(&[], |s| &s.tests);
+        let again = self
+            .suite(scratch, &name, timeout, select, stage, true)
+            .await?;
+        if again.res.exit == Exit::Interrupted {
+            return Ok(None);
+        }
+        let v2 = self.classify(&again, timeout);
+        Ok(Some(outcome::confirmed_hang(first, v2, &name)))
     }
 
     /// The red tests of a kill by `stage` (`None`: by the full suite), as a

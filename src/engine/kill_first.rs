@@ -307,6 +307,7 @@ async fn run_check(
             adapter: Some(&adapter),
             progress: &ctx.progress,
             bare: ctx.baselines.bare(test),
+            alone: false,
         },
         cancel,
     )

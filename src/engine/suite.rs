@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use tokio::sync::watch;
+use tokio::sync::{watch, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use super::adapter::Adapter;
 use super::select;
@@ -240,6 +240,46 @@ pub(super) struct SuiteCall<'a> {
     /// request for a JUnit report through `PYTEST_ADDOPTS`); the isolation
     /// stays. Set when the baseline showed they break the suite.
     pub bare: bool,
+    /// A confirmation run (of a kill or a hang): it waits until no other
+    /// suite runs and holds every other run off until it ends, so a port,
+    /// a file or the CPU shared with another worker cannot confirm a
+    /// verdict. Every other run shares the machine.
+    pub alone: bool,
+}
+
+/// Every suite run of this process holds it: shared, or alone for a
+/// confirmation ([`SuiteCall::alone`]). Writers are served in turn, so a
+/// confirmation waits only for the runs already going.
+static SUITES: RwLock<()> = RwLock::const_new(());
+
+/// Hold the machine for one run of a command that is not a suite of a
+/// mutant's confirmation (`test.check`): shared with the other workers.
+pub(super) async fn shared_slot() -> RwLockReadGuard<'static, ()> {
+    SUITES.read().await
+}
+
+/// `SUITES` held for one run, alone or shared; released when dropped.
+struct Slot {
+    _shared: Option<RwLockReadGuard<'static, ()>>,
+    _alone: Option<RwLockWriteGuard<'static, ()>>,
+}
+
+impl Slot {
+    async fn take(alone: bool, progress: &Progress, label: &str) -> Slot {
+        let (mut shared, mut held) = (None, None);
+        if !alone {
+            shared = Some(SUITES.read().await);
+        } else if let Ok(g) = SUITES.try_write() {
+            held = Some(g);
+        } else {
+            progress.status(&format!("{label}: waiting to confirm alone"));
+            held = Some(SUITES.write().await);
+        }
+        Slot {
+            _shared: shared,
+            _alone: held,
+        }
+    }
 }
 
 /// A finished suite run, its JUnit reading, the runners its log shows
@@ -262,6 +302,7 @@ pub(super) async fn run_suite(
     call: SuiteCall<'_>,
     cancel: &watch::Receiver<bool>,
 ) -> Result<SuiteRun> {
+    let _slot = Slot::take(call.alone, call.progress, call.label).await;
     scratch.begin_run()?;
     let junit_path = scratch.next_junit_path(call.label);
     // A report left by an earlier run must never be read as this run's.

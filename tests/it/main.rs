@@ -12,6 +12,7 @@ mod audit_environments;
 mod audit_scope;
 mod catalog;
 mod clean_runs;
+mod confirmations;
 mod coverage_gates;
 mod fifo_report;
 mod flaky_and_panics;
