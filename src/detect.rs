@@ -197,14 +197,22 @@ fn js_command(root: &Path, files: &[String]) -> Option<TestCommand> {
         return None;
     }
     let js = crate::environment::js_env(root)?;
+    // The line of the `test` script, for the provenance.
+    let from = read(root, "package.json")
+        .lines()
+        .position(|l| l.trim_start().starts_with("\"test\""))
+        .map(|n| format!("package.json:{}", n + 1));
     Some(TestCommand {
         runner: Runner::Npm,
         command: js.command(),
         junit: None,
         preset: crate::spec::Preset::Generic,
-        reason: js.reason(),
+        reason: match &from {
+            Some(at) => format!("{} ({at})", js.reason()),
+            None => js.reason(),
+        },
         setup: js.setup.clone(),
-        from: None,
+        from,
     })
 }
 

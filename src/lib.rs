@@ -33,6 +33,7 @@ pub mod junit;
 pub mod libtest_text;
 pub mod merge;
 pub mod mutate;
+pub mod network_hint;
 pub mod outcome;
 pub mod outdir;
 pub mod plan;
