@@ -31,6 +31,7 @@ mod kill_first_sdk;
 mod leaked_daemons;
 mod one_line_per_site;
 mod out_dir;
+mod own_test_command;
 mod packaging;
 mod process_cleanup;
 mod process_trees_and_signals;
