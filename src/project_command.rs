@@ -415,12 +415,27 @@ fn call_of(words: &[Word]) -> Option<Call> {
 }
 
 /// A call that runs the network tests only (`pytest -m live`, `npm run
-/// test:e2e`, `make test-integration`): not the unit suite.
+/// test:e2e`, `make test-integration`), or no tests (`pytest --version`):
+/// not the unit suite.
 fn selects_only_network(call: &Call) -> bool {
     match call {
-        Call::Pytest { args, .. } => args.windows(2).any(|p| {
-            p[0].value == "-m" && names_network(&p[1].value) && !p[1].value.contains("not")
-        }),
+        Call::Pytest { args, .. } => {
+            // Not a test run at all: `pytest --version`, `--collect-only`.
+            args.iter().any(|w| {
+                [
+                    "--version",
+                    "-V",
+                    "--help",
+                    "-h",
+                    "--collect-only",
+                    "--co",
+                    "--fixtures",
+                ]
+                .contains(&w.value.as_str())
+            }) || args.windows(2).any(|p| {
+                p[0].value == "-m" && names_network(&p[1].value) && !p[1].value.contains("not")
+            })
+        }
         Call::Script { script, .. } => names_network(script),
         Call::Target { target, .. } => names_network(target),
         Call::Tox { env: Some(e) } | Call::Nox { session: Some(e) } => names_network(e),
@@ -1122,7 +1137,7 @@ mod tests {
         let (d, files) = repo(&[
             (
                 ".github/workflows/ci.yml",
-                "on: [pull_request]\njobs:\n  lint:\n    steps:\n      - run: ruff check . && pytest --collect-only\n  test:\n    steps:\n      - run: pip install pytest\n      - run: |\n          PYTHONPATH=src pytest tests/ -m \"not live\" --cov=src -v\n",
+                "on: [pull_request]\njobs:\n  lint:\n    steps:\n      - run: ruff check . && pytest --collect-only\n  test:\n    steps:\n      - run: pip install pytest && pytest --version\n      - run: |\n          PYTHONPATH=src pytest tests/ -m \"not live\" --cov=src -v\n",
             ),
             ("src/pkg/app.py", ""),
             (".venv/bin/python", ""),
@@ -1150,9 +1165,15 @@ mod tests {
             ("app.py", ""),
         ]);
         let t = project_command(d.path(), &files).unwrap();
+        // `uv run` only where uv is installed (no environment in the repo).
+        let py = if uv_installed() {
+            "uv run python"
+        } else {
+            "python3"
+        };
         assert_eq!(
             t.command,
-            "python3 -m pytest -k 'not slow' -q -p no:cacheprovider --junitxml={junit}"
+            format!("{py} -m pytest -k 'not slow' -q -p no:cacheprovider --junitxml={{junit}}")
         );
         assert_eq!(t.from.as_deref(), Some(".github/workflows/live.yml:6"));
     }
