@@ -339,7 +339,7 @@ fn audit_survey(
         .map_err(|e| e.prefixed(path.display().to_string()))?;
     let ran = audit::RanCommand::new(&test, &survey.detected, given.is_some());
     eprintln!(
-        "unguard audit: {}: {}; tests: `{}`; {} catalog operator(s) apply, {} site(s) found{}",
+        "unguard audit: {}: {}; tests: `{}`{}; {} catalog operator(s) apply, {} site(s) found{}",
         path.display(),
         if survey.detected.sdks.is_empty() {
             "no MCP SDK import seen".to_string()
@@ -347,6 +347,12 @@ fn audit_survey(
             survey.detected.sdks.join(", ")
         },
         ran.command,
+        match (&survey.detected.test, given) {
+            (Some(crate::detect::TestCommand { from: Some(at), .. }), None) => {
+                format!(" (the project's own, from {at})")
+            }
+            _ => String::new(),
+        },
         survey.operators.len(),
         survey.found.len(),
         skipped_note(survey.skipped_by_default)
@@ -364,8 +370,20 @@ fn audit_survey(
     Ok((survey, test, ran))
 }
 
-/// A red baseline whose environment is missing says how to set it up.
-fn setup_hint(e: Error, survey: &audit::Survey, given: bool) -> Error {
+/// A red baseline whose environment is missing says how to set it up; one
+/// whose red tests all need the network proposes the audit without them.
+fn setup_hint(e: Error, survey: &audit::Survey, path: &Path, given: bool) -> Error {
+    let e = match e {
+        Error::Baseline(msg) => match crate::network_hint::proposed_command(&msg) {
+            Some(cmd) => Error::Baseline(format!(
+                "{msg}\n  = audit without them: unguard audit {} --test-command {}",
+                crate::shell_line::quote(&path.display().to_string()),
+                crate::shell_line::quote(&cmd)
+            )),
+            None => Error::Baseline(msg),
+        },
+        other => other,
+    };
     let setup = survey.detected.test.as_ref().and_then(|t| t.setup.as_ref());
     match (e, setup) {
         (Error::Baseline(msg), Some(setup)) if !given => Error::Baseline(format!(
@@ -401,7 +419,7 @@ fn audit_one(path: &Path, exec: &ExecArgs, args: &AuditArgs, own: &RepoSettings)
         Ok(r) => r,
         Err(e) => {
             let given = own.test_command.is_some() || args.test_command.is_some();
-            return failed(setup_hint(e, &survey, given));
+            return failed(setup_hint(e, &survey, path, given));
         }
     };
     let rows = audit::by_control(&survey, Some(&results));

@@ -42,6 +42,9 @@ pub struct TestCommand {
     /// The command that sets up the environment the repo declares but does
     /// not have (`uv sync`, `pnpm install`, …): said when the baseline is red.
     pub setup: Option<String>,
+    /// Where the project itself runs this command (`file:line`, and
+    /// `a → b` when one calls the other), when it was read, not guessed.
+    pub from: Option<String>,
 }
 
 impl TestCommand {
@@ -92,6 +95,9 @@ pub fn detect(root: &Path, files: &[String]) -> Detected {
 }
 
 fn test_command(root: &Path, files: &[String], d: &Detected) -> Option<TestCommand> {
+    if let Some(own) = crate::project_command::project_command(root, files) {
+        return Some(own);
+    }
     let has = |name: &str| files.iter().any(|f| f == name);
     if d.python || has("pyproject.toml") || has("setup.py") {
         let env = crate::environment::python_env(root, files);
@@ -125,6 +131,7 @@ fn test_command(root: &Path, files: &[String], d: &Detected) -> Option<TestComma
                 preset: crate::spec::Preset::Pytest,
                 reason: format!("pytest configuration or tests found; {where_py}"),
                 setup: env.setup,
+                from: None,
             });
         }
         if pytest_tests || files.iter().any(|f| f.starts_with("tests/")) {
@@ -135,6 +142,7 @@ fn test_command(root: &Path, files: &[String], d: &Detected) -> Option<TestComma
                 preset: crate::spec::Preset::Generic,
                 reason: format!("test files without pytest configuration; {where_py}"),
                 setup: env.setup,
+                from: None,
             });
         }
     }
@@ -150,6 +158,7 @@ fn test_command(root: &Path, files: &[String], d: &Detected) -> Option<TestComma
             preset: crate::spec::Preset::Generic,
             reason: "go.mod found (go test -json: per-test results)".into(),
             setup: None,
+            from: None,
         });
     }
     if has("Cargo.toml") {
@@ -160,6 +169,7 @@ fn test_command(root: &Path, files: &[String], d: &Detected) -> Option<TestComma
             preset: crate::spec::Preset::Generic,
             reason: "Cargo.toml found".into(),
             setup: None,
+            from: None,
         });
     }
     None
@@ -187,13 +197,22 @@ fn js_command(root: &Path, files: &[String]) -> Option<TestCommand> {
         return None;
     }
     let js = crate::environment::js_env(root)?;
+    // The line of the `test` script, for the provenance.
+    let from = read(root, "package.json")
+        .lines()
+        .position(|l| l.trim_start().starts_with("\"test\""))
+        .map(|n| format!("package.json:{}", n + 1));
     Some(TestCommand {
         runner: Runner::Npm,
         command: js.command(),
         junit: None,
         preset: crate::spec::Preset::Generic,
-        reason: js.reason(),
+        reason: match &from {
+            Some(at) => format!("{} ({at})", js.reason()),
+            None => js.reason(),
+        },
         setup: js.setup.clone(),
+        from,
     })
 }
 

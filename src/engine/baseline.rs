@@ -426,6 +426,9 @@ impl Baseline<'_> {
         let total = run.junit.tests_total();
         let pytest_seen = run.seen == [Runner::Pytest]
             || matches!(&run.junit, Reading::Observed(o) if o.pytest_alone());
+        // Red tests that all look like the network: said with the error.
+        let network =
+            crate::network_hint::note(&run.junit, &log, scratch.root(), &cfg.command.display());
         let report = match verdict {
             BaselineVerdict::Interrupted => return Err(Error::Interrupted),
             BaselineVerdict::Red { reason, tail } => {
@@ -433,6 +436,10 @@ impl Baseline<'_> {
                 if tail {
                     msg.push('\n');
                     msg.push_str(&run::log_tail(&log, 25));
+                }
+                if let Some(note) = network {
+                    msg.push('\n');
+                    msg.push_str(&note);
                 }
                 return Err(Error::Baseline(msg));
             }

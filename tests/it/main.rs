@@ -32,6 +32,7 @@ mod kill_first_sdk;
 mod leaked_daemons;
 mod one_line_per_site;
 mod out_dir;
+mod own_test_command;
 mod package_workspaces;
 mod packaging;
 mod process_cleanup;

@@ -1,0 +1,301 @@
+//! A red baseline that looks like the network: when every red test of the
+//! unmutated suite carries a marker or a name that says network (`live`,
+//! `network`, `integration`, `e2e`, `online`), or failed with a connection
+//! error, the baseline's error says so, names the flag that deselects them
+//! and the command with it; `unguard audit` proposes that command
+//! ([`proposed_command`] reads it back from the error).
+//!
+//! Only read: the JUnit report of the run, its log, and the test files of
+//! the user's tree (for `@pytest.mark.<word>` and `pytestmark`).
+
+use std::path::Path;
+
+use crate::junit::{Reading, TestCase};
+use crate::project_command::NETWORK_WORDS;
+
+/// Why a red test looks like the network.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Why {
+    /// `@pytest.mark.<word>` on the test, its class or its module.
+    Marker(String),
+    /// A network word in its id.
+    Name(String),
+    /// The log shows a connection error for it.
+    Connection,
+}
+
+/// Lines of a log that say a connection failed.
+const CONNECTION_ERRORS: &[&str] = &[
+    "ConnectionError",
+    "ConnectError",
+    "ConnectionRefused",
+    "Connection refused",
+    "ConnectTimeout",
+    "Name or service not known",
+    "Temporary failure in name resolution",
+    "nodename nor servname",
+    "getaddrinfo",
+    "gaierror",
+    "Network is unreachable",
+    "No route to host",
+    "Max retries exceeded",
+    "urlopen error",
+    "ECONNREFUSED",
+    "ENOTFOUND",
+    "EAI_AGAIN",
+    "dial tcp",
+];
+
+/// The prefix of the line of a baseline error that proposes a command.
+const PROPOSE: &str = "  = run without them: ";
+
+/// The note for a red baseline (appended to its error), when every red
+/// test of `junit` looks like the network. `root` is the user's tree,
+/// `log` the run's log, `command` the test command as configured.
+pub fn note(junit: &Reading, log: &Path, root: &Path, command: &str) -> Option<String> {
+    let red: Vec<&TestCase> = junit.report()?.red();
+    if red.is_empty() {
+        return None;
+    }
+    let log = std::fs::read_to_string(log).unwrap_or_default();
+    let whys: Vec<(&TestCase, Why)> = red
+        .iter()
+        .map(|c| why(c, root, &log).map(|w| (*c, w)))
+        .collect::<Option<_>>()?;
+    let flag = if command.contains("pytest") {
+        pytest_flag(&whys, root)
+    } else if command.contains("go test") {
+        let names: Vec<String> = whys
+            .iter()
+            .map(|(c, _)| c.name.split('/').next().unwrap_or(&c.name).to_string())
+            .collect();
+        format!("-skip '^({})$'", names.join("|"))
+    } else {
+        return None;
+    };
+    let listed: Vec<String> = whys
+        .iter()
+        .take(5)
+        .map(|(c, w)| {
+            let w = match w {
+                Why::Marker(m) => format!("marked `{m}`"),
+                Why::Name(n) => format!("`{n}` in its name"),
+                Why::Connection => "a connection error".to_string(),
+            };
+            format!("{} ({w})", c.id())
+        })
+        .collect();
+    let more = whys
+        .len()
+        .checked_sub(5)
+        .filter(|n| *n > 0)
+        .map(|n| format!(" and {n} more"))
+        .unwrap_or_default();
+    Some(format!(
+        "  = every red test looks like it needs the network or a live service: {}{more}; \
+         deselect them with `{flag}`\n{PROPOSE}`{}`",
+        listed.join(", "),
+        with_flag(command, &flag)
+    ))
+}
+
+/// The command a baseline error proposes (see [`note`]), if any.
+pub fn proposed_command(message: &str) -> Option<String> {
+    message.lines().find_map(|l| {
+        l.strip_prefix(PROPOSE)?
+            .strip_prefix('`')?
+            .strip_suffix('`')
+            .map(str::to_string)
+    })
+}
+
+/// `command` with `flag` added at its end.
+fn with_flag(command: &str, flag: &str) -> String {
+    format!("{} {flag}", command.trim_end())
+}
+
+/// Why red test `c` looks like the network, if it does.
+fn why(c: &TestCase, root: &Path, log: &str) -> Option<Why> {
+    if let Some(m) = markers(c, root).into_iter().next() {
+        return Some(Why::Marker(m));
+    }
+    let id = c.id().to_ascii_lowercase();
+    if let Some(w) = id
+        .split(|ch: char| !ch.is_ascii_alphanumeric())
+        .find(|t| NETWORK_WORDS.contains(t))
+    {
+        return Some(Why::Name(w.to_string()));
+    }
+    let name = c.name.split('[').next().unwrap_or(&c.name);
+    log.lines()
+        .filter(|l| l.contains(name))
+        .any(|l| CONNECTION_ERRORS.iter().any(|e| l.contains(e)))
+        .then_some(Why::Connection)
+}
+
+/// The test file of a pytest test case (`tests.test_api.TestX` →
+/// `tests/test_api.py`), repo-relative, and the classes after it.
+fn test_file(c: &TestCase, root: &Path) -> Option<(String, Vec<String>)> {
+    let parts: Vec<&str> = c.classname.split('.').collect();
+    (1..=parts.len()).rev().find_map(|k| {
+        let file = format!("{}.py", parts[..k].join("/"));
+        root.join(&file).is_file().then(|| {
+            (
+                file,
+                parts[k..].iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+            )
+        })
+    })
+}
+
+/// The network markers (`@pytest.mark.live`, …) on test `c`: on its
+/// function, its class, or its module (`pytestmark`).
+fn markers(c: &TestCase, root: &Path) -> Vec<String> {
+    let Some((file, classes)) = test_file(c, root) else {
+        return Vec::new();
+    };
+    let text = std::fs::read_to_string(root.join(file)).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().collect();
+    let marks_in = |l: &str| -> Vec<String> {
+        l.split("pytest.mark.")
+            .skip(1)
+            .filter_map(|rest| {
+                let word: String = rest
+                    .chars()
+                    .take_while(|ch| ch.is_ascii_alphanumeric() || *ch == '_')
+                    .collect();
+                NETWORK_WORDS.contains(&word.as_str()).then_some(word)
+            })
+            .collect()
+    };
+    // The decorators right above `def name(` / `class Name`.
+    let decorated = |head: &str| -> Vec<String> {
+        let Some(k) = lines.iter().position(|l| l.trim_start().starts_with(head)) else {
+            return Vec::new();
+        };
+        lines[..k]
+            .iter()
+            .rev()
+            .take_while(|l| {
+                let t = l.trim_start();
+                t.starts_with('@') || t.starts_with(')') || t.starts_with('#')
+            })
+            .flat_map(|l| marks_in(l))
+            .collect()
+    };
+    let name = c.name.split('[').next().unwrap_or(&c.name);
+    let mut out = decorated(&format!("def {name}("));
+    out.extend(decorated(&format!("async def {name}(")));
+    for class in &classes {
+        out.extend(decorated(&format!("class {class}")));
+    }
+    out.extend(
+        lines
+            .iter()
+            .filter(|l| l.starts_with("pytestmark"))
+            .flat_map(|l| marks_in(l)),
+    );
+    out
+}
+
+/// The pytest flag that deselects `whys`: `-m "not live"` for markers,
+/// `-k "not e2e"` for names, `--deselect` for the rest.
+fn pytest_flag(whys: &[(&TestCase, Why)], root: &Path) -> String {
+    let mut marks: Vec<&str> = Vec::new();
+    let mut names: Vec<&str> = Vec::new();
+    let mut ids: Vec<String> = Vec::new();
+    for (c, w) in whys {
+        match w {
+            Why::Marker(m) if !marks.contains(&m.as_str()) => marks.push(m),
+            Why::Name(n) if !names.contains(&n.as_str()) => names.push(n),
+            Why::Connection => ids.push(match test_file(c, root) {
+                Some((file, classes)) => {
+                    let mut id = file;
+                    for class in classes {
+                        id.push_str("::");
+                        id.push_str(&class);
+                    }
+                    format!("{id}::{}", c.name)
+                }
+                None => c.id(),
+            }),
+            _ => {}
+        }
+    }
+    let not = |words: &[&str]| {
+        words
+            .iter()
+            .map(|w| format!("not {w}"))
+            .collect::<Vec<_>>()
+            .join(" and ")
+    };
+    let mut parts = Vec::new();
+    if !marks.is_empty() {
+        parts.push(format!("-m \"{}\"", not(&marks)));
+    }
+    if !names.is_empty() {
+        parts.push(format!("-k \"{}\"", not(&names)));
+    }
+    for id in ids {
+        parts.push(format!("--deselect {}", crate::shell_line::quote(&id)));
+    }
+    parts.join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reading(cases: &[(&str, &str, bool)]) -> Reading {
+        let xml: String = cases
+            .iter()
+            .map(|(cls, name, red)| {
+                format!(
+                    "<testcase classname=\"{cls}\" name=\"{name}\">{}</testcase>",
+                    if *red { "<failure/>" } else { "" }
+                )
+            })
+            .collect();
+        Reading::Read(crate::junit::parse(&format!("<testsuite>{xml}</testsuite>")).unwrap())
+    }
+
+    #[test]
+    fn markers_names_and_connection_errors_give_the_flag() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir(d.path().join("tests")).unwrap();
+        std::fs::write(
+            d.path().join("tests/test_api.py"),
+            "import pytest\n\n@pytest.mark.live\n@pytest.mark.parametrize('x', [1])\ndef test_fetch(x):\n    pass\n\ndef test_offline():\n    pass\n\ndef test_remote():\n    pass\n",
+        )
+        .unwrap();
+        let log = d.path().join("log");
+        std::fs::write(
+            &log,
+            "FAILED tests/test_api.py::test_remote - requests.exceptions.ConnectionError: Max retries\n",
+        )
+        .unwrap();
+        let cmd = ".venv/bin/python -m pytest -q --junitxml={junit}";
+        let r = reading(&[
+            ("tests.test_api", "test_fetch[1]", true),
+            ("tests.test_api", "test_offline", false),
+            ("tests.test_e2e", "test_flow", true),
+            ("tests.test_api", "test_remote", true),
+        ]);
+        let n = note(&r, &log, d.path(), cmd).unwrap();
+        assert!(
+            n.contains("tests.test_api::test_fetch[1] (marked `live`)"),
+            "{n}"
+        );
+        assert!(n.contains("`e2e` in its name"), "{n}");
+        let flag = "-m \"not live\" -k \"not e2e\" --deselect tests/test_api.py::test_remote";
+        assert!(n.contains(&format!("deselect them with `{flag}`")), "{n}");
+        assert_eq!(proposed_command(&n), Some(format!("{cmd} {flag}")));
+        // One red test with no network sign: no note.
+        let r = reading(&[
+            ("tests.test_api", "test_fetch[1]", true),
+            ("tests.test_api", "test_offline", true),
+        ]);
+        assert_eq!(note(&r, &log, d.path(), cmd), None);
+        assert_eq!(proposed_command("the unmutated suite is not green"), None);
+    }
+}

@@ -1,0 +1,225 @@
+//! `unguard init` and `audit` run the suite the project's own CI runs
+//! (issue 38): the command read from a workflow's `run:` step, a pnpm
+//! workspace's `pnpm -r test` and a Makefile's test target, each with the
+//! project's selection kept, its provenance (file:line) in init's comment
+//! and audit.md, and a green baseline; and a red baseline whose only red
+//! tests are marked `live` says so and proposes the command without them.
+
+use crate::common::*;
+
+use std::process::Command;
+
+/// A server module with one catalog site (`additional-properties-false`).
+const SERVER: &str =
+    "INPUT_SCHEMA = {\"type\": \"object\", \"required\": [\"branch\"], \"additionalProperties\": False}\n";
+
+/// A test that kills the site's mutant.
+const TEST: &str = "from inventory import INPUT_SCHEMA\n\
+\n\
+def test_unknown_arguments_are_refused():\n    \
+    assert INPUT_SCHEMA.get(\"additionalProperties\") is False\n";
+
+/// A test that calls a live service (a closed loopback port here: it
+/// fails with a connection error, as without network).
+const LIVE: &str = "import socket\n\
+import pytest\n\
+\n\
+@pytest.mark.live\n\
+def test_the_public_api_answers():\n    \
+    socket.create_connection((\"127.0.0.1\", 9), timeout=2)\n";
+
+const PYTEST_INI: &str = "[pytest]\ntimeout = 30\nmarkers =\n    live: calls the real public API\n";
+
+/// A src-layout repo with a `.venv` (system site-packages: pytest), a
+/// killing test and a `live` test that fails offline.
+fn live_repo(extra: &[(&str, &str)]) -> Fixture {
+    let mut files: Vec<(&str, &str)> = vec![
+        ("src/inventory/__init__.py", SERVER),
+        ("tests/test_inventory.py", TEST),
+        ("tests/test_live.py", LIVE),
+        ("pytest.ini", PYTEST_INI),
+        (".gitignore", ".venv/\nout*/\n__pycache__/\n"),
+    ];
+    files.extend_from_slice(extra);
+    let fx = Fixture::git(&files);
+    let out = Command::new(python())
+        .args(["-m", "venv", "--system-site-packages", ".venv"])
+        .current_dir(fx.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    fx
+}
+
+/// `.github/workflows/ci.yml`: the test step is on line 17.
+const CI: &str = r#"name: CI
+on:
+  pull_request:
+  push:
+    branches: [main]
+jobs:
+  lint:
+    runs-on: ubuntu-latest
+    steps:
+      - run: pip install ruff && ruff check .
+  test:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+      - run: pip install -e '.[dev]'
+      - run: |
+          PYTHONPATH=src pytest tests/ -m "not live" --cov=src
+      - uses: codecov/codecov-action@v4
+"#;
+
+/// `unguard init --stdout` in `fx`: the `command:` line of the spec.
+fn init_command_line(fx: &Fixture) -> String {
+    let (code, out, err) = fx.run(&["init", ".", "--stdout"]);
+    assert_eq!(code, 0, "{}", ctx(code, &out, &err));
+    out.lines()
+        .find(|l| l.trim_start().starts_with("command:"))
+        .unwrap_or_else(|| panic!("no command line:\n{out}"))
+        .to_string()
+}
+
+/// Audit `fx` (green, every mutant killed); returns (stderr, audit.md).
+fn audit_green(fx: &Fixture) -> (String, String) {
+    let (code, out, err) = fx.run(&["audit", ".", "--out", "out-a", "--timeout", "60s"]);
+    assert_eq!(code, 0, "{}", ctx(code, &out, &err));
+    let v = fx.verdicts("out-a");
+    assert!(
+        !v.is_empty() && v.values().all(|o| o == "killed"),
+        "{v:?}\n{err}"
+    );
+    (err, fx.read("out-a/audit.md"))
+}
+
+#[test]
+fn the_ci_workflows_pytest_selection_is_run_with_the_local_venv() {
+    let fx = live_repo(&[(".github/workflows/ci.yml", CI)]);
+    let want = "PYTHONPATH=src .venv/bin/python -m pytest tests/ -m \"not live\" -q -p no:cacheprovider --junitxml={junit}";
+    let line = init_command_line(&fx);
+    let quoted = serde_json::to_string(want).unwrap();
+    assert!(line.contains(&quoted), "{line}");
+    assert!(
+        line.contains("from .github/workflows/ci.yml:17 `PYTHONPATH=src pytest tests/"),
+        "{line}"
+    );
+    let (err, md) = audit_green(&fx);
+    assert!(
+        err.contains("(the project's own, from .github/workflows/ci.yml:17)"),
+        "{err}"
+    );
+    assert!(md.contains(&format!("Test command: `{want}`")), "{md}");
+    assert!(md.contains(".github/workflows/ci.yml:17"), "{md}");
+}
+
+#[test]
+fn a_makefile_test_target_is_followed_into_its_recipe() {
+    let fx = live_repo(&[(
+        "Makefile",
+        "PYTEST ?= pytest\n\n.PHONY: test\ntest:\n\tPYTHONPATH=src $(PYTEST) -m 'not live' tests\n",
+    )]);
+    let want = "PYTHONPATH=src .venv/bin/python -m pytest -m 'not live' tests -q -p no:cacheprovider --junitxml={junit}";
+    let line = init_command_line(&fx);
+    assert!(
+        line.contains(&serde_json::to_string(want).unwrap()),
+        "{line}"
+    );
+    assert!(line.contains("from Makefile:5"), "{line}");
+    let (_, md) = audit_green(&fx);
+    assert!(md.contains(&format!("Test command: `{want}`")), "{md}");
+    assert!(md.contains("Makefile:5"), "{md}");
+}
+
+#[test]
+fn a_pnpm_workspace_runs_each_packages_tests_as_its_ci_does() {
+    if Command::new("npm").arg("--version").output().is_err() {
+        skip::missing("`npm` is not installed (apt: npm)");
+        return;
+    }
+    let check = "#!/bin/sh\ngrep -q '\"additionalProperties\": false' src/schema.ts || { echo 'schema accepts unknown keys'; exit 1; }\n";
+    let fx = Fixture::git(&[
+        ("package.json", "{\"name\": \"mono\", \"private\": true}"),
+        ("pnpm-workspace.yaml", "packages:\n  - 'packages/*'\n"),
+        (
+            ".github/workflows/test.yml",
+            "on: [pull_request]\njobs:\n  test:\n    steps:\n      - uses: pnpm/action-setup@v4\n      - run: pnpm install --frozen-lockfile\n      - run: pnpm -r test\n",
+        ),
+        (
+            "packages/server/package.json",
+            "{\"name\": \"@acme/server\", \"scripts\": {\"test\": \"schema-check\"}}",
+        ),
+        (
+            "packages/server/src/schema.ts",
+            "export const inputSchema = { \"type\": \"object\", \"additionalProperties\": false };\n",
+        ),
+        (
+            "packages/client/package.json",
+            "{\"name\": \"@acme/client\", \"scripts\": {\"test\": \"true\"}}",
+        ),
+        ("packages/docs/package.json", "{\"name\": \"@acme/docs\"}"),
+        (".gitignore", "node_modules/\nout*/\n"),
+    ]);
+    let bin = fx.path().join("node_modules/.bin/schema-check");
+    std::fs::create_dir_all(bin.parent().unwrap()).unwrap();
+    std::fs::write(&bin, check).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let want =
+        "npm test --silent --prefix packages/client && npm test --silent --prefix packages/server";
+    let line = init_command_line(&fx);
+    assert!(
+        line.contains(&serde_json::to_string(want).unwrap()),
+        "{line}"
+    );
+    assert!(
+        line.contains("from .github/workflows/test.yml:7 `pnpm -r test`"),
+        "{line}"
+    );
+    let (_, md) = audit_green(&fx);
+    assert!(md.contains(&format!("Test command: `{want}`")), "{md}");
+}
+
+#[test]
+fn a_baseline_red_only_in_live_tests_names_the_flag_and_the_command() {
+    let fx = live_repo(&[]);
+    let (code, out, err) = fx.run(&["audit", ".", "--out", "out-a", "--timeout", "60s"]);
+    assert_eq!(code, 4, "{}", ctx(code, &out, &err));
+    assert!(
+        err.contains("tests.test_live::test_the_public_api_answers (marked `live`)"),
+        "{err}"
+    );
+    assert!(
+        err.contains("deselect them with `-m \"not live\"`"),
+        "{err}"
+    );
+    let proposed = "--junitxml={junit} -m \"not live\"";
+    let line = err
+        .lines()
+        .find(|l| l.contains("audit without them: unguard audit . --test-command '"))
+        .unwrap_or_else(|| panic!("no proposal:\n{err}"));
+    assert!(line.contains(proposed), "{line}");
+    // The proposal, as given, is green.
+    let cmd = line
+        .split("--test-command '")
+        .nth(1)
+        .and_then(|c| c.strip_suffix('\''))
+        .unwrap()
+        .replace("'\\''", "'");
+    let (code, out, err) = fx.run(&[
+        "audit",
+        ".",
+        "--out",
+        "out-b",
+        "--timeout",
+        "60s",
+        "--test-command",
+        &cmd,
+    ]);
+    assert_eq!(code, 0, "{}", ctx(code, &out, &err));
+}
