@@ -33,6 +33,22 @@ impl TestCase {
     pub fn is_red(&self) -> bool {
         matches!(self.status, Status::Failed | Status::Error)
     }
+
+    /// Whether this entry stands for a test module that failed to load,
+    /// not for a test: an error with no classname (pytest writes a
+    /// collection failure as `<testcase classname="" name="tests.test_x">
+    /// <error message="collection failure">`; every test of its has a
+    /// classname, and [`Report::relative_to`] writes a `node --test` file
+    /// that failed as a whole so), or unittest's placeholder for a module
+    /// it could not import: `unittest.loader._FailedTest` as the classname
+    /// (unittest-xml-reporting), or the test name `import` (the demo's
+    /// runner; no Python test method can be called `import`).
+    pub fn is_load_error(&self) -> bool {
+        self.status == Status::Error
+            && (self.classname.is_empty()
+                || self.classname.starts_with("unittest.loader._FailedTest")
+                || (self.name == "import" && !self.classname.contains("::")))
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -48,14 +64,56 @@ impl Report {
         self.cases.iter().filter(|c| c.is_red()).collect()
     }
     /// Entries that stand for a test module that failed to load, not for a
-    /// test: an error with no classname (pytest writes a collection failure
-    /// as `<testcase classname="" name="tests.test_x"><error
-    /// message="collection failure">`; every test of its has a classname).
+    /// test (see [`TestCase::is_load_error`]).
     pub fn load_errors(&self) -> Vec<&TestCase> {
-        self.cases
+        self.cases.iter().filter(|c| c.is_load_error()).collect()
+    }
+
+    /// The report with every id relative to `root` (the copy the suite ran
+    /// in): a runner that names a test by its file's absolute path (`node
+    /// --test`'s JUnit reporter, jest-junit's `{filepath}`) would otherwise
+    /// give an id that differs in every run and names a scratch dir. A red
+    /// entry whose name is a file of the copy itself (`node --test`: the
+    /// test file failed as a whole, e.g. it could not load) stands for no
+    /// test: it becomes a load error (classname empty, status error), as
+    /// pytest writes a collection failure.
+    pub fn relative_to(mut self, root: &Path) -> Report {
+        let mut roots = vec![root.to_path_buf()];
+        if let Ok(real) = root.canonicalize() {
+            if real != root {
+                roots.push(real);
+            }
+        }
+        let prefixes: Vec<String> = roots
             .iter()
-            .filter(|c| c.status == Status::Error && c.classname.is_empty())
-            .collect()
+            .map(|r| format!("{}/", r.display().to_string().trim_end_matches('/')))
+            .collect();
+        let strip = |s: &mut String| -> bool {
+            for p in &prefixes {
+                if let Some(rest) = s.strip_prefix(p.as_str()) {
+                    *s = rest.to_string();
+                    return true;
+                }
+            }
+            // Inside a longer id (`/abs/test/a.test.js > suite`).
+            let mut changed = false;
+            for p in &prefixes {
+                if s.contains(p.as_str()) {
+                    *s = s.replace(p.as_str(), "");
+                    changed = true;
+                }
+            }
+            changed
+        };
+        for c in &mut self.cases {
+            strip(&mut c.classname);
+            let whole_file = c.name.starts_with('/') && Path::new(&c.name).is_file();
+            if strip(&mut c.name) && whole_file && c.is_red() {
+                c.classname.clear();
+                c.status = Status::Error;
+            }
+        }
+        self
     }
 
     /// The ids (`classname::name`) of the red tests.
@@ -125,6 +183,16 @@ impl Reading {
         match self {
             Reading::Read(r) => Some(r.total()),
             Reading::Observed(o) => o.total(),
+            _ => None,
+        }
+    }
+
+    /// Red tests as only a summary line counted them: a run without
+    /// `test.junit` whose log shows the runner's counts but no per-test
+    /// report (jest, vitest, unittest).
+    pub fn summary_red(&self) -> Option<usize> {
+        match self {
+            Reading::Observed(o) if o.report.is_none() => o.counts.map(|c| c.red()),
             _ => None,
         }
     }
@@ -434,5 +502,42 @@ mod tests {
         assert!(!TestPattern::new("tests/t.py::test_x[::2]").matches(&c));
         let c = case("tests.t.TestC", "test_x[a::b]");
         assert!(TestPattern::new("tests/t.py::TestC::test_x[a::b]").matches(&c));
+    }
+
+    #[test]
+    fn ids_are_relative_to_the_copy_and_a_whole_file_is_a_load_error() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        std::fs::create_dir(root.join("test")).unwrap();
+        std::fs::write(root.join("test/guard.test.js"), "").unwrap();
+        let file = root.join("test/guard.test.js").display().to_string();
+        let xml = format!(
+            r#"<testsuites><testcase name="{file}" classname="test"><failure type="testCodeFailure" message="test failed"/></testcase><testcase name="a" classname="{file}"/></testsuites>"#
+        );
+        let r = parse(&xml).unwrap().relative_to(&root);
+        assert_eq!(r.cases[0].id(), "test/guard.test.js");
+        assert_eq!(r.cases[0].status, Status::Error);
+        assert_eq!(r.load_errors().len(), 1);
+        assert_eq!(r.cases[1].id(), "test/guard.test.js::a");
+        // A red test whose name only mentions a path stays a red test.
+        let xml = format!(
+            r#"<testsuite><testcase classname="t" name="reads {file}"><failure/></testcase></testsuite>"#
+        );
+        let r = parse(&xml).unwrap().relative_to(&root);
+        assert_eq!(r.red_ids(), vec!["t::reads test/guard.test.js"]);
+        assert!(r.load_errors().is_empty());
+    }
+
+    #[test]
+    fn unittest_import_placeholders_are_load_errors() {
+        let r = parse(r#"<testsuite><testcase classname="unittest.loader._FailedTest" name="tests.test_x"><error/></testcase><testcase classname="tests.test_y" name="import"><error/></testcase><testcase classname="tests.test_z.T" name="test_a"><error/></testcase></testsuite>"#).unwrap();
+        let ids: Vec<String> = r.load_errors().iter().map(|c| c.id()).collect();
+        assert_eq!(
+            ids,
+            vec![
+                "unittest.loader._FailedTest::tests.test_x",
+                "tests.test_y::import"
+            ]
+        );
     }
 }

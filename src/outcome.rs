@@ -25,6 +25,9 @@ pub struct Verdict {
     pub red_tests: Vec<String>,
     /// Tests in the run's JUnit report, when there is one.
     pub tests_total: Option<usize>,
+    /// A kill's red tests as only the runner's summary line counted them
+    /// (no per-test report names them).
+    pub red_counted: Option<usize>,
     /// For findings (not killed): every test in the report, i.e. the tests
     /// that ran and did not catch the mutant.
     pub tests_ran: Vec<String>,
@@ -38,6 +41,7 @@ impl Verdict {
             detail: detail.into(),
             red_tests: Vec::new(),
             tests_total: None,
+            red_counted: None,
             tests_ran: Vec::new(),
         }
     }
@@ -77,6 +81,9 @@ pub fn classify(
         }
     }
     v.tests_total = junit.tests_total();
+    if v.outcome == Outcome::Killed && v.red_tests.is_empty() {
+        v.red_counted = junit.summary_red().filter(|n| *n > 0);
+    }
     v
 }
 
@@ -244,7 +251,8 @@ fn observed_red(code: i32, o: &Observed, killed_by: &[TestPattern]) -> Option<Ve
         return Some(Verdict::bare(
             Outcome::WrongReason,
             format!(
-                "exit code {code}: pytest could not load or collect the suite (`{line}`): a broken import, plugin or option, not a failing test"
+                "exit code {code}: {} could not load or collect the suite (`{line}`): a broken import, plugin or option, not a failing test",
+                o.load_error_runner()
             ),
         ));
     }
@@ -391,7 +399,11 @@ pub fn canary_unreached(
     // file emptied, or because no test ran at all (the build broke: `cargo
     // test`, `go test`): that is reach.
     let broken = |p: &TestPattern| report.cases.iter().any(|c| p.contained_in_error(c));
-    if ran.is_empty() && (report.cases.is_empty() || killed_by.iter().any(broken)) {
+    let nothing_ran = report
+        .cases
+        .iter()
+        .all(crate::junit::TestCase::is_load_error);
+    if ran.is_empty() && (nothing_ran || killed_by.iter().any(broken)) {
         return None;
     }
     let how = if ran.is_empty() {
@@ -599,6 +611,7 @@ pub fn with_verdict(mut r: MutantResult, v: Verdict) -> MutantResult {
     r.detail = v.detail;
     r.red_tests = v.red_tests;
     r.tests_total = v.tests_total;
+    r.red_counted = v.red_counted;
     r.tests_ran = v.tests_ran;
     r
 }
@@ -1223,5 +1236,54 @@ mod tests {
         assert_eq!(unreached("a.py").outcome, Outcome::Unreached);
         assert_eq!(internal_error("boom").outcome, Outcome::InternalError);
         assert_eq!(no_op_on_disk().outcome, Outcome::NoOp);
+    }
+
+    #[test]
+    fn unittest_load_errors_are_wrong_reason_and_its_failures_kills() {
+        let generic = no_junit("generic", FailCodes::AnyNonZero);
+        let broken = "E\n======\nERROR: tests.test_guard (unittest.loader._FailedTest.tests.test_guard)\n------\nImportError: Failed to import test module: tests.test_guard\n\n------\nRan 1 test in 0.000s\n\nFAILED (errors=1)\n";
+        let v = classify(&run(Exit::Code(1)), &generic, &seen(broken, None), &[], 1.0);
+        assert_eq!(v.outcome, Outcome::WrongReason, "{}", v.detail);
+        assert!(
+            v.detail.contains("unittest could not load or collect"),
+            "{}",
+            v.detail
+        );
+        assert_eq!(v.red_counted, None);
+        let failed = "F.\n======\nFAIL: test_b (tests.test_guard.T.test_b)\n------\nRan 2 tests in 0.000s\n\nFAILED (failures=1)\n";
+        let v = classify(&run(Exit::Code(1)), &generic, &seen(failed, None), &[], 1.0);
+        assert_eq!(v.outcome, Outcome::Killed, "{}", v.detail);
+        assert_eq!((v.tests_total, v.red_counted), (Some(2), Some(1)));
+        // The demo runner's report writes a module that failed to import
+        // as `<module>` / `import`: not a failing test.
+        let report = r#"<testsuite><testcase classname="tests.test_guard" name="import"><error message="ImportError: Failed to import test module: tests.test_guard"/></testcase></testsuite>"#;
+        let v = classify(
+            &run(Exit::Code(1)),
+            &cfg("generic", FailCodes::Only(vec![1])),
+            &read(report),
+            &[],
+            1.0,
+        );
+        assert_eq!(v.outcome, Outcome::WrongReason, "{}", v.detail);
+        assert!(v.detail.contains("failed to load"), "{}", v.detail);
+    }
+
+    #[test]
+    fn a_kill_read_from_a_summary_line_counts_its_red_tests() {
+        let generic = no_junit("generic", FailCodes::AnyNonZero);
+        let jest = "Test Suites: 3 failed, 40 passed, 43 total\nTests:       28 failed, 1190 passed, 1218 total\n";
+        let v = classify(&run(Exit::Code(1)), &generic, &seen(jest, None), &[], 1.0);
+        assert_eq!(v.outcome, Outcome::Killed, "{}", v.detail);
+        assert!(v.red_tests.is_empty());
+        assert_eq!((v.tests_total, v.red_counted), (Some(1218), Some(28)));
+        // A per-test report names them: nothing counted beside it.
+        let v = classify(
+            &run(Exit::Code(1)),
+            &generic,
+            &seen("1 failed, 1 passed in 0.1s\n", Some(ONE_RED)),
+            &[],
+            1.0,
+        );
+        assert_eq!((v.red_tests.len(), v.red_counted), (1, None));
     }
 }

@@ -142,6 +142,13 @@ pub struct MutantResult {
     /// Number of tests in the run's JUnit report, when there is one.
     #[serde(default)]
     pub tests_total: Option<usize>,
+    /// A kill whose red tests only the runner's summary line counted
+    /// (jest's `Tests: 28 failed, 1190 passed, 1218 total`, vitest's,
+    /// unittest's `FAILED (failures=2)`), with no per-test report to name
+    /// them: how many it counted (`red_tests` is then empty). Absent
+    /// otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub red_counted: Option<usize>,
     pub duration_s: f64,
     /// Why this verdict, in one or two sentences.
     pub detail: String,
@@ -240,6 +247,26 @@ pub struct SubsetCheck {
 }
 
 impl MutantResult {
+    /// How many tests went red, and whether only a summary line counted
+    /// them (see [`MutantResult::red_counted`]).
+    pub fn red_count(&self) -> (usize, bool) {
+        match self.red_counted {
+            Some(n) if self.red_tests.is_empty() => (n, true),
+            _ => (self.red_tests.len(), false),
+        }
+    }
+
+    /// `N/M` (`N/M (summary)` when only the summary line counted the red
+    /// tests), `N` without a count of the tests that ran.
+    pub fn red_of_total(&self) -> String {
+        let (n, summary) = self.red_count();
+        let from = if summary { " (summary)" } else { "" };
+        match self.tests_total {
+            Some(total) => format!("{n}/{total}{from}"),
+            None => format!("{n}{from}"),
+        }
+    }
+
     /// The row of mutation `id` with its verdict; everything a run adds
     /// (site, tests, files, timing) starts empty.
     pub fn new(
@@ -260,6 +287,7 @@ impl MutantResult {
             outcome,
             red_tests: Vec::new(),
             tests_total: None,
+            red_counted: None,
             duration_s: 0.0,
             detail,
             killed_by: Vec::new(),

@@ -28,6 +28,9 @@ pub enum Runner {
     GoTest,
     /// `cargo test`: libtest's text.
     CargoTest,
+    /// Python's `unittest` (`python -m unittest`, or a runner script built
+    /// on its `TextTestRunner`).
+    Unittest,
 }
 
 impl Runner {
@@ -38,6 +41,7 @@ impl Runner {
             Runner::Vitest => "vitest",
             Runner::GoTest => "go test",
             Runner::CargoTest => "cargo test",
+            Runner::Unittest => "unittest",
         }
     }
 }
@@ -85,9 +89,10 @@ pub struct LogReading {
     /// The tests `cargo test` reported in the log (libtest's lines), when
     /// it ran.
     pub libtest_report: Option<Report>,
-    /// The first line showing that pytest could not load or collect the
-    /// suite (a conftest or test module that failed to import, a usage or
-    /// internal error): not a failing test.
+    /// The first line showing that the runner could not load or collect
+    /// the suite (pytest: a conftest or test module that failed to import,
+    /// a usage or internal error; unittest: a test module that failed to
+    /// import, its `unittest.loader._FailedTest`): not a failing test.
     pub load_error: Option<String>,
 }
 
@@ -124,6 +129,9 @@ pub fn suite_output(log: &str) -> &str {
 pub fn read(output: &str) -> LogReading {
     let mut seen = LogReading::default();
     let mut go_lines = Vec::new();
+    // unittest's `Ran N tests in …`, until its result line (`OK`,
+    // `FAILED (failures=1, errors=2)`) says how many went red.
+    let mut unittest: Option<Counts> = None;
     for raw in output.lines() {
         // A terminal redraws a line after `\r`: what stays is the last part.
         let raw = raw.rsplit('\r').next().unwrap_or(raw);
@@ -133,7 +141,21 @@ pub fn read(output: &str) -> LogReading {
             seen.saw(Runner::Pytest);
             seen.load_error = Some(line.to_string());
         }
-        if let Some(c) = pytest_summary(line) {
+        if seen.load_error.is_none() && unittest_load_error(line) {
+            seen.saw(Runner::Unittest);
+            seen.load_error = Some(line.to_string());
+        }
+        if let Some(ran) = unittest_ran(line) {
+            if let Some(c) = unittest.replace(ran) {
+                seen.count(Runner::Unittest, c);
+            }
+        } else if let (Some(c), Some(red)) = (unittest.as_mut(), unittest_failed(line)) {
+            c.failed += red.failed;
+            c.errors += red.errors;
+            c.passed = c.passed.saturating_sub(red.failed + red.errors + red.total);
+            seen.count(Runner::Unittest, *c);
+            unittest = None;
+        } else if let Some(c) = pytest_summary(line) {
             seen.count(Runner::Pytest, c);
         } else if let Some(c) = jest_summary(line) {
             seen.count(Runner::Jest, c);
@@ -154,6 +176,9 @@ pub fn read(output: &str) -> LogReading {
         } else if crate::libtest_text::is_marker(line) {
             seen.saw(Runner::CargoTest);
         }
+    }
+    if let Some(c) = unittest {
+        seen.count(Runner::Unittest, c);
     }
     if seen.runners.contains(&Runner::CargoTest) {
         seen.libtest_report = crate::libtest_text::parse(output).map(|run| run.report);
@@ -357,6 +382,57 @@ fn libtest_summary(line: &str) -> Option<Counts> {
     })
 }
 
+/// unittest's `Ran 3 tests in 0.001s`: every test counted as passed until
+/// its result line says otherwise (see [`unittest_failed`]).
+fn unittest_ran(line: &str) -> Option<Counts> {
+    static RAN: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"^Ran ([0-9]+) tests? in [0-9]+(?:\.[0-9]+)?s$").expect("valid regex")
+    });
+    let n: usize = RAN.captures(line)?[1].parse().ok()?;
+    Some(Counts {
+        passed: n,
+        total: n,
+        ..Counts::default()
+    })
+}
+
+/// unittest's result line after a red run, `FAILED (failures=1, errors=2,
+/// skipped=1, expected failures=1, unexpected successes=1)`: its failed
+/// tests (an unexpected success fails the run too) and errored ones; the
+/// `total` field carries the tests that neither passed nor went red
+/// (skipped, expected failures).
+fn unittest_failed(line: &str) -> Option<Counts> {
+    let parts = line.strip_prefix("FAILED (")?.strip_suffix(')')?;
+    let mut c = Counts::default();
+    for part in parts.split(", ") {
+        let (kind, n) = part.split_once('=')?;
+        let n: usize = n.parse().ok()?;
+        match kind {
+            "failures" | "unexpected successes" => c.failed += n,
+            "errors" => c.errors += n,
+            "skipped" | "expected failures" => c.total += n,
+            _ => return None,
+        }
+    }
+    Some(c)
+}
+
+/// unittest's report of a test module it could not import (discovery, or
+/// a name on the command line): `ERROR: tests.test_x
+/// (unittest.loader._FailedTest.tests.test_x)` (`(unittest.loader._FailedTest)`
+/// before Python 3.11), followed by `ImportError: Failed to import test
+/// module: tests.test_x`.
+fn unittest_load_error(line: &str) -> bool {
+    static LOAD: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(concat!(
+            r"^(?:ERROR: \S+ \(unittest\.loader\._FailedTest(?:\.\S+)?\)",
+            r"|ImportError: Failed to import test module: \S+)$"
+        ))
+        .expect("valid regex")
+    });
+    LOAD.is_match(line)
+}
+
 /// pytest's `---- generated xml file: /abs/path.xml ----`.
 fn pytest_report(line: &str) -> Option<PathBuf> {
     let rest = line.strip_prefix('-')?.trim_start_matches('-').trim_start();
@@ -488,6 +564,15 @@ impl Observed {
         }
         let names: Vec<&str> = self.runners.iter().map(|r| r.name()).collect();
         format!("{}'s summary line", names.join(" and "))
+    }
+
+    /// The runner whose line is [`Observed::load_error`], for a verdict's
+    /// detail.
+    pub fn load_error_runner(&self) -> &'static str {
+        match &self.load_error {
+            Some(line) if unittest_load_error(line) => Runner::Unittest.name(),
+            _ => Runner::Pytest.name(),
+        }
     }
 
     /// The runners, for a verdict's detail (`pytest`, `pytest and jest`).
@@ -731,5 +816,33 @@ mod tests {
         }
         let r = read("tests/test_a.py F.\n== 1 failed, 1 passed in 0.1s ==\n");
         assert_eq!(r.load_error, None);
+    }
+
+    #[test]
+    fn unittest_summaries_and_import_failures_are_read() {
+        let broken = "E\n======================================================================\nERROR: tests.test_guard (unittest.loader._FailedTest.tests.test_guard)\n----------------------------------------------------------------------\nImportError: Failed to import test module: tests.test_guard\nTraceback (most recent call last):\nModuleNotFoundError: No module named 'hmacx'\n\n\n----------------------------------------------------------------------\nRan 1 test in 0.000s\n\nFAILED (errors=1)\n";
+        let r = read(broken);
+        assert_eq!(r.runners, vec![Runner::Unittest]);
+        assert_eq!(r.counts, counts(0, 0, 1, 1));
+        assert_eq!(
+            r.load_error.as_deref(),
+            Some("ERROR: tests.test_guard (unittest.loader._FailedTest.tests.test_guard)")
+        );
+        // Before Python 3.11 the placeholder's name had no suffix.
+        let old = read("ERROR: test_guard (unittest.loader._FailedTest)\n");
+        assert!(old.load_error.is_some());
+        let o = Observed::new(r, None).unwrap();
+        assert_eq!(o.load_error_runner(), "unittest");
+        let mixed = read("Ran 6 tests in 0.010s\n\nFAILED (failures=1, errors=2, skipped=1, expected failures=1)\n");
+        assert_eq!(mixed.counts, counts(1, 1, 2, 6));
+        assert_eq!(mixed.load_error, None);
+        let green = read("......\nRan 6 tests in 0.010s\n\nOK (skipped=1)\n");
+        assert_eq!(green.counts, counts(6, 0, 0, 6));
+        assert_eq!(green.runners, vec![Runner::Unittest]);
+        // pytest's short summary is not unittest's result line.
+        assert_eq!(
+            unittest_failed("FAILED tests/t.py::test_x - assert 1"),
+            None
+        );
     }
 }

@@ -193,10 +193,13 @@ pub(super) const JUNIT_REQUEST: &str = "PYTEST_ADDOPTS=--junitxml=… (a JUnit r
 /// `injected` one, or the command's own when the log names it). Nothing
 /// seen: not configured.
 fn observe(seen: suite_log::LogReading, injected: Option<&Path>, tree: &Path) -> Reading {
-    let report = injected.and_then(|p| junit::read(p).ok()).or_else(|| {
-        let named = seen.pytest_report.as_ref()?;
-        junit::read(&tree.join(named)).ok()
-    });
+    let report = injected
+        .and_then(|p| junit::read(p).ok())
+        .or_else(|| {
+            let named = seen.pytest_report.as_ref()?;
+            junit::read(&tree.join(named)).ok()
+        })
+        .map(|r| r.relative_to(tree));
     Observed::new(seen, report).map_or(Reading::NotConfigured, Reading::Observed)
 }
 
@@ -398,7 +401,7 @@ pub(super) async fn run_suite(
             expected.extend(inside(&scratch.tree, &p));
             seen = read_log(call.log).runners;
             match junit::read(&p) {
-                Ok(r) => Reading::Read(r),
+                Ok(r) => Reading::Read(r.relative_to(&scratch.tree)),
                 Err(e) => Reading::Unreadable(e),
             }
         }

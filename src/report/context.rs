@@ -269,7 +269,7 @@ fn model_without_mutants(r: &Results) -> serde_json::Result<serde_json::Map<Stri
 
 /// Every key of a mutant in a template, sorted (the order `|items` and
 /// `|dictsort` see, as for a map): the model's fields, then the computed ones.
-pub(crate) const MUTANT_KEYS: [&str; 39] = [
+pub(crate) const MUTANT_KEYS: [&str; 40] = [
     "allowed",
     "command",
     "control",
@@ -296,6 +296,7 @@ pub(crate) const MUTANT_KEYS: [&str; 39] = [
     "outcome",
     "red",
     "red_count",
+    "red_counted",
     "red_tests",
     "replacement",
     "reset_paths",
@@ -343,6 +344,7 @@ impl MutantView {
             outcome,
             red_tests,
             tests_total,
+            red_counted,
             duration_s,
             detail,
             killed_by,
@@ -374,6 +376,7 @@ impl MutantView {
             "outcome" => Value::from(outcome.as_str()),
             "red_tests" => strs(red_tests),
             "tests_total" => model(tests_total),
+            "red_counted" => red_counted.map(Value::from).into(),
             "duration_s" => model(duration_s),
             "detail" => Value::from(detail.as_str()),
             "killed_by" => strs(killed_by),
@@ -400,13 +403,7 @@ impl MutantView {
                 file.clone()
             }),
             "red" => Value::from(red_tests_cell(m)),
-            "red_count" => {
-                let n = red_tests.len();
-                Value::from(match tests_total {
-                    Some(total) => format!("{n}/{total}"),
-                    None => n.to_string(),
-                })
-            }
+            "red_count" => Value::from(m.red_of_total()),
             "time" => Value::from(format!("{duration_s:.1}s")),
             "icon" => Value::from(if is_allowed || m.is_twin_reported() {
                 ALLOWED_ICON
@@ -572,7 +569,6 @@ mod tests {
     /// computed fields, converted whole (the reference the view must match).
     fn eager(m: &MutantResult) -> Value {
         let allowed = m.is_allowed();
-        let n = m.red_tests.len();
         let lines: Vec<Json> = m
             .diff
             .as_deref()
@@ -585,10 +581,7 @@ mod tests {
             json!({
                 "site": if m.line > 0 { format!("{}:{}", m.file, m.line) } else { m.file.clone() },
                 "red": red_tests_cell(m),
-                "red_count": match m.tests_total {
-                    Some(total) => format!("{n}/{total}"),
-                    None => n.to_string(),
-                },
+                "red_count": m.red_of_total(),
                 "time": format!("{:.1}s", m.duration_s),
                 "runs": crate::report::runs_cell(m),
                 "icon": if allowed { ALLOWED_ICON } else { icon(m.outcome) },
@@ -597,6 +590,7 @@ mod tests {
                 "is_finding": is_finding(m.outcome),
                 "diff_lines": lines,
                 "direction": m.direction.map(|d| d.as_str()),
+                "red_counted": m.red_counted,
                 "twin_reported": m.is_twin_reported(),
                 "diff_href": m.diff_file.as_deref().map(href),
                 "log_href": m.log_file.as_deref().map(href),
@@ -658,7 +652,7 @@ mod tests {
             render("{% for k, v in mutants[0]|items %}{{ k }} {% endfor %}"),
             MUTANT_KEYS.join(" ") + " "
         );
-        assert_eq!(render("{{ mutants[0]|length }}"), "39");
+        assert_eq!(render("{{ mutants[0]|length }}"), "40");
         assert_eq!(
             render("{% for l in findings[0].diff_lines %}{{ l.kind }}:{{ l.text }}|{% endfor %}"),
             "meta:--- a/f.py|meta:+++ b/f.py|hunk:@@ -1,2 +1,2 @@|ctx: ctx|del:-old|add:+new|"

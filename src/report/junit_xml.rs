@@ -74,13 +74,13 @@ fn site(results: &Results, m: &MutantResult) -> String {
 /// `1/26 red: a, b`; `None` when there is nothing to say (no JUnit report and
 /// no red test, e.g. a timeout or a mutant that never ran).
 fn tests_line(m: &MutantResult) -> Option<String> {
-    let red = m.red_tests.len();
+    let (red, _) = m.red_count();
     let count = match m.tests_total {
-        Some(total) => format!("{red}/{total} red"),
+        Some(_) => format!("{} red", m.red_of_total()),
         None if red == 0 => return None,
-        None => format!("{red} red"),
+        None => format!("{} red", m.red_of_total()),
     };
-    Some(if red == 0 {
+    Some(if m.red_tests.is_empty() {
         count
     } else {
         format!("{count}: {}", m.red_tests.join(", "))

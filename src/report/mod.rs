@@ -50,11 +50,13 @@ fn short_test_name(id: &str) -> &str {
     id.rsplit("::").next().unwrap_or(id)
 }
 
-/// `N/M` plus the first red tests' short names.
+/// `N/M` plus the first red tests' short names; `N/M (summary)` when only
+/// the runner's summary line counted them.
 pub fn red_tests_cell(m: &MutantResult) -> String {
     let n = m.red_tests.len();
     let count = match m.tests_total {
-        Some(total) => format!("{n}/{total}"),
+        Some(_) => m.red_of_total(),
+        None if m.red_count().1 => m.red_of_total(),
         None if matches!(m.outcome, Outcome::Killed | Outcome::WrongReason) => {
             "red (not counted)".into()
         }
@@ -284,6 +286,7 @@ mod tests {
             outcome,
             red_tests: vec![],
             tests_total: Some(4),
+            red_counted: None,
             duration_s: 0.5,
             detail: "d".into(),
             killed_by: vec![],
@@ -419,5 +422,19 @@ mod tests {
     fn cells_escape_pipes_and_newlines() {
         assert_eq!(cell("a|b\nc"), "a\\|b c");
         assert_eq!(cell(r"x\|"), r"x\\\|");
+    }
+
+    #[test]
+    fn a_kill_counted_by_a_summary_line_shows_its_count() {
+        let mut m = mutant("m", Outcome::Killed);
+        m.tests_total = Some(1218);
+        m.red_counted = Some(28);
+        assert_eq!(red_tests_cell(&m), "28/1218 (summary)");
+        m.tests_total = None;
+        assert_eq!(red_tests_cell(&m), "28 (summary)");
+        // Named red tests win over a count.
+        m.tests_total = Some(4);
+        m.red_tests = vec!["t::a".into()];
+        assert_eq!(red_tests_cell(&m), "1/4 a");
     }
 }

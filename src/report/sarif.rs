@@ -407,6 +407,10 @@ fn spec_location(spec_pos: &str) -> Option<SarifLocation> {
 
 fn tests_sentence(m: &MutantResult) -> String {
     match (m.tests_total, m.red_tests.len()) {
+        (Some(total), 0) if m.red_count().1 => format!(
+            "{} of {total} tests turned red (counted by the runner's summary line).",
+            m.red_count().0
+        ),
         (Some(total), 0) => format!("{total} tests ran and none turned red."),
         (Some(total), red) => format!(
             "{red} of {total} tests turned red: {}.",

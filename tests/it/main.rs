@@ -30,6 +30,7 @@ mod kill_first_confirm;
 mod kill_first_jest_cargo;
 mod kill_first_sdk;
 mod leaked_daemons;
+mod load_failures;
 mod one_line_per_site;
 mod out_dir;
 mod own_test_command;
