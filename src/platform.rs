@@ -51,6 +51,11 @@ fn pid(raw: i32) -> io::Result<Pid> {
     })
 }
 
+/// unguard's real user id.
+pub fn own_uid() -> u32 {
+    rustix::process::getuid().as_raw()
+}
+
 /// `killpg(pgid, sig)`: signal every process in the group.
 pub fn kill_group(pgid: i32, sig: Signal) -> io::Result<()> {
     Ok(rustix::process::kill_process_group(pid(pgid)?, sig.os())?)
@@ -248,6 +253,23 @@ mod linux {
         rustix::process::set_child_subreaper(Some(rustix::process::Pid::INIT)).is_ok()
     }
 
+    /// When process `pid` started (`starttime`, field 22 of
+    /// `/proc/<pid>/stat`, in clock ticks since boot): with the pid, it
+    /// names one process, as a pid alone does not once it is reused.
+    /// `None` when there is no such process.
+    pub fn start_time(pid: u32) -> Option<u64> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        start_time_in(&stat)
+    }
+
+    /// Field 22 of a `/proc/<pid>/stat` text (comm, field 2, may hold
+    /// spaces and parentheses: the fields after it are counted from its
+    /// last `)`).
+    pub(super) fn start_time_in(stat: &str) -> Option<u64> {
+        let rest = stat.get(stat.rfind(')')? + 2..)?;
+        rest.split_whitespace().nth(22 - 3)?.parse().ok()
+    }
+
     /// `(state, ppid, pgrp)` from `/proc/<pid>/stat`.
     fn stat(pid: i32) -> Option<(char, i32, i32)> {
         let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
@@ -398,6 +420,11 @@ mod portable {
         false
     }
 
+    /// No process start times here: scratch dirs are never swept.
+    pub fn start_time(_pid: u32) -> Option<u64> {
+        None
+    }
+
     /// No child subreaper, so no per-run supervisor: runs are spawned
     /// directly (process group and token only).
     pub const SUPERVISOR: bool = false;
@@ -471,6 +498,17 @@ mod tests {
         assert!(!super::linux::ignored_in(&plain, 0));
         assert!(!super::linux::ignored_in(&plain, 65));
         assert!(!super::linux::ignored_in("SigIgn:\tzz\n", 1));
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn start_times_come_from_field_22() {
+        let stat = "42 (a b) c)) S 1 42 42 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 987654 1000 10";
+        assert_eq!(super::linux::start_time_in(stat), Some(987654));
+        assert_eq!(super::linux::start_time_in("42 (x) S 1"), None);
+        let me = super::start_time(std::process::id());
+        assert!(me.is_some());
+        assert_eq!(me, super::start_time(std::process::id()));
     }
 
     use super::*;

@@ -493,6 +493,10 @@ impl Area {
     /// Make and register a fresh private (0700) dir named `<prefix>XXXXXX`; refused once
     /// the run is interrupted.
     fn new(prefix: &str) -> Result<Area> {
+        static SWEPT: std::sync::Once = std::sync::Once::new();
+        SWEPT.call_once(|| {
+            sweep_orphans(&std::env::temp_dir());
+        });
         let dir = {
             // Made under the lock: the second Ctrl-C either sees it or comes first.
             let mut live = live();
@@ -507,6 +511,12 @@ impl Area {
                 .tempdir()
                 .context("creating a scratch directory")?;
             live.dirs.push(dir.path().to_path_buf());
+            // Who owns it, for the sweep of a later run should this one be
+            // killed before it can remove it (best effort: without the
+            // file, the dir is never swept).
+            if let Some(owner) = Owner::me() {
+                let _ = std::fs::write(dir.path().join(OWNER_FILE), owner.line());
+            }
             dir
         };
         let live = LiveScratch(dir.path().to_path_buf());
@@ -541,6 +551,91 @@ impl Area {
         std::fs::create_dir(&tree).with_context(|| format!("creating {}", tree.display()))?;
         Ok(tree)
     }
+}
+
+/// The file in every scratch dir naming the unguard that made it.
+const OWNER_FILE: &str = "unguard-owner";
+
+/// The names unguard gives its scratch dirs in the temp dir.
+fn is_scratch_name(name: &str) -> bool {
+    if name.strip_prefix("unguard-pristine-").is_some() {
+        return true;
+    }
+    name.strip_prefix("unguard-w")
+        .and_then(|rest| rest.split_once('-'))
+        .is_some_and(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// The unguard process that made a scratch dir: its pid and start time
+/// (a pid alone names another process once it is reused).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Owner {
+    pid: u32,
+    start: u64,
+}
+
+impl Owner {
+    /// This process; `None` where start times cannot be read.
+    fn me() -> Option<Owner> {
+        let pid = std::process::id();
+        crate::platform::start_time(pid).map(|start| Owner { pid, start })
+    }
+
+    fn line(&self) -> String {
+        format!("{} {}\n", self.pid, self.start)
+    }
+
+    fn parse(text: &str) -> Option<Owner> {
+        let mut f = text.split_whitespace();
+        let pid = f.next()?.parse().ok()?;
+        let start = f.next()?.parse().ok()?;
+        f.next().is_none().then_some(Owner { pid, start })
+    }
+
+    /// Whether the process is still running: the same pid with the same
+    /// start time.
+    fn alive(&self) -> bool {
+        crate::platform::start_time(self.pid) == Some(self.start)
+    }
+}
+
+/// Remove the scratch dirs in `tmp` whose unguard is gone (killed with
+/// `kill -9` or by the OOM killer before it could remove them: each is a
+/// full copy of a user's source). Only a real directory (never a symlink)
+/// named as unguard names them, owned by this user, with an owner file
+/// (a regular file) naming a process that is not running; a dir whose
+/// owner is alive, or whose owner file is missing or unreadable (one being
+/// made right now), stays. Returns how many were removed.
+pub fn sweep_orphans(tmp: &Path) -> usize {
+    use std::os::unix::fs::MetadataExt;
+    if Owner::me().is_none() {
+        return 0;
+    }
+    let uid = crate::platform::own_uid();
+    let mut removed = 0;
+    for e in std::fs::read_dir(tmp).into_iter().flatten().flatten() {
+        if !e.file_name().to_str().is_some_and(is_scratch_name) {
+            continue;
+        }
+        let dir = e.path();
+        let Ok(meta) = dir.symlink_metadata() else {
+            continue;
+        };
+        if !meta.is_dir() || meta.uid() != uid {
+            continue;
+        }
+        let file = dir.join(OWNER_FILE);
+        let owner = file
+            .symlink_metadata()
+            .ok()
+            .filter(|m| m.is_file())
+            .and_then(|_| std::fs::read_to_string(&file).ok())
+            .and_then(|t| Owner::parse(&t));
+        if owner.is_some_and(|o| !o.alive()) && crate::tree_state::remove_any(&dir).is_ok() {
+            removed += 1;
+        }
+    }
+    removed
 }
 
 /// Deregisters a scratch dir from [`LIVE_SCRATCH`] (after it is removed).
@@ -1821,5 +1916,53 @@ mod tests {
         assert_eq!(platform::is_top_directory(base), Some(true));
         // Each tree has a name of its own (the allocator hashes it).
         assert_ne!(a.tree.file_name(), b.tree.file_name());
+    }
+
+    #[test]
+    fn the_sweep_removes_only_scratch_dirs_whose_owner_is_gone() {
+        let tmp = tempfile::tempdir().unwrap();
+        let me = Owner::me().expect("start times on Linux");
+        let reused = Owner {
+            start: me.start + 1,
+            ..me
+        };
+        let make = |name: &str, owner: Option<Owner>| {
+            let d = tmp.path().join(name);
+            std::fs::create_dir_all(d.join("tree-x/src")).unwrap();
+            std::fs::write(d.join("tree-x/src/secret.py"), "KEY = 1\n").unwrap();
+            if let Some(o) = owner {
+                std::fs::write(d.join(OWNER_FILE), o.line()).unwrap();
+            }
+            d
+        };
+        let dead = [
+            make("unguard-pristine-aaaa", Some(reused)),
+            make("unguard-w0-bbbb", Some(reused)),
+            make("unguard-w12-cccc", Some(reused)),
+        ];
+        let kept = [
+            make("unguard-w1-alive", Some(me)),
+            make("unguard-w2-noowner", None),
+            make("unguard-wx-dddd", Some(reused)),
+            make("other-w0-eeee", Some(reused)),
+        ];
+        // A symlink named as a scratch dir, to a dir whose owner is gone.
+        let target = make("target", Some(reused));
+        let link = tmp.path().join("unguard-w3-link");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        // An owner file that is a symlink is not read.
+        let sneaky = make("unguard-w4-sneaky", None);
+        std::os::unix::fs::symlink(target.join(OWNER_FILE), sneaky.join(OWNER_FILE)).unwrap();
+        assert_eq!(sweep_orphans(tmp.path()), dead.len());
+        for d in &dead {
+            assert!(!d.exists(), "{}", d.display());
+        }
+        for d in kept.iter().chain([&target, &sneaky]) {
+            assert!(d.join("tree-x/src/secret.py").is_file(), "{}", d.display());
+        }
+        assert!(link.symlink_metadata().is_ok());
+        assert_eq!(Owner::parse(&me.line()), Some(me));
+        assert_eq!(Owner::parse("12"), None);
+        assert_eq!(Owner::parse("12 34 56"), None);
     }
 }

@@ -46,6 +46,7 @@ mod several_commands;
 mod skips;
 mod spec_and_check;
 mod spec_refusals;
+mod stale_scratch;
 mod suite_environment;
 mod transparent_runs;
 mod twins;
