@@ -518,3 +518,21 @@ fn a_jest_coverage_threshold_is_off_in_subsets_only() {
         assert!(!log.contains("--coverage=false"), "{log}");
     }
 }
+
+#[test]
+fn coverages_own_fail_under_does_not_touch_pytest_subsets() {
+    // coverage's `fail_under` gates `coverage report` (a large public
+    // Python MCP SDK runs `coverage run -m pytest`, no pytest-cov). unguard
+    // took it for pytest-cov's gate and gave every subset
+    // `--cov-fail-under=0`, an option pytest does not know there: "error:
+    // unrecognized arguments", exit 4 on the unmutated copy, every subset
+    // "not usable". `-p no:pytest_cov` stands for a machine without
+    // pytest-cov, whatever this one has.
+    let pyproject = "[tool.pytest.ini_options]\nfilterwarnings = [\"error\"]\n\n[tool.coverage.report]\nfail_under = 100\n";
+    let spec = SpecBuilder::new("python3 -m pytest -q -p no:cacheprovider -p no:pytest_cov tests")
+        .timeout("120s");
+    let fx = fixture("app.py", spec, &[("pyproject.toml", pyproject)]);
+    for ran in both(&fx, "coverage's fail_under without pytest-cov", true) {
+        assert!(!ran.err.contains("unrecognized arguments"), "{}", ran.err);
+    }
+}
