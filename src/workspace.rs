@@ -745,8 +745,6 @@ pub struct RunDirs {
     pub dir: PathBuf,
     /// The run's `TMPDIR` (`TMP`, `TEMP`).
     pub tmp: PathBuf,
-    /// pytest's cache (`-o cache_dir=`), out of the copy.
-    pub pytest_cache: PathBuf,
     /// Hypothesis's example database (`HYPOTHESIS_STORAGE_DIRECTORY`).
     pub hypothesis: PathBuf,
 }
@@ -755,7 +753,6 @@ impl RunDirs {
     fn at(dir: PathBuf) -> RunDirs {
         RunDirs {
             tmp: dir.join("tmp"),
-            pytest_cache: dir.join("pytest-cache"),
             hypothesis: dir.join("hypothesis"),
             dir,
         }
@@ -1706,7 +1703,7 @@ mod tests {
         s.write(target, b"mutated = True\n").unwrap();
         s.begin_run().unwrap();
         std::fs::write(s.run.tmp.join("app.lock"), "").unwrap();
-        std::fs::create_dir(&s.run.pytest_cache).unwrap();
+        std::fs::create_dir(&s.run.hypothesis).unwrap();
         // The run changes the mutated file, removes the linked env dir
         // (its links), and writes the report it was asked for into the copy.
         std::thread::sleep(Duration::from_millis(30));

@@ -179,7 +179,11 @@ impl Adapter {
 /// copy at `tree` with environment `env`: `--cov-fail-under` in the
 /// command, in `PYTEST_ADDOPTS`, in a root config file, or in a file the
 /// command names (a `Makefile`, a script), or coverage's own `fail_under`
-/// in its config. A subset run then gets `--cov-fail-under=0` (pytest-cov
+/// in its config, and pytest-cov in use: a `--cov` option somewhere in
+/// those same places. coverage's `fail_under` alone is `coverage report`'s
+/// gate (`coverage run -m pytest`), not pytest's: there pytest has no
+/// `--cov-fail-under` option and would stop with a usage error (exit 4) on
+/// every subset. A subset run then gets `--cov-fail-under=0` (pytest-cov
 /// reads it over both).
 pub(super) fn pytest_cov_gate(command: &Command, env: &[(String, String)], tree: &Path) -> bool {
     const GATE: &str = "cov-fail-under";
@@ -194,6 +198,10 @@ pub(super) fn pytest_cov_gate(command: &Command, env: &[(String, String)], tree:
     if text.contains(GATE) || addopts.contains(GATE) {
         return true;
     }
+    // pytest-cov's options all start `--cov`.
+    const COV: &str = "--cov";
+    let mut cov = text.contains(COV) || addopts.contains(COV);
+    let mut gate = false;
     let mut files: Vec<String> = [
         "pytest.ini",
         "pyproject.toml",
@@ -212,13 +220,20 @@ pub(super) fn pytest_cov_gate(command: &Command, env: &[(String, String)], tree:
             .filter(|w| !w.is_empty() && !w.starts_with('-') && !w.contains(".."))
             .map(|w| w.trim_start_matches("./").to_string()),
     );
-    files.iter().any(|f| {
+    for f in &files {
         let path = tree.join(f);
-        path.starts_with(tree)
-            && path.is_file()
-            && std::fs::read_to_string(&path)
-                .is_ok_and(|t| t.contains(GATE) || t.contains("fail_under"))
-    })
+        if !path.starts_with(tree) || !path.is_file() {
+            continue;
+        }
+        if let Ok(t) = std::fs::read_to_string(&path) {
+            if t.contains(GATE) {
+                return true;
+            }
+            gate |= t.contains("fail_under");
+            cov |= t.contains(COV);
+        }
+    }
+    gate && cov
 }
 
 /// Whether the command names pytest (as the spec's preset detection does).
@@ -930,6 +945,26 @@ mod tests {
         std::fs::write(
             t.join("pyproject.toml"),
             "[tool.coverage.report]\nfail_under = 100\n",
+        )
+        .unwrap();
+        // coverage's `fail_under` alone is `coverage report`'s gate (`coverage
+        // run -m pytest`): pytest has no `--cov-fail-under` option there.
+        assert!(!pytest_cov_gate(&sh("make test"), &[], t));
+        assert!(!pytest_cov_gate(
+            &sh("coverage run -m pytest -n auto"),
+            &[],
+            t
+        ));
+        // With pytest-cov in use (a `--cov` option in the Makefile, in
+        // `PYTEST_ADDOPTS`, or in the config's addopts), it is pytest-cov's.
+        std::fs::write(t.join("Makefile"), "test:\n\tpytest --cov=src\n").unwrap();
+        assert!(pytest_cov_gate(&sh("make test"), &[], t));
+        std::fs::remove_file(t.join("Makefile")).unwrap();
+        let addopts = [("PYTEST_ADDOPTS".to_string(), "--cov=src".to_string())];
+        assert!(pytest_cov_gate(&sh("make test"), &addopts, t));
+        std::fs::write(
+            t.join("pyproject.toml"),
+            "[tool.pytest.ini_options]\naddopts = \"--cov=src\"\n\n[tool.coverage.report]\nfail_under = 100\n",
         )
         .unwrap();
         assert!(pytest_cov_gate(&sh("make test"), &[], t));

@@ -82,7 +82,7 @@ test('serves a local origin', () => {
 
 /// `npm install jest jest-junit` into the fixture (from the registry);
 /// false when it cannot (skipped, or failed under `CI`).
-fn install_jest(fx: &Fixture) -> bool {
+pub(crate) fn install_jest(fx: &Fixture) -> bool {
     let npm = Command::new("npm")
         .args([
             "install",

@@ -10,9 +10,11 @@
 //! - a red baseline re-checked against the bare command (unguard's
 //!   `--junitxml` request dropped for the run, said and recorded);
 //! - wrappers that own their exit codes (`make`, a script doing
-//!   `pytest || exit 3`, tox, nox, `npm test` around jest): the per-test
-//!   report decides, a broken import stays `wrong-reason`;
-//! - kill-first on a `PYTHONPATH=src` Makefile with a coverage gate.
+//!   `pytest || exit 3`, tox, nox, `npm test` around jest with
+//!   jest-junit): the per-test report decides, a broken import stays
+//!   `wrong-reason`;
+//! - kill-first on a `PYTHONPATH=src` Makefile with a coverage gate, and
+//!   on jest with a `coverageThreshold` (off in subsets only).
 
 use crate::common::*;
 use crate::kill_first_adapters::{have, skip};
@@ -368,5 +370,169 @@ fn kill_first_works_with_pythonpath_set_by_the_command_and_a_coverage_gate() {
     );
     for ran in both(&fx, "PYTHONPATH=src + coverage gate", true) {
         assert!(!ran.err.contains("Error importing plugin"), "{}", ran.err);
+    }
+}
+
+const GUARD_JS: &str = "function allowed(host) {\n  if (host === 'evil') {\n    return false;\n  }\n  return true;\n}\n\nmodule.exports = { allowed };\n";
+
+const GUARD_TEST_JS: &str = "const { allowed } = require('../src/guard.js');\n\ndescribe('allowed', () => {\n  test('refuses evil', () => {\n    expect(allowed('evil')).toBe(false);\n  });\n  test('accepts good', () => {\n    expect(allowed('good')).toBe(true);\n  });\n});\n";
+
+/// A package whose `npm test` runs jest with jest-junit among its
+/// reporters (jest-junit writes where `JEST_JUNIT_OUTPUT_FILE` says), and
+/// a coverage gate: every line of `src/` covered. The full suite meets
+/// it; the guard's tests alone do not (`src/math.js` is covered by the
+/// other test file only).
+const JEST_PACKAGE: &str = r#"{
+  "name": "fx",
+  "private": true,
+  "scripts": {"test": "jest --ci"},
+  "jest": {
+    "reporters": ["default", "jest-junit"],
+    "collectCoverage": true,
+    "collectCoverageFrom": ["src/**/*.js"],
+    "coverageReporters": ["text-summary"],
+    "coverageThreshold": {"global": {"lines": 100}}
+  }
+}
+"#;
+
+/// The same three mutants as the Python rows, in `src/guard.js`.
+fn js_mutations() -> Vec<Mutation> {
+    let file = "src/guard.js";
+    vec![
+        mutation("evil-refused", file, "return false;", "return true;").control("evil is refused"),
+        mutation(
+            "equivalent",
+            file,
+            "if (host === 'evil') {",
+            "if ('evil' === host) {",
+        )
+        .control("an equivalent rewrite"),
+        mutation(
+            "import-broken",
+            file,
+            "function allowed(host) {",
+            "function allowed(host) oops {",
+        )
+        .control("a syntax error: the test file cannot require the module"),
+    ]
+}
+
+/// A jest package run by `command`, jest and jest-junit installed from
+/// the registry; `None` when they cannot be (skipped, or failed under
+/// `CI`).
+fn jest_fixture(command: &str) -> Option<Fixture> {
+    if !have("node") {
+        return None;
+    }
+    let spec = SpecBuilder::new(command)
+        .junit("{junit}")
+        .timeout("120s")
+        .mutations(js_mutations())
+        .build();
+    let fx = Fixture::git(&[
+        ("package.json", JEST_PACKAGE),
+        (".gitignore", "node_modules/\ncoverage/\n"),
+        ("src/guard.js", GUARD_JS),
+        (
+            "src/math.js",
+            "function add(a, b) {\n  return a + b;\n}\n\nmodule.exports = { add };\n",
+        ),
+        ("test/guard.test.js", GUARD_TEST_JS),
+        (
+            "test/other.test.js",
+            "const { add } = require('../src/math.js');\n\ntest('arithmetic', () => {\n  expect(add(1, 1)).toBe(2);\n});\n",
+        ),
+        ("unguard.yaml", &spec),
+    ]);
+    crate::kill_first_jest_cargo::install_jest(&fx).then_some(fx)
+}
+
+/// The kill names the one red test, and the broken import, which jest
+/// reports as a test file that failed to run (jest-junit leaves it out of
+/// the report), is `wrong-reason` with no red test.
+fn assert_js_verdicts(ran: &Ran, row: &str) {
+    let kill = mutant(&ran.outcomes, "evil-refused");
+    assert_eq!(
+        kill["red_tests"],
+        serde_json::json!(["allowed refuses evil::allowed refuses evil"]),
+        "{row}: {kill:#}"
+    );
+    let broken = mutant(&ran.outcomes, "import-broken");
+    assert_eq!(
+        broken["red_tests"],
+        serde_json::json!([]),
+        "{row}: {broken:#}"
+    );
+    assert!(
+        broken["detail"].as_str().unwrap().contains("0 failed of 1"),
+        "{row}: {broken:#}"
+    );
+}
+
+#[test]
+fn npm_test_around_jest_owns_its_exit_code() {
+    // npm exits 1 whatever jest's exit was: the report jest-junit wrote
+    // decides. No adapter selects through `npm test`: every mutant runs
+    // the full suite, coverage gate and all.
+    let Some(fx) = jest_fixture("JEST_JUNIT_OUTPUT_FILE={junit} npm test --silent") else {
+        return;
+    };
+    for ran in both(&fx, "npm test around jest", false) {
+        assert_js_verdicts(&ran, "npm test");
+        let kill = mutant(&ran.outcomes, "evil-refused");
+        assert_eq!(kill["full_suite"], true, "{kill:#}");
+    }
+}
+
+#[test]
+fn a_jest_coverage_threshold_is_off_in_subsets_only() {
+    // The guard's tests alone cover 80 % of `src/`: with the gate on, the
+    // subset would be red on the unmutated copy and never kill. unguard's
+    // subset turns coverage off; the full command keeps it.
+    let Some(fx) = jest_fixture("JEST_JUNIT_OUTPUT_FILE={junit} node_modules/.bin/jest --ci")
+    else {
+        return;
+    };
+    for (ran, jobs) in both(&fx, "jest with coverageThreshold", true)
+        .iter()
+        .zip([1, 2])
+    {
+        assert_js_verdicts(ran, "jest");
+        let kill = mutant(&ran.outcomes, "evil-refused");
+        let subset = &kill["subset_runs"][0];
+        let log = fx.read(&format!(
+            "out-j{jobs}/{}",
+            subset["log_file"].as_str().unwrap()
+        ));
+        assert!(log.contains("--coverage=false"), "{log}");
+        // The full suite ran with the gate: a mutant that ran it prints
+        // jest's coverage summary.
+        let survivor = mutant(&ran.outcomes, "equivalent");
+        assert_eq!(survivor["full_suite"], true, "{survivor:#}");
+        let log = fx.read(&format!(
+            "out-j{jobs}/{}",
+            survivor["log_file"].as_str().unwrap()
+        ));
+        assert!(log.contains("Coverage summary"), "{log}");
+        assert!(!log.contains("--coverage=false"), "{log}");
+    }
+}
+
+#[test]
+fn coverages_own_fail_under_does_not_touch_pytest_subsets() {
+    // coverage's `fail_under` gates `coverage report` (a large public
+    // Python MCP SDK runs `coverage run -m pytest`, no pytest-cov). unguard
+    // took it for pytest-cov's gate and gave every subset
+    // `--cov-fail-under=0`, an option pytest does not know there: "error:
+    // unrecognized arguments", exit 4 on the unmutated copy, every subset
+    // "not usable". `-p no:pytest_cov` stands for a machine without
+    // pytest-cov, whatever this one has.
+    let pyproject = "[tool.pytest.ini_options]\nfilterwarnings = [\"error\"]\n\n[tool.coverage.report]\nfail_under = 100\n";
+    let spec = SpecBuilder::new("python3 -m pytest -q -p no:cacheprovider -p no:pytest_cov tests")
+        .timeout("120s");
+    let fx = fixture("app.py", spec, &[("pyproject.toml", pyproject)]);
+    for ran in both(&fx, "coverage's fail_under without pytest-cov", true) {
+        assert!(!ran.err.contains("unrecognized arguments"), "{}", ran.err);
     }
 }
