@@ -51,6 +51,10 @@ impl TestCase {
     }
 }
 
+/// jest-junit's classname for a test file that failed to run as a whole
+/// (`reportTestSuiteErrors`): a file that did not load, not a test.
+const JEST_SUITE_ERROR: &str = "Test suite failed to run";
+
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Report {
     pub cases: Vec<TestCase>,
@@ -107,8 +111,16 @@ impl Report {
         };
         for c in &mut self.cases {
             strip(&mut c.classname);
-            let whole_file = c.name.starts_with('/') && Path::new(&c.name).is_file();
-            if strip(&mut c.name) && whole_file && c.is_red() {
+            let absolute_file = c.name.starts_with('/') && Path::new(&c.name).is_file();
+            let stripped = strip(&mut c.name);
+            // The entry names a test file, not a test: `node --test` (its
+            // absolute path as the name), vitest's JUnit reporter (the
+            // relative path as classname and name), jest-junit's
+            // `reportTestSuiteErrors` (a fixed classname).
+            let whole_file = (stripped && absolute_file)
+                || (!c.name.is_empty() && c.name == c.classname && root.join(&c.name).is_file())
+                || c.classname == JEST_SUITE_ERROR;
+            if whole_file && c.is_red() {
                 c.classname.clear();
                 c.status = Status::Error;
             }
@@ -526,6 +538,31 @@ mod tests {
         let r = parse(&xml).unwrap().relative_to(&root);
         assert_eq!(r.red_ids(), vec!["t::reads test/guard.test.js"]);
         assert!(r.load_errors().is_empty());
+    }
+
+    #[test]
+    fn vitest_and_jest_whole_file_failures_are_load_errors() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        std::fs::create_dir(root.join("vt")).unwrap();
+        std::fs::write(root.join("vt/guard.test.js"), "").unwrap();
+        // vitest --reporter=junit: a file that failed to load.
+        let r = parse(r#"<testsuites><testsuite name="vt/guard.test.js"><testcase classname="vt/guard.test.js" name="vt/guard.test.js"><failure message="SyntaxError"/></testcase></testsuite></testsuites>"#)
+            .unwrap()
+            .relative_to(&root);
+        assert_eq!(r.load_errors().len(), 1, "{r:?}");
+        assert!(r.red_ids().iter().all(|id| !id.contains("::")), "{r:?}");
+        // jest-junit with reportTestSuiteErrors.
+        let r = parse(r#"<testsuites><testsuite name="guard"><testcase classname="Test suite failed to run" name="vt/guard.test.js"><error message="Cannot find module"/></testcase></testsuite></testsuites>"#)
+            .unwrap()
+            .relative_to(&root);
+        assert_eq!(r.load_errors().len(), 1, "{r:?}");
+        // A real vitest test keeps its id and stays a red test.
+        let r = parse(r#"<testsuites><testcase classname="vt/guard.test.js" name="guard &gt; refuses evil"><failure/></testcase></testsuites>"#)
+            .unwrap()
+            .relative_to(&root);
+        assert!(r.load_errors().is_empty());
+        assert_eq!(r.red_ids(), vec!["vt/guard.test.js::guard > refuses evil"]);
     }
 
     #[test]
