@@ -373,8 +373,8 @@ impl Baseline<'_> {
         .await
     }
 
-    /// One run of the baseline (`k` counts from 1). A red run that had
-    /// unguard's convenience additions is run once more without them (the
+    /// One run of the baseline (`k` counts from 1). A red first run that
+    /// had unguard's convenience additions is run once more without them (the
     /// isolation stays): green then, the fault is unguard's, so the
     /// additions are dropped for every later run of this command, said in
     /// one warning and recorded in `outcomes.json` (`baselines[].dropped`).
@@ -387,7 +387,9 @@ impl Baseline<'_> {
         let mut dropped = Vec::new();
         let mut verdict = outcome::baseline(&run.res.exit, cfg, run.junit.clone());
         if let BaselineVerdict::Red { reason, tail } = &verdict {
-            if !run.additions.is_empty() {
+            // Only the first run can blame the additions: a later run that
+            // goes red had them too when run 1 was green (a flaky suite).
+            if k == 1 && !run.additions.is_empty() {
                 let bare_name = log_name.replacen(".log", ".bare.log", 1);
                 let again = self.suite(scratch, &bare_name, true).await?;
                 let bare_verdict = outcome::baseline(&again.res.exit, cfg, again.junit.clone());

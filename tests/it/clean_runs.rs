@@ -121,7 +121,8 @@ fn debris_warnings(stderr: &str) -> Vec<&str> {
 /// identical, the hang mutant's debris is counted (`hang_resets` paths; the
 /// real one's, whose failing test may skip its clean-up, `real_resets`, its
 /// re-check included) and named once on stderr, and nothing is left in the
-/// fixture's TMPDIR.
+/// fixture's TMPDIR. `hang_resets` is per run of the hang mutant: it runs
+/// twice (its confirmation hangs again).
 fn assert_clean_runs(fx: &Fixture, hang_resets: u64, real_resets: u64, named: &str) {
     let mut tables = Vec::new();
     for jobs in [1, 2] {
@@ -134,7 +135,9 @@ fn assert_clean_runs(fx: &Fixture, hang_resets: u64, real_resets: u64, named: &s
         );
         assert_eq!(table, expected_table(), "-j {jobs}\n{err}");
         let r = resets(&v);
-        assert_eq!(r["hang"], Some(hang_resets), "-j {jobs}: {r:?}\n{err}");
+        // The hang and its confirmation run (a hang is confirmed like a
+        // kill) each leave the debris, and each is put back.
+        assert_eq!(r["hang"], Some(2 * hang_resets), "-j {jobs}: {r:?}\n{err}");
         assert_eq!(r["equivalent"], Some(0), "-j {jobs}: {r:?}");
         assert_eq!(r["real"], Some(real_resets), "-j {jobs}: {r:?}");
         let warned = debris_warnings(&err);
