@@ -77,6 +77,8 @@ CONFIG = {
         "setup": ["npx --yes pnpm@10.26.1 install --frozen-lockfile"],
         "test": "npx --yes pnpm@10.26.1 --filter @modelcontextprotocol/server test",
         "ci": "pnpm test:all (pnpm -r test)",
+        "ci_at": ".github/workflows/main.yml",
+        "tests_under": ["packages/server"],
         "equivalent": "packages/core-internal/src/shared/uriTemplate.ts",
         "breaks": "packages/core-internal/src/shared/uriTemplate.ts",
     },
@@ -90,7 +92,9 @@ CONFIG = {
             " 'coverage[toml]' pydantic-settings -e ./examples",
         ],
         "test": "uv run --no-sync pytest tests/server -q -p no:cacheprovider",
-        "ci": "uv run --frozen --no-sync pytest (scripts/test)",
+        "ci": "uv run --frozen --no-sync coverage run -m pytest -n auto",
+        "ci_at": ".github/workflows/shared.yml:111",
+        "tests_under": ["tests/server"],
         "equivalent": "src/mcp/server/lowlevel/server.py",
         "breaks": "src/mcp/shared/_httpx_utils.py",
     },
@@ -98,6 +102,8 @@ CONFIG = {
         "setup": ["uv sync --frozen --all-extras"],
         "test": "uv run --no-sync pytest tests -q",
         "ci": "uv run tox (pytest tests --cov=keboola_mcp_server)",
+        "ci_at": ".github/workflows/ci.yml:58",
+        "tests_under": ["tests"],
         "equivalent": "src/keboola_mcp_server/authorization.py",
         "breaks": "src/keboola_mcp_server/authorization.py",
     },
@@ -105,6 +111,8 @@ CONFIG = {
         "setup": ["uv sync --frozen --all-extras --dev"],
         "test": "uv run --no-sync pytest tests/unit -q",
         "ci": "uv run pytest -v --cov=src/mcp_atlassian --cov-report=term-missing",
+        "ci_at": ".github/workflows/tests.yml:42",
+        "tests_under": ["tests/unit"],
         "equivalent": "src/mcp_atlassian/utils/urls.py",
         "breaks": "src/mcp_atlassian/utils/urls.py",
     },
@@ -112,6 +120,8 @@ CONFIG = {
         "setup": ["uv sync --frozen"],
         "test": "uv run --frozen pytest -q -m unit -o 'addopts=-p no:asyncio'",
         "ci": "uv run --frozen pytest -q -m unit -n auto -o \"addopts=-p no:asyncio\"",
+        "ci_at": ".github/workflows/test.yml:46",
+        "tests_under": ["tests/unit"],
         "equivalent": "nextcloud_mcp_server/config.py",
         "breaks": "nextcloud_mcp_server/config.py",
     },
@@ -119,6 +129,7 @@ CONFIG = {
         "setup": ["npm ci --no-audit --no-fund"],
         "test": "npm test",
         "ci": "npm ci && npm run build && npm test",
+        "ci_at": ".github/workflows/ci.yml:34",
         "equivalent": "src/openapi-mcp-server/openapi/parser.ts",
         "breaks": "src/openapi-mcp-server/openapi/parser.ts",
     },
@@ -224,15 +235,158 @@ def pick(path: pathlib.Path, want: str, language: str) -> tuple[str, str] | None
     return None
 
 
+TEST_PATH = re.compile(r"(^|/)(tests?|__tests__|spec|e2e|fixtures?|testing)(/|$)|(^|/)test_[^/]*\.py$"
+                       r"|_test\.py$|\.(test|spec)\.[cm]?[jt]sx?$|(^|/)conftest\.py$")
+SOURCE_EXT = {"python": (".py",), "typescript": (".ts", ".mts", ".cts", ".tsx"),
+              "javascript": (".js", ".mjs", ".cjs", ".ts")}
+# Names too generic to say a test exercises this definition.
+GENERIC = {"main", "run", "get", "set", "call", "init", "setup", "close", "start", "stop",
+           "update", "create", "delete", "handle", "parse", "load", "read", "write", "send",
+           "default", "constructor", "toString", "toJSON", "__init__", "__call__", "__repr__",
+           "__str__", "__eq__", "__hash__", "__enter__", "__exit__", "__aenter__", "__aexit__",
+           # Framework methods a source file overrides: a test calling one does
+           # not say it reaches this override.
+           "model_dump", "model_validate", "model_dump_json", "call_tool", "list_tools",
+           "callTool", "listTools", "connect", "dispatch", "execute", "invoke", "request",
+           "validate", "process", "handler", "fetch", "toString", "valueOf", "then"}
+PY_DEF = re.compile(r"^(\s*)(?:async\s+)?def\s+([A-Za-z_]\w*)\s*\(")
+TS_DEF = re.compile(r"^(\s*)(?:export\s+)?(?:default\s+)?(?:async\s+)?(?:function\s*\*?\s*([A-Za-z_$][\w$]*)\s*[<(]"
+                    r"|(?:const|let)\s+([A-Za-z_$][\w$]*)\s*=\s*(?:async\s+)?(?:function\b|\([^)]*\)\s*(?::[^=]+)?=>\s*\{)"
+                    r"|(?:(?:public|private|protected|static|readonly|override|async|get)\s+)*([A-Za-z_$][\w$]*)\s*(?:<[^>]*>)?\((?:[^;]*\)\s*(?::\s*[^={;]+)?\{|[^;)]*)\s*$)")
+TS_KEYWORDS = {"if", "for", "while", "switch", "catch", "function", "return", "constructor", "super"}
+
+
+def tracked(tree: pathlib.Path) -> list[str]:
+    out = subprocess.run(["git", "-C", str(tree), "ls-files"], stdout=subprocess.PIPE, text=True).stdout
+    return [l for l in out.splitlines() if "node_modules/" not in l]
+
+
+def complete(stmt: str) -> bool:
+    """Whether a `return` statement ends on its line (brackets balanced, no
+    continuation): replacing it by a raise must leave the file parseable, or
+    the mutant is a load failure (`wrong-reason`), not a behavioural break."""
+    if "`" in stmt or '"' * 3 in stmt or "'" * 3 in stmt:
+        return False
+    body = re.sub(r'"(?:\\.|[^"\\])*"' + r"|'(?:\\.|[^'\\])*'", "", stmt)
+    depth = 0
+    for c in body:
+        depth += c in "([{"
+        depth -= c in ")]}"
+        if depth < 0:
+            return False
+    return depth == 0 and not re.search(r"([\\,+\-*/&|?:=.<>]|\b(and|or|not|in|if|else))\s*$", body)
+
+
+def definitions(path: pathlib.Path, language: str) -> list[tuple[str, int, str]]:
+    """(name, line index of the first `return <value>` in its body, that line) per definition."""
+    try:
+        lines = path.read_text().splitlines()
+    except (OSError, UnicodeDecodeError):
+        return []
+    text = "\n".join(lines)
+    out = []
+    for i, line in enumerate(lines):
+        if language == "python":
+            m = PY_DEF.match(line)
+            if not m:
+                continue
+            name, ind = m.group(2), len(m.group(1))
+            for j in range(i + 1, len(lines)):
+                l = lines[j]
+                if l.strip() and len(l) - len(l.lstrip()) <= ind and not l.lstrip().startswith((")", "]", "#")):
+                    break
+                if PY_DEF.match(l):
+                    break  # the first return of a nested def is not this one's
+                s = l.strip()
+                if re.match(r"return \S", s) and complete(s) and text.count(s) == 1:
+                    out.append((name, j, s))
+                    break
+        else:
+            m = TS_DEF.match(line)
+            if not m:
+                continue
+            name, ind = m.group(2) or m.group(3) or m.group(4), len(m.group(1))
+            if not name or name in TS_KEYWORDS:
+                continue
+            for j in range(i + 1, len(lines)):
+                l = lines[j]
+                if l.strip() == "}" and len(l) - len(l.lstrip()) <= ind:
+                    break
+                if TS_DEF.match(l) and len(l) - len(l.lstrip()) <= ind:
+                    break
+                s = l.strip()
+                if (re.match(r"return \S", s) and len(l) - len(l.lstrip()) > ind
+                        and complete(s) and text.count(s) == 1):
+                    out.append((name, j, s))
+                    break
+    return out
+
+
+def pick_breaks(r: dict, tree: pathlib.Path) -> tuple[str, str, str, str] | None:
+    """(file, find, replace, why): the first `return` of a function defined in a
+    source file and named in the test files the command runs, made a raise/throw.
+    Ranked by how many of those test files name it (the most exercised first)."""
+    files = tracked(tree)
+    exts = SOURCE_EXT.get(r["language"], (".py",))
+    scope = tuple(r.get("tests_under") or [""])
+    tests = [f for f in files if TEST_PATH.search(f) and f.endswith(exts) and f.startswith(scope)]
+    sources = [f for f in files if not TEST_PATH.search(f) and f.endswith(exts)
+               and not f.endswith(".d.ts") and f.startswith(tuple(r.get("sources_under") or [""]))
+               and not re.search(r"(^|/)(examples?|docs?|docs_src|scripts?|dist|build|[^/]*tests?[^/]*)/", f)]
+    calls: dict[str, int] = {}
+    for t in tests:
+        try:
+            text = (tree / t).read_text(errors="replace")
+        except OSError:
+            continue
+        for w in set(re.findall(r"([A-Za-z_$][\w$]*)\s*\(", text)):
+            calls[w] = calls.get(w, 0) + 1
+    found = [(f, d) for f in sources for d in definitions(tree / f, r["language"])]
+    defined: dict[str, int] = {}
+    for f in sources:
+        try:
+            text = (tree / f).read_text(errors="replace")
+        except OSError:
+            continue
+        for w in (PY_DEF if r["language"] == "python" else TS_DEF).finditer(text):
+            pass
+        for w in re.findall(r"(?:def|function)\s+([A-Za-z_$][\w$]*)|^\s*(?:(?:public|private|protected|static|async)\s+)*([A-Za-z_$][\w$]*)\s*\(", text, re.M):
+            n = w[0] or w[1]
+            defined[n] = defined.get(n, 0) + 1
+    best = None
+    for f, (name, _, s) in found:
+        # Distinctive (long, not generic, defined once in the sources) and
+        # called by the tests: the tests most likely reach this very body.
+        if len(name) < 6 or name in GENERIC or defined.get(name, 0) != 1:
+            continue
+        n = calls.get(name, 0)
+        key = (n, len(name))
+        if n and (best is None or key > best[0]):
+            best = (key, f, name, s)
+    if best is None:
+        return None
+    (n, _), f, name, s = best
+    rep = 'raise RuntimeError("unguard-bench")' if r["language"] == "python" else 'throw new Error("unguard-bench");'
+    return f, s, rep, f"first `return` of `{name}` ({f}), called in {n} test file(s)"
+
+
 def spec(r: dict, tree: pathlib.Path) -> str | None:
     muts = []
     for want in ("equivalent", "breaks"):
         rel = r.get(want)
-        if not rel or not (tree / rel).is_file():
-            return None
-        fr = pick(tree / rel, want, r["language"])
-        if fr is None:
-            return None
+        chosen = pick_breaks(r, tree) if want == "breaks" else None
+        if chosen:
+            rel, find, rep, why = chosen
+            fr = (find, rep)
+        else:
+            if not rel or not (tree / rel).is_file():
+                return None
+            fr = pick(tree / rel, want, r["language"])
+            if fr is None:
+                return None
+            why = (f"fallback: first `return` of {rel}" if want == "breaks"
+                   else f"comment after `{fr[0][:60]}` in {rel}")
+        r.setdefault("_chosen", {})[want] = why
         q = lambda s: "'" + s.replace("'", "''") + "'"
         muts.append(f"  - id: {want}\n    control: {q('bench: ' + want)}\n"
                     f"    file: {rel}\n    find: {q(fr[0])}\n    replace: {q(fr[1])}\n"
@@ -241,15 +395,20 @@ def spec(r: dict, tree: pathlib.Path) -> str | None:
             "mutations:\n" + "".join(muts))
 
 
-def detected(bin_: str, tree: pathlib.Path) -> str:
-    code, out, _ = sh(f"{bin_} init --stdout --force .", tree, 120)
+def detected(bin_: str, tree: pathlib.Path) -> dict:
+    """The command `unguard init --stdout` detects and where it says it came from."""
+    code, out, secs = sh(f"{bin_} init --stdout --force .", tree, 300)
     if code != 0:
-        return f"init failed: {out.strip().splitlines()[-1] if out.strip() else code}"
+        return {"error": out.strip().splitlines()[-1] if out.strip() else str(code), "secs": round(secs, 1)}
+    m = re.search(r"^\s*command: .*?#\s*detected: (.*)$", out, re.M)
+    reason = m.group(1).strip() if m else ""
+    at = re.search(r"\bfrom (\S+:\d+)", reason)
     try:
-        doc = yaml.safe_load(out)
-        return str(doc["test"]["command"])
+        command = str(yaml.safe_load(out)["test"]["command"])
     except Exception:  # noqa: BLE001 - the spec on stdout is what we report
-        return "unparsed"
+        command = "unparsed"
+    return {"command": command, "from": at.group(1) if at else None, "reason": reason,
+            "secs": round(secs, 1)}
 
 
 def run_one(r: dict, a) -> dict:
@@ -259,7 +418,7 @@ def run_one(r: dict, a) -> dict:
         row["skip"] = r["skip"]
         return row
     tree = checkout(r, a.servers, a.mirror)
-    for cmd in r.get("setup", []):
+    for cmd in ([] if a.no_setup else r.get("setup", [])):
         code, out, secs = sh(cmd, tree, a.timeout)
         if code != 0:
             row["skip"] = f"set-up `{cmd}` failed: {out.strip().splitlines()[-1][:160] if out.strip() else code}"
@@ -270,6 +429,7 @@ def run_one(r: dict, a) -> dict:
                       "tail": out.strip().splitlines()[-3:] if out.strip() else []}
     row["detected"] = detected(a.bin, tree)
     text = spec(r, tree)
+    row["mutants"] = r.get("_chosen", {})
     if text is None:
         row["inside"] = {"error": "no line to mutate in the configured files"}
         return row
@@ -373,6 +533,7 @@ def main() -> None:
     ap.add_argument("--jobs", default="1")
     ap.add_argument("--timeout", type=int, default=900)
     ap.add_argument("--write", action="store_true", help="render bench/REAL-REPOS.md")
+    ap.add_argument("--no-setup", action="store_true", help="the environments are in place: skip SETUP")
     ap.add_argument("--no-run", action="store_true", help="only render (with --write)")
     a = ap.parse_args()
     a.servers.mkdir(parents=True, exist_ok=True)
