@@ -134,9 +134,13 @@ CONFIG = {
         "breaks": "src/openapi-mcp-server/openapi/parser.ts",
     },
     "apify/apify-mcp-server": {
-        "setup": ["npx --yes pnpm@10 install --frozen-lockfile"],
-        "test": "npx --yes pnpm@10 run test",
+        "skip": "set-up fails: its lockfile pins `@apify/mcpc@0.6.0`, whose tarball the npm registry answers"
+                " 404 (`pnpm install --frozen-lockfile`; pnpm 11.11.0, required by `devEngines`, needs"
+                " Node 22 and this machine has Node 20, so pnpm 12 with `--pm-on-fail=ignore` was used)",
+        "setup": ["pnpm install --frozen-lockfile --pm-on-fail=ignore"],
+        "test": "pnpm run test",
         "ci": "pnpm run test",
+        "ci_at": ".github/workflows/_check_code.yaml:72",
         "equivalent": "src/utils/generic.ts",
         "breaks": "src/utils/generic.ts",
     },
@@ -411,6 +415,51 @@ def detected(bin_: str, tree: pathlib.Path) -> dict:
             "secs": round(secs, 1)}
 
 
+def audit_baseline(bin_: str, tree: pathlib.Path, command: str, timeout: int) -> dict:
+    """The audit's baseline: its detected command outside unguard, then `unguard
+    audit` (git mode) until it says whether its baseline is green (the mutants
+    that follow are not this bench's business: the run is interrupted)."""
+    import signal
+    import tempfile
+    res: dict = {}
+    with tempfile.TemporaryDirectory(prefix="ug-bench-") as tmp:
+        code, out, secs = sh(command.replace("{junit}", f"{tmp}/junit.xml"), tree, timeout)
+        res["outside"] = {"green": code == 0, "exit": code, "tests": count(out), "secs": round(secs, 1)}
+        t = time.monotonic()
+        p = subprocess.Popen([bin_, "audit", ".", "-j", "1", "--out", f"{tmp}/out"], cwd=tree,
+                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, text=True, errors="replace")
+        seen: list[str] = []
+        verdict = None
+        assert p.stdout is not None
+        for line in p.stdout:
+            seen.append(line.rstrip())
+            m = re.search(r"baseline: green in [\d.]+s(?:, (\d+) tests)?", line)
+            if m:
+                verdict = {"green": True, "tests": int(m.group(1)) if m.group(1) else None}
+                break
+            if re.search(r"error: baseline", line):
+                verdict = {"green": False, "error": line.strip()[:200]}
+                break
+            if time.monotonic() - t > timeout:
+                verdict = {"green": False, "error": f"no baseline after {timeout}s"}
+                break
+        if p.poll() is None:
+            p.send_signal(signal.SIGINT)  # unguard cleans its copies up on ^C
+            try:
+                p.wait(60)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+        rest = p.stdout.read() if p.stdout else ""
+        seen += rest.splitlines()
+        if verdict is None:
+            verdict = {"green": False, "error": " / ".join(l for l in seen if l.strip())[-300:]}
+        verdict["secs"] = round(time.monotonic() - t, 1)
+        res["inside"] = verdict
+    return res
+
+
 def run_one(r: dict, a) -> dict:
     row = {"name": r["name"], "commit": r["commit"][:10], "language": r["language"],
            "why": r["why"], "ci": r.get("ci", "")}
@@ -428,6 +477,8 @@ def run_one(r: dict, a) -> dict:
     row["outside"] = {"green": code == 0, "exit": code, "tests": count(out), "secs": round(secs, 1),
                       "tail": out.strip().splitlines()[-3:] if out.strip() else []}
     row["detected"] = detected(a.bin, tree)
+    if a.audit and row["detected"].get("command"):
+        row["audit"] = audit_baseline(a.bin, tree, row["detected"]["command"], a.timeout)
     text = spec(r, tree)
     row["mutants"] = r.get("_chosen", {})
     if text is None:
@@ -475,6 +526,26 @@ def cell(s) -> str:
     return str(s).replace("|", "\\|").replace("\n", " ")
 
 
+def same_step(det: dict, ci_at: str) -> bool:
+    """Whether the detected command's provenance is the CI step the bench names."""
+    at = det.get("from") or ""
+    return bool(at) and (at == ci_at or at.split(":")[0] == ci_at.split(":")[0]
+                         and abs(int(at.split(":")[1]) - int(ci_at.split(":")[1] or 0)) <= 1)
+
+
+def det_cell(row: dict, r: dict) -> str:
+    det = row.get("detected")
+    if not isinstance(det, dict):
+        return f"not recorded: `{cell(det)}`" if det else "–"
+    if det.get("error"):
+        return f"init failed: `{cell(det['error'][:120])}`"
+    ci_at = r.get("ci_at", "")
+    if ci_at and same_step(det, ci_at):
+        return f"yes (from `{det['from']}`)"
+    said = f"from `{det['from']}`" if det.get("from") else f"guessed: {cell(det.get('reason', ''))[:90]}"
+    return f"no: {said}; CI runs `{cell(r.get('ci', ''))}` at `{ci_at or '?'}`"
+
+
 def write_md(results: dict) -> None:
     lines = [
         "# Real repositories: unguard in git mode against the projects' own suites",
@@ -483,26 +554,31 @@ def write_md(results: dict) -> None:
         f" on {datetime.date.today().isoformat()}",
         "",
         "Per repo: its own test command run outside unguard, then `unguard run` (git mode) with",
-        "two generated mutants: `equivalent` adds a comment to an imported file (must survive),",
-        "`breaks` turns the first `return <value>` of an imported file into a raise (must be",
-        "killed). *detected = CI*: whether `unguard init` detects the command the project's CI",
-        "runs (the bench uses the command in its `CONFIG`, not the detected one). Goal: green",
-        "outside ⇒ green inside with the same test count, `breaks` killed, `equivalent` survived,",
-        "subsets usable where an adapter applies.",
+        "two generated mutants: `equivalent` adds a comment to an imported file (must survive);",
+        "`breaks` makes the first one-line `return` of a function a raise/throw — the function is",
+        "defined in a non-test source file, has a distinctive name defined once, and is called",
+        "in the most test files the command runs (must be killed; the choice is in the notes).",
+        "*detected = CI*: whether `unguard init --stdout` detects the step the project's CI runs",
+        "(its `from file:line` provenance against the CI step; the bench itself runs the command",
+        "in its `CONFIG`). Goal: green outside ⇒ green inside with the same test count, `breaks`",
+        "killed, `equivalent` survived, subsets usable where an adapter applies.",
         "",
         "| repo @ commit | why | test command | outside | inside | tests out / in | subsets | equivalent | breaks | detected = CI |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
+    audits = []
     for r in repos():
         row = results.get(r["name"])
         if row is None and r.get("skip"):
             row = {"skip": r["skip"], "why": r["why"]}
         head = f"{r['name']} @ {r['commit'][:10]}"
         if row is None:
-            lines.append(f"| {head} | {cell(r['why'])} | – | not run yet (time-boxed; `python3 bench/real_repos.py --only {r['name']}`) | – | – | – | – | – | – |")
+            lines.append(f"| {head} | {cell(r['why'])} | – | not run yet (`python3 bench/real_repos.py --only {r['name']}`) | – | – | – | – | – | – |")
             continue
+        if row.get("audit"):
+            audits.append((r, row))
         if row.get("skip"):
-            lines.append(f"| {head} | {cell(row['why'])} | – | cannot run here: {cell(row['skip'])} | – | – | – | – | – | – |")
+            lines.append(f"| {head} | {cell(row['why'])} | – | cannot run here: {cell(row['skip'])} | – | – | – | – | – | {det_cell(row, r)} |")
             continue
         o, i = row.get("outside", {}), row.get("inside", {})
         outside = ("green" if o.get("green") else f"red (exit {o.get('exit')})")
@@ -511,16 +587,32 @@ def write_md(results: dict) -> None:
         else:
             inside = "green" if i.get("green") else f"red (exit {i.get('exit')})"
         v = i.get("verdicts", {})
-        det = row.get("detected", "–")
-        same = "yes" if det and det.strip() in row.get("ci", "") else f"no: `{cell(det)}`"
         lines.append(
             f"| {head} | {cell(row['why'])} | `{cell(row.get('test', ''))}` | {outside} | {inside} | "
             f"{o.get('tests', '?')} / {i.get('tests', '?')} | {cell(i.get('subsets', '–'))} | "
-            f"{v.get('equivalent', '–')} | {v.get('breaks', '–')} | {same} |")
-    lines += ["", "Notes", ""]
-    for name, row in results.items():
+            f"{v.get('equivalent', '–')} | {v.get('breaks', '–')} | {det_cell(row, r)} |")
+    if audits:
+        lines += ["", "## The audit's own command: baseline outside and inside", "",
+                  "`unguard audit` (git mode, `-j 1`) on the command `init` detects, stopped once its",
+                  "baseline is known; outside = that command run by hand (`{junit}` pointed at a",
+                  "temp file).", "",
+                  "| repo | detected command | outside | inside |", "|---|---|---|---|"]
+        for r, row in audits:
+            au, det = row["audit"], row.get("detected") or {}
+            o, i = au.get("outside", {}), au.get("inside", {})
+            ot = f"green, {o.get('tests')} tests" if o.get("green") else f"red (exit {o.get('exit')}), {o.get('tests')} passed"
+            it = (f"green, {i.get('tests')} tests" if i.get("green") else f"red: {cell(i.get('error', ''))}")
+            lines.append(f"| {r['name']} | `{cell(det.get('command', ''))}` | {ot} ({o.get('secs')}s) | {it} ({i.get('secs')}s) |")
+    lines += ["", "## Notes", ""]
+    for r in repos():
+        row = results.get(r["name"]) or {}
+        parts = []
+        if row.get("mutants"):
+            parts.append("mutants: " + "; ".join(f"`{k}` = {v}" for k, v in row["mutants"].items()) + ".")
         if row.get("note"):
-            lines.append(f"- {name}: {row['note']}")
+            parts.append(row["note"])
+        if parts:
+            lines.append(f"- **{r['name']}**: " + " ".join(parts))
     (HERE / "REAL-REPOS.md").write_text("\n".join(lines) + "\n")
 
 
@@ -533,6 +625,10 @@ def main() -> None:
     ap.add_argument("--jobs", default="1")
     ap.add_argument("--timeout", type=int, default=900)
     ap.add_argument("--write", action="store_true", help="render bench/REAL-REPOS.md")
+    ap.add_argument("--audit", action="store_true",
+                    help="also record the audit's baseline outside and inside (slow)")
+    ap.add_argument("--audit-only", action="store_true",
+                    help="only (re)record detection and the audit's baseline of checked-out repos")
     ap.add_argument("--no-setup", action="store_true", help="the environments are in place: skip SETUP")
     ap.add_argument("--no-run", action="store_true", help="only render (with --write)")
     a = ap.parse_args()
@@ -546,7 +642,21 @@ def main() -> None:
             if a.only and r["name"] not in a.only:
                 continue
             print(f"== {r['name']}", file=sys.stderr, flush=True)
-            row = run_one(r, a)
+            if a.audit_only:
+                row = dict(results.get(r["name"]) or {"name": r["name"], "commit": r["commit"][:10],
+                                                       "why": r["why"], "ci": r.get("ci", "")})
+                tree = a.servers / r["name"].replace("/", "+")
+                if not tree.is_dir():
+                    continue
+                row["detected"] = detected(a.bin, tree)
+                if r.get("skip"):
+                    row["skip"] = r["skip"]
+                elif row["detected"].get("command"):
+                    row["audit"] = audit_baseline(a.bin, tree, row["detected"]["command"], a.timeout)
+            else:
+                row = run_one(r, a)
+                if "audit" in results.get(r["name"], {}) and "audit" not in row:
+                    row["audit"] = results[r["name"]]["audit"]
             if results.get(r["name"], {}).get("note"):
                 row["note"] = results[r["name"]]["note"]
             results[r["name"]] = row
