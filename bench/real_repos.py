@@ -91,7 +91,10 @@ CONFIG = {
             " dirty-equals trio pillow logfire opentelemetry-sdk pytest-flakefinder"
             " 'coverage[toml]' pydantic-settings -e ./examples",
         ],
-        "test": "uv run --no-sync pytest tests/server -q -p no:cacheprovider",
+        # test_permission_error chmods a file unreadable and expects a read
+        # error: as root (this machine) the read succeeds, so it is deselected.
+        "test": "uv run --no-sync pytest tests/server -q -p no:cacheprovider"
+                " --deselect tests/server/mcpserver/resources/test_file_resources.py::test_permission_error",
         "ci": "uv run --frozen --no-sync coverage run -m pytest -n auto",
         "ci_at": ".github/workflows/shared.yml:111",
         "tests_under": ["tests/server"],
@@ -145,9 +148,14 @@ CONFIG = {
         "breaks": "src/utils/generic.ts",
     },
     "mongodb-js/mongodb-mcp-server": {
-        "setup": ["npx --yes pnpm@10 install --frozen-lockfile"],
+        "skip": "set-up fails: the npm registry answers 404 for locked tarballs (`@braintrust/api@0.5.0`,"
+                " and with the eval/accuracy packages filtered out `@mongodb-js/devtools-proxy-support@0.7.16`);"
+                " pnpm 11.5.1 (`packageManager`) needs Node 22, so `pnpm@10 --config.manage-package-manager-versions=false`"
+                " was used. Its `pnpm test` also needs a MongoDB server (integration tests), not available here",
+        "setup": ["npx --yes pnpm@10 install --frozen-lockfile --config.manage-package-manager-versions=false"],
         "test": "npx --yes pnpm@10 test",
         "ci": "pnpm test",
+        "ci_at": ".github/workflows/code-health.yml:49",
         "equivalent": None,
         "breaks": None,
     },
