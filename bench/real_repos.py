@@ -637,14 +637,21 @@ def main() -> None:
                     help="also record the audit's baseline outside and inside (slow)")
     ap.add_argument("--audit-only", action="store_true",
                     help="only (re)record detection and the audit's baseline of checked-out repos")
+    ap.add_argument("--lane", help="write results-LANE.json (runs side by side)")
     ap.add_argument("--no-setup", action="store_true", help="the environments are in place: skip SETUP")
     ap.add_argument("--no-run", action="store_true", help="only render (with --write)")
     a = ap.parse_args()
     a.servers.mkdir(parents=True, exist_ok=True)
     a.servers = a.servers.resolve()
     STATE.mkdir(parents=True, exist_ok=True)
-    res_path = STATE / "results.json"
-    results = json.loads(res_path.read_text()) if res_path.exists() else {}
+    # A lane (`--lane NAME`) writes results-NAME.json, so that two runs can go
+    # side by side; `--write` folds the lanes into results.json.
+    res_path = STATE / (f"results-{a.lane}.json" if a.lane else "results.json")
+    main_path = STATE / "results.json"
+    results = json.loads(main_path.read_text()) if main_path.exists() else {}
+    if a.lane and res_path.exists():
+        results.update(json.loads(res_path.read_text()))
+    touched: set[str] = set()
     if not a.no_run:
         for r in repos():
             if a.only and r["name"] not in a.only:
@@ -668,9 +675,14 @@ def main() -> None:
             if results.get(r["name"], {}).get("note"):
                 row["note"] = results[r["name"]]["note"]
             results[r["name"]] = row
-            res_path.write_text(json.dumps(results, indent=1))
+            touched.add(r["name"])
+            res_path.write_text(json.dumps({k: v for k, v in results.items() if not a.lane or k in touched}, indent=1))
             print(json.dumps(row), file=sys.stderr, flush=True)
     if a.write:
+        for lane in sorted(STATE.glob("results-*.json"), key=lambda p: p.stat().st_mtime):
+            results.update(json.loads(lane.read_text()))
+            lane.unlink()
+        main_path.write_text(json.dumps(results, indent=1))
         write_md(results)
 
 
