@@ -67,6 +67,13 @@ EXTRA = {
     },
 }
 
+# uv (and pip -e) install the project editable: a `.pth` file in `.venv`
+# names the checkout's `src/` by absolute path, so inside the copy the
+# project's own `uv run pytest` imports the user's checkout and every mutant
+# is `unreached` (see REAL-REPOS.md). The Python commands below therefore put
+# the copy's sources first (`PYTHONPATH=src`), as unguard's hint says and as
+# `unguard init` does.
+#
 # Per repo: environment set-up, the test command (outside and inside), the
 # command its CI runs, the files the two mutants edit (imported by the
 # tests), or why it cannot run here.
@@ -93,7 +100,7 @@ CONFIG = {
         ],
         # test_permission_error chmods a file unreadable and expects a read
         # error: as root (this machine) the read succeeds, so it is deselected.
-        "test": "uv run --no-sync pytest tests/server -q -p no:cacheprovider"
+        "test": "PYTHONPATH=src uv run --no-sync pytest tests/server -q -p no:cacheprovider"
                 " --deselect tests/server/mcpserver/resources/test_file_resources.py::test_permission_error",
         "ci": "uv run --frozen --no-sync coverage run -m pytest -n auto",
         "ci_at": ".github/workflows/shared.yml:111",
@@ -103,7 +110,7 @@ CONFIG = {
     },
     "keboola/mcp-server": {
         "setup": ["uv sync --frozen --all-extras"],
-        "test": "uv run --no-sync pytest tests -q",
+        "test": "PYTHONPATH=src uv run --no-sync pytest tests -q",
         "ci": "uv run tox (pytest tests --cov=keboola_mcp_server)",
         "ci_at": ".github/workflows/ci.yml:58",
         "tests_under": ["tests"],
@@ -112,7 +119,7 @@ CONFIG = {
     },
     "sooperset/mcp-atlassian": {
         "setup": ["uv sync --frozen --all-extras --dev"],
-        "test": "uv run --no-sync pytest tests/unit -q",
+        "test": "PYTHONPATH=src uv run --no-sync pytest tests/unit -q",
         "ci": "uv run pytest -v --cov=src/mcp_atlassian --cov-report=term-missing",
         "ci_at": ".github/workflows/tests.yml:42",
         "tests_under": ["tests/unit"],
@@ -121,7 +128,7 @@ CONFIG = {
     },
     "cbcoutinho/nextcloud-mcp-server": {
         "setup": ["uv sync --frozen"],
-        "test": "uv run --frozen pytest -q -m unit -o 'addopts=-p no:asyncio'",
+        "test": "PYTHONPATH=. uv run --no-sync pytest -q -m unit -o 'addopts=-p no:asyncio'",
         "ci": "uv run --frozen pytest -q -m unit -n auto -o \"addopts=-p no:asyncio\"",
         "ci_at": ".github/workflows/test.yml:46",
         "tests_under": ["tests/unit"],
