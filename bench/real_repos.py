@@ -687,7 +687,8 @@ def main() -> None:
             print(json.dumps(row), file=sys.stderr, flush=True)
     if a.write:
         for lane in sorted(STATE.glob("results-*.json"), key=lambda p: p.stat().st_mtime):
-            results.update(json.loads(lane.read_text()))
+            for name, row in json.loads(lane.read_text()).items():
+                results[name] = {**results.get(name, {}), **row}
             lane.unlink()
         main_path.write_text(json.dumps(results, indent=1))
         write_md(results)
