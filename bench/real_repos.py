@@ -83,8 +83,8 @@ CONFIG = {
         # config deps for other platforms).
         "setup": ["npx --yes pnpm@10.26.1 install --frozen-lockfile"],
         "test": "npx --yes pnpm@10.26.1 --filter @modelcontextprotocol/server test",
-        "ci": "pnpm test:all (pnpm -r test)",
-        "ci_at": ".github/workflows/main.yml",
+        "ci": "pnpm -r --filter '!@modelcontextprotocol/test-e2e' test",
+        "ci_at": ".github/workflows/main.yml:60",
         "tests_under": ["packages/server"],
         "equivalent": "packages/core-internal/src/shared/uriTemplate.ts",
         "breaks": "packages/core-internal/src/shared/uriTemplate.ts",
@@ -103,7 +103,7 @@ CONFIG = {
         "test": "PYTHONPATH=src uv run --no-sync pytest tests/server -q -p no:cacheprovider"
                 " --deselect tests/server/mcpserver/resources/test_file_resources.py::test_permission_error",
         "ci": "uv run --frozen --no-sync coverage run -m pytest -n auto",
-        "ci_at": ".github/workflows/shared.yml:111",
+        "ci_at": ".github/workflows/shared.yml:113",
         "tests_under": ["tests/server"],
         "equivalent": "src/mcp/server/lowlevel/server.py",
         "breaks": "src/mcp/shared/_httpx_utils.py",
@@ -112,7 +112,7 @@ CONFIG = {
         "setup": ["uv sync --frozen --all-extras"],
         "test": "PYTHONPATH=src uv run --no-sync pytest tests -q",
         "ci": "uv run tox (pytest tests --cov=keboola_mcp_server)",
-        "ci_at": ".github/workflows/ci.yml:58",
+        "ci_at": ".github/workflows/ci.yml:59",
         "tests_under": ["tests"],
         "equivalent": "src/keboola_mcp_server/authorization.py",
         "breaks": "src/keboola_mcp_server/authorization.py",
@@ -169,10 +169,12 @@ CONFIG = {
     "github/github-mcp-server": {
         "skip": "Go: the module proxy cannot be reached from this machine, so `go test` cannot download the modules",
         "ci": "script/test (go test -race ./...)",
+        "ci_at": ".github/workflows/go.yml:41",
     },
     "openshift/openshift-mcp-server": {
         "skip": "Go: the module proxy cannot be reached from this machine, so `go test` cannot download the modules",
         "ci": "make test (go test -race -count=1 -v ./...)",
+        "ci_at": "?",
     },
 }
 
@@ -557,7 +559,8 @@ def det_cell(row: dict, r: dict) -> str:
     ci_at = r.get("ci_at", "")
     if ci_at and same_step(det, ci_at):
         return f"yes (from `{det['from']}`)"
-    said = f"from `{det['from']}`" if det.get("from") else f"guessed: {cell(det.get('reason', ''))[:90]}"
+    said = (f"from `{det['from']}`" if det.get("from")
+            else f"no provenance (its own guess: `{cell(det.get('command', ''))}`)")
     return f"no: {said}; CI runs `{cell(r.get('ci', ''))}` at `{ci_at or '?'}`"
 
 
@@ -596,7 +599,8 @@ def write_md(results: dict) -> None:
             lines.append(f"| {head} | {cell(row['why'])} | – | cannot run here: {cell(row['skip'])} | – | – | – | – | – | {det_cell(row, r)} |")
             continue
         o, i = row.get("outside", {}), row.get("inside", {})
-        outside = ("green" if o.get("green") else f"red (exit {o.get('exit')})")
+        outside = ("green" if o.get("green") else
+                   "timed out" if o.get("exit") == -1 else f"red (exit {o.get('exit')})")
         if i.get("error"):
             inside = "red: " + cell(" / ".join(i["error"]) if isinstance(i["error"], list) else i["error"])
         else:
@@ -610,12 +614,13 @@ def write_md(results: dict) -> None:
         lines += ["", "## The audit's own command: baseline outside and inside", "",
                   "`unguard audit` (git mode, `-j 1`) on the command `init` detects, stopped once its",
                   "baseline is known; outside = that command run by hand (`{junit}` pointed at a",
-                  "temp file).", "",
+                  "temp file). Outside counts the tests pytest/vitest report *passed*; inside, the",
+                  "tests of the baseline's JUnit report (skipped ones included).", "",
                   "| repo | detected command | outside | inside |", "|---|---|---|---|"]
         for r, row in audits:
             au, det = row["audit"], row.get("detected") or {}
             o, i = au.get("outside", {}), au.get("inside", {})
-            ot = f"green, {o.get('tests')} tests" if o.get("green") else f"red (exit {o.get('exit')}), {o.get('tests')} passed"
+            ot = f"green, {o.get('tests')} passed" if o.get("green") else f"red (exit {o.get('exit')}), {o.get('tests')} passed"
             it = (f"green, {i.get('tests')} tests" if i.get("green") else f"red: {cell(i.get('error', ''))}")
             lines.append(f"| {r['name']} | `{cell(det.get('command', ''))}` | {ot} ({o.get('secs')}s) | {it} ({i.get('secs')}s) |")
     lines += ["", "## Notes", ""]
