@@ -226,6 +226,12 @@ def checkout(r: dict, servers: pathlib.Path, mirror: pathlib.Path | None) -> pat
 
 def count(text: str) -> int | None:
     plain = re.sub(r"\x1b\[[0-9;]*m", "", text)
+    # pytest's summary line: every test it reports (as a JUnit report counts
+    # them), not only the passed ones.
+    summary = [l for l in plain.splitlines() if re.search(r"\d+ passed", l) and " in " in l]
+    if summary and not re.search(r"\bTests\s+\d+ passed", plain):
+        return sum(int(n) for n, _ in re.findall(
+            r"(\d+) (passed|failed|skipped|xfailed|xpassed|errors?)\b", summary[-1]))
     for rx in COUNTS:
         found = rx.findall(plain)
         if found:
@@ -555,7 +561,7 @@ def det_cell(row: dict, r: dict) -> str:
     if not isinstance(det, dict):
         return f"not recorded: `{cell(det)}`" if det else "–"
     if det.get("error"):
-        return f"init failed: `{cell(det['error'][:120])}`"
+        return f"init failed: {cell(det['error'].replace('`', ''))}"
     ci_at = r.get("ci_at", "")
     if ci_at and same_step(det, ci_at):
         return f"yes (from `{det['from']}`)"
@@ -581,20 +587,30 @@ def write_md(results: dict) -> None:
         "in its `CONFIG`). Goal: green outside ⇒ green inside with the same test count, `breaks`",
         "killed, `equivalent` survived, subsets usable where an adapter applies.",
         "",
+        "Run with the release build of main at 642dea4, `-j 1`, on a shared 2-core machine (times",
+        "are loaded times). The Python commands put the copy's sources first (`PYTHONPATH=src`):",
+        "uv installs the project editable, so without it the copy imports the user's checkout",
+        "and every mutant is `unreached` (the editable-install trap; python-sdk's note). *subsets*:",
+        "`yes` = kill-first subsets were checked green on the unmutated copy and used; `no (full",
+        "suite)` = no runner adapter applies to the command (an npm/pnpm script around vitest",
+        "without a JUnit reporter).",
+        "",
         "| repo @ commit | why | test command | outside | inside | tests out / in | subsets | equivalent | breaks | detected = CI |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     audits = []
     for r in repos():
         row = results.get(r["name"])
-        if row is None and r.get("skip"):
-            row = {"skip": r["skip"], "why": r["why"]}
+        if (row or {}).get("audit"):
+            audits.append((r, row))
+        if r.get("skip"):
+            row = {**(row or {}), "skip": r["skip"], "why": r["why"]}
+        elif row is not None and "outside" not in row:
+            row = None
         head = f"{r['name']} @ {r['commit'][:10]}"
         if row is None:
             lines.append(f"| {head} | {cell(r['why'])} | – | not run yet (`python3 bench/real_repos.py --only {r['name']}`) | – | – | – | – | – | – |")
             continue
-        if row.get("audit"):
-            audits.append((r, row))
         if row.get("skip"):
             lines.append(f"| {head} | {cell(row['why'])} | – | cannot run here: {cell(row['skip'])} | – | – | – | – | – | {det_cell(row, r)} |")
             continue
@@ -602,7 +618,8 @@ def write_md(results: dict) -> None:
         outside = ("green" if o.get("green") else
                    "timed out" if o.get("exit") == -1 else f"red (exit {o.get('exit')})")
         if i.get("error"):
-            inside = "red: " + cell(" / ".join(i["error"]) if isinstance(i["error"], list) else i["error"])
+            err = cell(" / ".join(i["error"]) if isinstance(i["error"], list) else i["error"])
+            inside = err if err.startswith("not run") else "red: " + err
         else:
             inside = "green" if i.get("green") else f"red (exit {i.get('exit')})"
         v = i.get("verdicts", {})
