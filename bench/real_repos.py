@@ -13,11 +13,16 @@ labelled commit) and each repo pinned in EXTRA below, this script:
   4. asks `unguard init --stdout` which command it detects, and compares it
      with the one the project's CI runs (the `ci` field);
   5. writes a two-mutant spec (out of the checkout): `equivalent` adds a
-     comment to a line of an imported file (must survive), `breaks` turns the
-     first `return <value>` of an imported file into a raise/throw (must be
-     killed), and runs `unguard run` in git mode on it;
+     comment to a line of an imported file (must survive); `breaks` turns the
+     first one-line `return <value>` of a function into a raise/throw (must
+     be killed): a function defined once in a non-test source file, with a
+     distinctive name, called in the most test files the command runs
+     (`tests_under`); else the first `return` of the configured file. It
+     runs `unguard run` in git mode on it;
   6. records baseline inside, test counts, whether kill-first subsets were
-     usable, and both verdicts in bench/.real-repos/results.json.
+     usable, and both verdicts in bench/.real-repos/results.json;
+  7. with `--audit` (or `--audit-only`), the audit's baseline: the detected
+     command run outside, and `unguard audit` until its baseline is known.
 
 `--write` renders bench/REAL-REPOS.md from results.json (rows not run this
 time keep their last result). A repo that cannot run here has a `skip`
@@ -25,7 +30,8 @@ reason and one row saying why.
 
     python3 bench/real_repos.py [--only NAME ...] [--servers DIR] [--mirror DIR]
                                 [--bin target/debug/unguard] [--jobs 1]
-                                [--timeout 900] [--write]
+                                [--timeout 900] [--no-setup] [--lane NAME]
+                                [--audit | --audit-only] [--write] [--no-run]
 
 Needs PyYAML, git, and per repo its tools (uv, pnpm via npx, npm, go).
 """
