@@ -164,7 +164,7 @@ pub fn manifest(root: &Path, exclude: &[PathBuf], extra_links: &[String]) -> Res
                 .canonicalize()
                 .unwrap_or_else(|_| workdir.to_path_buf());
             if let Ok(rel) = p.strip_prefix(&wd) {
-                if !repo.is_path_ignored(rel).unwrap_or(true) {
+                if !repo.is_path_ignored(rel).unwrap_or(true) && !wholly_ignored(repo, rel, &p) {
                     continue;
                 }
             }
@@ -1364,6 +1364,28 @@ fn stays_inside(dir: &Path, target: &Path) -> bool {
         }
     }
     true
+}
+
+/// A directory git ignores through its own contents: not matched itself,
+/// but every entry in it is (uv and virtualenv write `.venv/.gitignore`
+/// with `*`; `git status --ignored` then lists `.venv/` as ignored). It is
+/// an env dir like one the root `.gitignore` names. An empty or unreadable
+/// directory is not.
+fn wholly_ignored(repo: &git2::Repository, rel: &Path, abs: &Path) -> bool {
+    let Ok(entries) = std::fs::read_dir(abs) else {
+        return false;
+    };
+    let mut any = false;
+    for e in entries.flatten() {
+        any = true;
+        if !repo
+            .is_path_ignored(rel.join(e.file_name()))
+            .unwrap_or(false)
+        {
+            return false;
+        }
+    }
+    any
 }
 
 #[cfg(test)]

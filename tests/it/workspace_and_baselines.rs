@@ -295,3 +295,45 @@ check(sys.pycache_prefix and "unguard-w" in sys.pycache_prefix, "the prefix is u
     assert_eq!(out.status.code(), Some(0), "{so}\n{se}");
     assert_eq!(fx.verdicts("out")["value"], "killed");
 }
+
+/// A `.venv` that only its own `.gitignore` (`*`, as uv and Python 3.13's
+/// venv write it) keeps out of git is an env dir like one the root
+/// `.gitignore` names: the copy gets it and the suite's `.venv/bin/python`
+/// runs (it was neither copied nor linked: exit 127, a red baseline).
+#[test]
+fn a_venv_ignored_by_its_own_gitignore_is_an_env_dir() {
+    let spec = SpecBuilder::new(".venv/bin/python check.py")
+        .preset("generic")
+        .timeout("60s")
+        .mutation(mutation("m-a", "app.py", "return 1", "return 0"))
+        .build();
+    let fx = Fixture::git(&[
+        ("app.py", "def a():\n    return 1\n"),
+        (
+            "check.py",
+            "import sys\nimport app\nsys.exit(0 if app.a() == 1 else 1)\n",
+        ),
+        ("unguard.yaml", &spec),
+    ]);
+    let st = std::process::Command::new(python())
+        .args(["-m", "venv", "--without-pip", ".venv"])
+        .current_dir(fx.path())
+        .status()
+        .unwrap();
+    assert!(st.success());
+    std::fs::write(fx.path().join(".venv/.gitignore"), "*\n").unwrap();
+    let (code, out, err) = fx.run(&["run", "--out", "out", "-j", "1"]);
+    assert!(
+        fx.path().join("out/outcomes.json").is_file(),
+        "the baseline did not run the copy's .venv\n{}",
+        ctx(code, &out, &err)
+    );
+    assert_eq!(
+        fx.verdicts("out").get("m-a").map(String::as_str),
+        Some("killed"),
+        "{}",
+        ctx(code, &out, &err)
+    );
+    assert_eq!(code, 0, "{}", ctx(code, &out, &err));
+    assert!(err.contains("linked: .venv"), "{err}");
+}
