@@ -487,13 +487,13 @@ impl MutantRun<'_> {
         for k in 1..=rechecks {
             let name = outdir::recheck_log_name(&self.m.id, k);
             if let Some(a) = &alone {
-                let again = self
-                    .suite(scratch, &name, timeout, &a.tests, Some(a), true)
-                    .await?;
-                if again.res.exit == Exit::Interrupted {
+                let Some(v) = self
+                    .confirm_once(scratch, &name, timeout, &a.tests, Some(a))
+                    .await?
+                else {
                     return Ok(None);
-                }
-                if self.classify(&again, timeout).outcome == first.outcome {
+                };
+                if v.outcome == first.outcome {
                     continue;
                 }
             }
@@ -502,13 +502,12 @@ impl MutantRun<'_> {
                 (Some(_), None) => format!("{}@recheck-{k}-whole-suite.log", self.m.id),
                 (None, _) => name,
             };
-            let again = self
-                .suite(scratch, &name, timeout, select, stage, true)
-                .await?;
-            if again.res.exit == Exit::Interrupted {
+            let Some(v2) = self
+                .confirm_once(scratch, &name, timeout, select, stage)
+                .await?
+            else {
                 return Ok(None);
-            }
-            let v2 = self.classify(&again, timeout);
+            };
             if v2.outcome != first.outcome {
                 return Ok(Some(match first.outcome {
                     Outcome::Killed => outcome::unconfirmed_kill(first, k, rechecks, v2, &name),
@@ -539,13 +538,28 @@ impl MutantRun<'_> {
         let name = outdir::recheck_log_name(&self.m.id, 1);
         let select: &[String] = stage.map_or(&[], |s| &s.tests);
         let again = self
-            .suite(scratch, &name, timeout, select, stage, true)
+            .confirm_once(scratch, &name, timeout, select, stage)
+            .await?;
+        Ok(again.map(|v2| outcome::confirmed_hang(first, v2, &name)))
+    }
+
+    /// One confirmation run (a re-check), alone on the machine: its
+    /// verdict, `None` when interrupted.
+    async fn confirm_once(
+        &self,
+        scratch: &mut Scratch,
+        log_name: &str,
+        timeout: Duration,
+        select: &[String],
+        stage: Option<&Stage>,
+    ) -> Result<Option<Verdict>> {
+        let again = self
+            .suite(scratch, log_name, timeout, select, stage, true)
             .await?;
         if again.res.exit == Exit::Interrupted {
             return Ok(None);
         }
-        let v2 = self.classify(&again, timeout);
-        Ok(Some(outcome::confirmed_hang(first, v2, &name)))
+        Ok(Some(self.classify(&again, timeout)))
     }
 
     /// The red tests of a kill by `stage` (`None`: by the full suite), as a
