@@ -167,7 +167,14 @@ fn classify_red(code: i32, junit: &Reading, killed_by: &[TestPattern]) -> Verdic
             None => o.report.as_ref(),
         },
     };
-    if let Some(broken) = report.and_then(|r| r.load_errors().first().copied()) {
+    // A module that failed to load is no failing test: it decides the run
+    // only when no real test failed beside it (unittest, the demo's runner
+    // and `--continue-on-collection-errors` run the other modules' tests).
+    let real_red = report.map_or(0, |r| r.red().len() - r.load_errors().len());
+    if let Some(broken) = report
+        .filter(|_| real_red == 0)
+        .and_then(|r| r.load_errors().first().copied())
+    {
         return v(
             Outcome::WrongReason,
             format!(
