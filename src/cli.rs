@@ -5,9 +5,9 @@ use std::path::PathBuf;
 use clap::builder::PossibleValue;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::isolation::Isolation;
 use crate::report::Format;
 use crate::results::TimeoutPolicy;
+use crate::run::isolation::Isolation;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -63,7 +63,7 @@ pub enum Commands {
     /// List the built-in catalog of MCP controls (`--markdown` for README form).
     Catalog(CatalogArgs),
     /// Internal: the per-run supervisor unguard starts each test command
-    /// under (see `src/supervise.rs`). Not for direct use.
+    /// under (see `src/run/supervise.rs`). Not for direct use.
     #[command(name = "__supervise", hide = true)]
     Supervise(SuperviseArgs),
 }
@@ -130,8 +130,8 @@ pub struct ScopeArgs {
 }
 
 impl ScopeArgs {
-    pub fn scope(&self) -> crate::error::Result<crate::scan_scope::ScanScope> {
-        crate::scan_scope::ScanScope::new(
+    pub fn scope(&self) -> crate::error::Result<crate::audit::scan_scope::ScanScope> {
+        crate::audit::scan_scope::ScanScope::new(
             &self.files,
             &self.skip_files,
             &self.controls,

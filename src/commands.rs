@@ -5,19 +5,23 @@ use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
 
+use crate::audit::portfolio;
 use crate::cli::{
     AuditArgs, CatalogArgs, ExecArgs, FilterArgs, InitArgs, ListArgs, MergeArgs, ReportArgs,
     RunArgs, SuperviseArgs, TargetArgs,
 };
 use crate::engine::{self, EngineOptions};
 use crate::error::{Context, Error, ExitCode, Result};
-use crate::isolation::Isolation;
+use crate::plan::changes;
 use crate::plan::{self, Entry, Filters, Plan};
 use crate::report::markdown::Template;
+use crate::report::publish;
 use crate::report::Format;
+use crate::results::merge;
 use crate::results::{GateConfig, Results, TimeoutPolicy};
+use crate::run::isolation::Isolation;
 use crate::spec::{self, Spec};
-use crate::{audit, changes, gate, merge, outdir, portfolio, publish, report};
+use crate::{audit, gate, outdir, report};
 
 /// Load the spec of `t` and pre-apply every mutation the filters select.
 fn load_plan(t: &TargetArgs, f: &FilterArgs) -> Result<(Spec, Plan)> {
@@ -238,7 +242,7 @@ fn isolation(exec: &ExecArgs) -> Isolation {
 pub fn supervise(args: &SuperviseArgs) -> Result<ExitCode> {
     let grace = std::time::Duration::try_from_secs_f64(args.grace)
         .map_err(|e| Error::Usage(format!("--grace {}: {e}", args.grace)))?;
-    crate::supervise::main(crate::supervise::Options {
+    crate::run::supervise::main(crate::run::supervise::Options {
         grace,
         cgroup: args.cgroup.clone(),
         argv: args.argv.clone(),
@@ -348,7 +352,7 @@ fn audit_survey(
         },
         ran.command,
         match (&survey.detected.test, given) {
-            (Some(crate::detect::TestCommand { from: Some(at), .. }), None) => {
+            (Some(crate::audit::detect::TestCommand { from: Some(at), .. }), None) => {
                 format!(" (the project's own, from {at})")
             }
             _ => String::new(),
@@ -374,11 +378,11 @@ fn audit_survey(
 /// whose red tests all need the network proposes the audit without them.
 fn setup_hint(e: Error, survey: &audit::Survey, path: &Path, given: bool) -> Error {
     let e = match e {
-        Error::Baseline(msg) => match crate::network_hint::proposed_command(&msg) {
+        Error::Baseline(msg) => match crate::outcome::network_hint::proposed_command(&msg) {
             Some(cmd) => Error::Baseline(format!(
                 "{msg}\n  = audit without them: unguard audit {} --test-command {}",
-                crate::shell_line::quote(&path.display().to_string()),
-                crate::shell_line::quote(&cmd)
+                crate::run::shell_line::quote(&path.display().to_string()),
+                crate::run::shell_line::quote(&cmd)
             )),
             None => Error::Baseline(msg),
         },
@@ -524,7 +528,7 @@ pub fn init(args: &InitArgs) -> Result<ExitCode> {
         (None, Some(t)) => format!("detected: {}", t.reason),
         (None, None) => String::new(),
     };
-    let yaml = crate::init::render(&survey, &test, &reason);
+    let yaml = crate::audit::init::render(&survey, &test, &reason);
     if args.stdout {
         say(format_args!("{yaml}"));
         return Ok(ExitCode::Ok);

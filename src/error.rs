@@ -5,7 +5,7 @@
 use std::fmt;
 use std::path::Path;
 
-use crate::diag::Diagnostics;
+use crate::spec::diag::Diagnostics;
 
 /// unguard's exit codes, declared most serious first: when several apply,
 /// the first in declaration order wins (`Ord` is that order, so the worst of

@@ -687,7 +687,7 @@ impl CargoTest {
 }
 
 /// The cargo options that run just the test targets `classes` (as
-/// [`crate::libtest_text`] names them: `src/lib.rs`, `tests/it.rs`,
+/// [`crate::outcome::reading::libtest_text`] names them: `src/lib.rs`, `tests/it.rs`,
 /// `Doc-tests x`): `--lib`, `--bins`, `--bin x`, `--test x`, `--tests`,
 /// `--doc`. A target the manifest (`tree/Cargo.toml`) may have renamed
 /// (`[[bin]]`, `[[test]]`) gets its whole kind. Empty (every target runs)

@@ -17,17 +17,17 @@ use tokio::sync::{watch, Notify};
 use super::adapter::Adapter;
 use super::suite::{run_suite, SuiteCall};
 use super::{Ctx, EngineOptions};
-use crate::diag::{Diagnostic, Diagnostics};
 use crate::error::{Error, Result};
-use crate::junit::{self, Reading, TestPattern};
+use crate::outcome::reading::junit::{self, Reading, TestPattern};
+use crate::outcome::reading::suite_log::Runner;
 use crate::outcome::{self, BaselineVerdict};
 use crate::outdir;
 use crate::plan::Plan;
 use crate::progress::Progress;
 use crate::results::BaselineResult;
 use crate::run;
+use crate::spec::diag::{Diagnostic, Diagnostics};
 use crate::spec::{TestConfig, TimeoutSetting};
-use crate::suite_log::Runner;
 use crate::workspace::Scratch;
 
 /// Floor and multiplier of the automatic timeout (as cargo-mutants).
@@ -429,8 +429,12 @@ impl Baseline<'_> {
         let pytest_seen = run.seen == [Runner::Pytest]
             || matches!(&run.junit, Reading::Observed(o) if o.pytest_alone());
         // Red tests that all look like the network: said with the error.
-        let network =
-            crate::network_hint::note(&run.junit, &log, scratch.root(), &cfg.command.display());
+        let network = crate::outcome::network_hint::note(
+            &run.junit,
+            &log,
+            scratch.root(),
+            &cfg.command.display(),
+        );
         let report = match verdict {
             BaselineVerdict::Interrupted => return Err(Error::Interrupted),
             BaselineVerdict::Red { reason, tail } => {

@@ -34,7 +34,7 @@ use super::scheduler::Pair;
 use super::suite::{run_suite, SuiteCall};
 use super::Ctx;
 use crate::error::{Error, Result};
-use crate::junit::{Report, TestCase};
+use crate::outcome::reading::junit::{Report, TestCase};
 use crate::outdir;
 use crate::plan::Entry;
 use crate::results::SubsetCheck;
@@ -230,7 +230,7 @@ fn red_under_canary(baseline: &Report, canary: &Report) -> Vec<String> {
     let broken: Vec<&str> = canary
         .red()
         .into_iter()
-        .filter(|c| c.status == crate::junit::Status::Error)
+        .filter(|c| c.status == crate::outcome::reading::junit::Status::Error)
         .flat_map(|c| [c.classname.as_str(), c.name.as_str()])
         .filter(|n| !n.is_empty() && !n.contains("::"))
         .collect();
@@ -360,7 +360,7 @@ fn why_not_green(exit: &Exit, report: Option<&Report>, tests: &[String]) -> Opti
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::junit::parse;
+    use crate::outcome::reading::junit::parse;
 
     #[test]
     fn canary_errors_of_a_module_select_its_tests() {

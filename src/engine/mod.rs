@@ -35,15 +35,15 @@ use std::time::{Duration, Instant};
 pub use baseline::{AUTO_TIMEOUT_FACTOR, AUTO_TIMEOUT_MIN, BASELINE_CAP};
 
 use crate::error::{Context, Error, Result};
-use crate::junit::TestPattern;
 use crate::outcome;
+use crate::outcome::reading::junit::TestPattern;
 use crate::plan::{Entry, Plan};
 use crate::progress::Progress;
-use crate::reaper;
 use crate::results::{
     BaselineResult, CanaryResult, GateConfig, MutantResult, Results, Selection, Thresholds,
     TimeoutPolicy, SCHEMA,
 };
+use crate::run::reaper;
 use crate::spec::Spec;
 use crate::workspace::{Manifest, Pristine};
 use job::JobResult;
@@ -70,7 +70,7 @@ pub struct EngineOptions {
     pub thresholds: Thresholds,
     pub selection: Selection,
     /// How each run's processes are tied to it (`--isolation`).
-    pub isolation: crate::isolation::Isolation,
+    pub isolation: crate::run::isolation::Isolation,
     /// `--full`: every mutant runs the full suite (no kill-first).
     pub full: bool,
 }
@@ -191,9 +191,9 @@ pub fn execute(
     manifest: Manifest,
     opts: EngineOptions,
 ) -> Result<Results> {
-    crate::isolation::set_mode(opts.isolation);
+    crate::run::isolation::set_mode(opts.isolation);
     // No descriptor unguard inherited reaches a suite (or a supervisor).
-    crate::platform::no_inherited_fds();
+    crate::run::platform::no_inherited_fds();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(opts.jobs.clamp(1, 8))
         .enable_all()
@@ -380,7 +380,7 @@ fn assemble(spec: &Spec, ctx: &Ctx, run: Run) -> Results {
     Results {
         schema: SCHEMA.into(),
         unguard_version: env!("CARGO_PKG_VERSION").into(),
-        fingerprint: Some(crate::fingerprint::of_run(spec)),
+        fingerprint: Some(crate::results::fingerprint::of_run(spec)),
         started_at: Some(run.started_at),
         root: opts.root_display.clone(),
         spec: spec.spec_path.display().to_string(),

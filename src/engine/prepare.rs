@@ -3,10 +3,10 @@
 
 use std::path::PathBuf;
 
-use crate::diag::{Diagnostic, Diagnostics, SnippetCache};
 use crate::error::{Context, Error, Result};
 use crate::outdir;
 use crate::plan::Plan;
+use crate::spec::diag::{Diagnostic, Diagnostics, SnippetCache};
 use crate::spec::Spec;
 use crate::workspace::{self, Manifest};
 

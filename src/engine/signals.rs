@@ -10,7 +10,7 @@ use tokio::signal::unix::{signal, Signal, SignalKind};
 use tokio::sync::watch;
 
 use crate::error::{Context, ExitCode, Result};
-use crate::reaper;
+use crate::run::reaper;
 use crate::workspace::{self, INTERRUPTED};
 
 /// The installed handlers: `cancel` turns true at the first signal.
@@ -27,7 +27,7 @@ impl Interrupts {
         let mut int = signal(SignalKind::interrupt()).context("installing the SIGINT handler")?;
         let mut term = signal(SignalKind::terminate()).context("installing the SIGTERM handler")?;
         const SIGHUP: u32 = 1;
-        let mut hup = if crate::platform::signal_ignored(SIGHUP) {
+        let mut hup = if crate::run::platform::signal_ignored(SIGHUP) {
             None
         } else {
             Some(signal(SignalKind::hangup()).context("installing the SIGHUP handler")?)

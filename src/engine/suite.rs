@@ -2,7 +2,7 @@
 //! unguard's environment, a fresh JUnit path, a stale report removed first,
 //! the report read after. Without `test.junit`, pytest is asked for a report
 //! of its own through `PYTEST_ADDOPTS`, and the log says which runner ran and
-//! what it counted ([`crate::suite_log`]).
+//! what it counted ([`crate::outcome::reading::suite_log`]).
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -11,13 +11,13 @@ use tokio::sync::{watch, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use super::adapter::Adapter;
 use super::select;
-use crate::child_env::{self, ChildEnv};
 use crate::error::Result;
-use crate::junit::{self, Reading};
+use crate::outcome::reading::junit::{self, Reading};
+use crate::outcome::reading::suite_log::{self, Observed};
 use crate::progress::Progress;
+use crate::run::child_env::{self, ChildEnv};
 use crate::run::{self, Exit, Invocation, RunResult};
 use crate::spec::{SuiteGit, TestConfig};
-use crate::suite_log::{self, Observed};
 use crate::workspace::{RunDirs, Scratch};
 
 /// The variable pytest reads extra command-line options from, before the

@@ -14,7 +14,7 @@ use std::path::Path;
 use std::sync::Mutex;
 
 use crate::error::{Error, Result};
-use crate::platform::{self, Flock};
+use crate::run::platform::{self, Flock};
 
 /// Locks this process holds: (device, inode) of the directory, and the open
 /// directory that carries the lock (closing it would release the lock).

@@ -150,7 +150,7 @@ impl Context {
                 _ => "⚪",
             },
             "outcomes": outcomes,
-            "controls": crate::twins::by_control(&results.mutants).iter().map(|t| json!({
+            "controls": crate::results::twins::by_control(&results.mutants).iter().map(|t| json!({
                 "control": t.control,
                 "negative": t.negative.as_str(),
                 "negative_cell": t.negative.cell(),

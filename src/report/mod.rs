@@ -9,6 +9,7 @@ mod context;
 pub mod html;
 pub mod junit_xml;
 pub mod markdown;
+pub mod publish;
 pub mod sarif;
 pub mod stryker;
 

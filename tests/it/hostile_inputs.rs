@@ -7,7 +7,7 @@
 //! file, and that saves the bytes it saw to `$DUMP/<mutant id>.bin`, so a
 //! test can check the mutant byte for byte.
 //!
-//! Decided behaviour (see also the module docs of `src/mutate.rs`):
+//! Decided behaviour (see also the module docs of `src/mutate/mod.rs`):
 //! - a line break in a literal `find` (`\n` or `\r\n`) matches both line
 //!   endings, also at the edges and with `exact_whitespace: true`; in a mostly
 //!   CRLF file every `\n` of `replace` is written as `\r\n`;

@@ -845,7 +845,7 @@ fn outcomes_schema_file_matches_unguard_schema() {
     let committed = std::fs::read_to_string(root().join(OUTCOMES_SCHEMA)).unwrap_or_default();
     assert!(
         printed == committed,
-        "{OUTCOMES_SCHEMA} is out of date with the results model (src/results.rs).\n\
+        "{OUTCOMES_SCHEMA} is out of date with the results model (src/results/mod.rs).\n\
          Regenerate it with:\n\n    cargo run -q -- schema > {OUTCOMES_SCHEMA}\n\n\
          and commit it (a changed model must stay compatible: add fields, never rename)."
     );

@@ -4,6 +4,8 @@
 //! everywhere); [`load`] turns them into a validated [`Spec`] or a list of
 //! [`Diagnostic`]s, each with file, line, column and a fix.
 
+pub mod diag;
+
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Component, Path, PathBuf};
 use std::time::Duration;
@@ -11,8 +13,8 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_saphyr::Spanned;
 
-use crate::diag::{Diagnostic, Diagnostics, SourceLines};
 use crate::results::{Allow, Direction, GateConfig, Thresholds, TimeoutPolicy, TwinsPolicy};
+use crate::spec::diag::{Diagnostic, Diagnostics, SourceLines};
 
 // ---------------------------------------------------------------- raw YAML
 
@@ -284,7 +286,7 @@ pub enum SuiteGit {
     None,
     /// `private`: a fresh repository of the copy for each run, outside it
     /// (`GIT_DIR`, `GIT_WORK_TREE`), its one commit the copy as the run
-    /// starts (the mutant included); see [`crate::child_env`].
+    /// starts (the mutant included); see [`crate::run::child_env`].
     Private,
 }
 
@@ -528,7 +530,7 @@ fn parse_yaml<T: for<'de> Deserialize<'de>>(src: &SourceFile) -> Result<T, Diagn
         let fix = yaml_fix_hint(&message);
         // The parser's own snippet, unless it has none or a line too long to
         // print: then ours (cut around the caret).
-        let long = snippet.iter().any(|l| l.chars().count() > crate::diag::MAX_SHOWN);
+        let long = snippet.iter().any(|l| l.chars().count() > crate::spec::diag::MAX_SHOWN);
         let mut d = src.diag(line, col, message);
         if !snippet.is_empty() && !long {
             d.snippet = Some(snippet.join("\n"));
@@ -1664,7 +1666,7 @@ fn resolve_count(
 }
 
 /// Whether `command` runs `go test -json`, whose per-test events unguard
-/// reads from the log (see [`crate::go_test_json`]).
+/// reads from the log (see [`crate::outcome::reading::go_test_json`]).
 fn prints_go_test_events(command: &Command) -> bool {
     let text = command.display();
     text.contains("go test")
@@ -1674,7 +1676,7 @@ fn prints_go_test_events(command: &Command) -> bool {
 }
 
 /// Whether `command` runs `cargo test`, whose per-test lines unguard reads
-/// from the log (see [`crate::libtest_text`]).
+/// from the log (see [`crate::outcome::reading::libtest_text`]).
 fn runs_cargo_test(command: &Command) -> bool {
     let words: Vec<&str> = match command {
         Command::Shell(s) => s.split_whitespace().collect(),

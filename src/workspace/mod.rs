@@ -14,7 +14,9 @@
 //! [`copied_link_target`]). The checkout is copied once per run into a [`Pristine`] copy;
 //! each worker's [`Scratch`] copy is made from it, and reused: after every
 //! run in it, whatever the run created, deleted or changed is put back
-//! ([`crate::tree_state`]) from the pristine copy, never from the checkout.
+//! ([`crate::workspace::tree_state`]) from the pristine copy, never from the checkout.
+
+pub mod tree_state;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -24,8 +26,8 @@ use std::sync::{Arc, Mutex};
 use crate::error::{Context, Error, Result};
 use tempfile::TempDir;
 
-use crate::platform;
-use crate::tree_state::{Rec, Reference, TreeState};
+use crate::run::platform;
+use crate::workspace::tree_state::{Rec, Reference, TreeState};
 
 /// Environment directories that are linked (not copied) when present and ignored.
 pub const DEFAULT_LINKS: &[&str] = &[
@@ -578,7 +580,7 @@ impl Owner {
     /// This process; `None` where start times cannot be read.
     fn me() -> Option<Owner> {
         let pid = std::process::id();
-        crate::platform::start_time(pid).map(|start| Owner { pid, start })
+        crate::run::platform::start_time(pid).map(|start| Owner { pid, start })
     }
 
     fn line(&self) -> String {
@@ -595,7 +597,7 @@ impl Owner {
     /// Whether the process is still running: the same pid with the same
     /// start time.
     fn alive(&self) -> bool {
-        crate::platform::start_time(self.pid) == Some(self.start)
+        crate::run::platform::start_time(self.pid) == Some(self.start)
     }
 }
 
@@ -611,7 +613,7 @@ pub fn sweep_orphans(tmp: &Path) -> usize {
     if Owner::me().is_none() {
         return 0;
     }
-    let uid = crate::platform::own_uid();
+    let uid = crate::run::platform::own_uid();
     let mut removed = 0;
     for e in std::fs::read_dir(tmp).into_iter().flatten().flatten() {
         if !e.file_name().to_str().is_some_and(is_scratch_name) {
@@ -631,7 +633,9 @@ pub fn sweep_orphans(tmp: &Path) -> usize {
             .filter(|m| m.is_file())
             .and_then(|_| std::fs::read_to_string(&file).ok())
             .and_then(|t| Owner::parse(&t));
-        if owner.is_some_and(|o| !o.alive()) && crate::tree_state::remove_any(&dir).is_ok() {
+        if owner.is_some_and(|o| !o.alive())
+            && crate::workspace::tree_state::remove_any(&dir).is_ok()
+        {
             removed += 1;
         }
     }
@@ -661,7 +665,7 @@ pub fn remove_live_scratch_dirs() -> usize {
     };
     for d in &dirs {
         for _ in 0..200 {
-            match crate::tree_state::remove_any(d) {
+            match crate::workspace::tree_state::remove_any(d) {
                 Ok(()) if !d.exists() => break,
                 _ => std::thread::sleep(std::time::Duration::from_millis(5)),
             }
@@ -767,7 +771,7 @@ impl RunDirs {
         for d in [&self.dir, &self.tmp] {
             match d.symlink_metadata() {
                 Ok(m) if m.is_dir() && m.mode() & 0o7777 == 0o700 => continue,
-                Ok(_) => crate::tree_state::remove_any(d)?,
+                Ok(_) => crate::workspace::tree_state::remove_any(d)?,
                 Err(_) => {}
             }
             std::fs::DirBuilder::new().mode(0o700).create(d)?;
@@ -784,10 +788,10 @@ impl RunDirs {
         for e in rd.flatten() {
             let p = e.path();
             if p != self.tmp {
-                let _ = crate::tree_state::remove_any(&p);
+                let _ = crate::workspace::tree_state::remove_any(&p);
             } else if let Ok(inner) = std::fs::read_dir(&p) {
                 for e in inner.flatten() {
-                    let _ = crate::tree_state::remove_any(&e.path());
+                    let _ = crate::workspace::tree_state::remove_any(&e.path());
                 }
             }
         }

@@ -44,7 +44,7 @@ use tokio::net::UnixStream;
 use tokio::signal::unix::{signal, Signal, SignalKind};
 use tokio::time::Instant;
 
-use crate::platform::{self, Reaped};
+use crate::run::platform::{self, Reaped};
 
 /// The hidden subcommand.
 pub const SUBCOMMAND: &str = "__supervise";

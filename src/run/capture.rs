@@ -24,7 +24,8 @@ use std::time::Duration;
 use tokio::io::AsyncReadExt;
 use tokio::sync::oneshot;
 
-use crate::{outdir, platform};
+use crate::outdir;
+use crate::run::platform;
 
 /// Bytes of a suite's output written to its log before truncation.
 pub const LOG_HEAD_BYTES: u64 = 8 * 1024 * 1024;

@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-use crate::platform::watch::{Event, Watcher};
+use crate::run::platform::watch::{Event, Watcher};
 
 /// What an entry of the copy is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -2,6 +2,10 @@
 //! languages, the MCP SDK it builds on, and the command that runs its tests
 //! (honouring a virtualenv or `node_modules` inside the repo).
 
+pub mod ci_workflow;
+pub mod environment;
+pub mod project_command;
+
 use std::path::Path;
 
 use crate::spec::Command;
@@ -95,13 +99,17 @@ pub fn detect(root: &Path, files: &[String]) -> Detected {
 }
 
 fn test_command(root: &Path, files: &[String], d: &Detected) -> Option<TestCommand> {
-    if let Some(own) = crate::project_command::project_command(root, files) {
+    if let Some(own) = crate::audit::detect::project_command::project_command(root, files) {
         return Some(own);
     }
     let has = |name: &str| files.iter().any(|f| f == name);
     if d.python || has("pyproject.toml") || has("setup.py") {
-        let env = crate::environment::python_env(root, files);
-        let py = format!("{}{}", crate::environment::src_first(files), env.python);
+        let env = crate::audit::detect::environment::python_env(root, files);
+        let py = format!(
+            "{}{}",
+            crate::audit::detect::environment::src_first(files),
+            env.python
+        );
         let where_py = env.reason.clone();
         let config = ["pyproject.toml", "pytest.ini", "setup.cfg", "tox.ini"]
             .iter()
@@ -191,12 +199,12 @@ fn env_has_pytest(root: &Path, python: &str) -> bool {
 }
 
 /// The package's `test` script, run by its package manager from its
-/// workspace root (see [`crate::environment::js_env`]).
+/// workspace root (see [`crate::audit::detect::environment::js_env`]).
 fn js_command(root: &Path, files: &[String]) -> Option<TestCommand> {
     if !files.iter().any(|f| f == "package.json") {
         return None;
     }
-    let js = crate::environment::js_env(root)?;
+    let js = crate::audit::detect::environment::js_env(root)?;
     // The line of the `test` script, for the provenance.
     let from = read(root, "package.json")
         .lines()

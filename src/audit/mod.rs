@@ -3,23 +3,29 @@
 //! (audit) or write a starter unguard.yaml that does it (init).
 //!
 //! Both go through [`sites_to_mutations`]: every catalog site becomes one
-//! literal single-site mutation (anchored by [`crate::anchor`]), so the spec
+//! literal single-site mutation (anchored by [`crate::audit::anchor`]), so the spec
 //! `init` writes runs exactly the mutants `audit` runs.
+
+pub mod anchor;
+pub mod detect;
+pub mod init;
+pub mod portfolio;
+pub mod scan_scope;
+pub mod server_entry;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::anchor;
+use crate::audit::detect::Detected;
+use crate::audit::scan_scope::ScanScope;
 use crate::catalog::{self, Operator, OperatorKind, Site};
-use crate::detect::{self, Detected};
 use crate::error::{Context, Error, Result};
+use crate::results::twins::Proof;
 use crate::results::{Direction, GateConfig, Outcome, Results, Thresholds};
-use crate::scan_scope::ScanScope;
 use crate::spec::{
     Command, Count, MutationSpec, Pattern, Preset, Spec, SpecPos, TestConfig, TimeoutSetting,
 };
-use crate::twins::Proof;
 use crate::workspace;
 
 /// A catalog site turned into a mutation.
@@ -73,8 +79,8 @@ pub fn survey_in(
     let package = root
         .canonicalize()
         .with_context(|| root.display().to_string())?;
-    let js =
-        crate::environment::js_env(&package).filter(|j| workspace && !j.package_dir.is_empty());
+    let js = crate::audit::detect::environment::js_env(&package)
+        .filter(|j| workspace && !j.package_dir.is_empty());
     let (root, package_dir) = match &js {
         Some(j) => (j.root.clone(), Some(format!("{}/", j.package_dir))),
         None => (package.clone(), None),
@@ -119,7 +125,7 @@ pub fn survey_in(
         .collect();
     let scope = &scope
         .clone()
-        .with_entries(crate::server_entry::entry_files_in(
+        .with_entries(crate::audit::server_entry::entry_files_in(
             &root,
             package_dir.as_deref().unwrap_or(""),
             &entries,

@@ -1,6 +1,6 @@
 //! The test command a project itself runs, read before unguard guesses one
-//! (see [`crate::detect`]): in order, the `run:` steps of its CI workflows
-//! ([`crate::ci_workflow`]), its `Makefile`/`justfile` test target, its tox
+//! (see [`crate::audit::detect`]): in order, the `run:` steps of its CI workflows
+//! ([`crate::audit::detect::ci_workflow`]), its `Makefile`/`justfile` test target, its tox
 //! or nox default environment. A `make test`, `tox` or `nox` call is
 //! followed into the recipe, environment or session it runs.
 //!
@@ -15,9 +15,9 @@
 
 use std::path::Path;
 
-use crate::detect::{Runner, TestCommand};
-use crate::environment::{self, JsTool};
-use crate::shell_line::{self, Word};
+use crate::audit::detect::environment::{self, JsTool};
+use crate::audit::detect::{Runner, TestCommand};
+use crate::run::shell_line::{self, Word};
 use crate::spec::Preset;
 
 /// Words that name tests needing the network or a deployment.
@@ -121,7 +121,7 @@ struct Found {
 /// can translate.
 pub fn project_command(root: &Path, files: &[String]) -> Option<TestCommand> {
     let cx = Cx { root, files };
-    for step in crate::ci_workflow::run_steps(root) {
+    for step in crate::audit::detect::ci_workflow::run_steps(root) {
         if step
             .labels
             .iter()
@@ -130,7 +130,7 @@ pub fn project_command(root: &Path, files: &[String]) -> Option<TestCommand> {
             continue;
         }
         let Some(workdir) = step.workdir.as_deref().map_or(Some(None), |w| {
-            crate::ci_workflow::resolve(w).and_then(|w| clean_dir(&w).map(Some))
+            crate::audit::detect::ci_workflow::resolve(w).and_then(|w| clean_dir(&w).map(Some))
         }) else {
             continue;
         };
@@ -245,7 +245,7 @@ fn recognize(
     let set = |e: &mut Vec<(String, String)>, w: &Word| {
         if let Some((k, v)) = shell_line::assignment(w) {
             e.retain(|(n, _)| n != k);
-            if let Some(v) = crate::ci_workflow::resolve(v) {
+            if let Some(v) = crate::audit::detect::ci_workflow::resolve(v) {
                 e.push((k.to_string(), v));
             }
         }

@@ -7,13 +7,16 @@
 //! expected ones. The functions are pure: the engine runs things and hands
 //! over what happened; this module decides what it means.
 
-use crate::junit::{Reading, Report, TestPattern};
+pub mod network_hint;
+pub mod reading;
+
 use crate::mutate::ApplyProblem;
+use crate::outcome::reading::junit::{Reading, Report, TestPattern};
+use crate::outcome::reading::suite_log::Observed;
 use crate::plan::{Mutant, Rejected};
 use crate::results::{Direction, Location, MutantResult, Outcome, Position};
 use crate::run::{Exit, RunResult};
 use crate::spec::{FailCodes, Preset, SpecPos, TestConfig};
-use crate::suite_log::Observed;
 
 /// A verdict and what backs it.
 #[derive(Debug, Clone, PartialEq)]
@@ -387,7 +390,8 @@ pub fn canary_unreached(
     if killed_by.is_empty() {
         return None;
     }
-    let expected = |c: &crate::junit::TestCase| killed_by.iter().any(|p| p.matches(c));
+    let expected =
+        |c: &crate::outcome::reading::junit::TestCase| killed_by.iter().any(|p| p.matches(c));
     if report.red().into_iter().any(expected) {
         return None;
     }
@@ -409,7 +413,7 @@ pub fn canary_unreached(
     let nothing_ran = report
         .cases
         .iter()
-        .all(crate::junit::TestCase::is_load_error);
+        .all(crate::outcome::reading::junit::TestCase::is_load_error);
     if ran.is_empty() && (nothing_ran || killed_by.iter().any(broken)) {
         return None;
     }
@@ -686,7 +690,7 @@ pub fn rejected_result(r: &Rejected) -> MutantResult {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::junit::parse;
+    use crate::outcome::reading::junit::parse;
     use crate::spec::{Command, TimeoutSetting};
     use std::time::Duration;
 
@@ -743,7 +747,7 @@ mod tests {
         let v = classify(
             &run(Exit::Code(1)),
             &c,
-            &Reading::Unreadable(crate::junit::ReportError::NotJunit),
+            &Reading::Unreadable(crate::outcome::reading::junit::ReportError::NotJunit),
             &[],
             1.0,
         );
@@ -1009,7 +1013,7 @@ mod tests {
         assert!(why.contains("1 red test(s): t.m::a") && !tail, "{why}");
         let (why, _) = red(baseline(&Exit::Code(0), &c, read("<testsuite/>")));
         assert!(why.contains("ran 0 tests"), "{why}");
-        let none = Reading::Unreadable(crate::junit::ReportError::NotJunit);
+        let none = Reading::Unreadable(crate::outcome::reading::junit::ReportError::NotJunit);
         let (why, _) = red(baseline(&Exit::Code(0), &c, none));
         assert!(why.contains("no readable JUnit report"), "{why}");
     }
@@ -1022,13 +1026,13 @@ mod tests {
         }
     }
     fn seen(log: &str, report: Option<&str>) -> Reading {
-        let log = crate::suite_log::read(log);
+        let log = crate::outcome::reading::suite_log::read(log);
         let report = report.map(|x| parse(x).unwrap());
         Reading::Observed(Observed::new(log, report).expect("a runner is seen"))
     }
     macro_rules! captured {
         ($name:literal) => {
-            include_str!(concat!("../tests/fixtures/suite_logs/", $name, ".txt"))
+            include_str!(concat!("../../tests/fixtures/suite_logs/", $name, ".txt"))
         };
     }
     const TWO_GREEN: &str = r#"<testsuite><testcase classname="t.m" name="a"/><testcase classname="t.m" name="b"/></testsuite>"#;

@@ -176,8 +176,8 @@ pub enum Reading {
     /// Configured, but no readable report appeared.
     Unreadable(ReportError),
     /// No `test.junit`, but the log shows which runner ran (and pytest
-    /// wrote the report unguard asked for): see [`crate::suite_log`].
-    Observed(crate::suite_log::Observed),
+    /// wrote the report unguard asked for): see [`crate::outcome::reading::suite_log`].
+    Observed(crate::outcome::reading::suite_log::Observed),
 }
 
 impl Reading {
@@ -291,13 +291,13 @@ pub fn read(path: &Path) -> Result<Report, ReportError> {
     let text = String::from_utf8_lossy(&bytes);
     // `go test -json ./... > {junit}`: the file holds test2json events.
     if text.trim_start().starts_with('{') {
-        if let Some(run) = crate::go_test_json::parse(&text) {
+        if let Some(run) = crate::outcome::reading::go_test_json::parse(&text) {
             return Ok(run.report);
         }
     }
     // `cargo test 2>&1 | tee {junit}`: the file holds libtest's text.
     if !text.trim_start().starts_with('<') {
-        if let Some(run) = crate::libtest_text::parse(&text) {
+        if let Some(run) = crate::outcome::reading::libtest_text::parse(&text) {
             return Ok(run.report);
         }
     }
@@ -311,7 +311,7 @@ pub fn read(path: &Path) -> Result<Report, ReportError> {
 /// symlink, is refused).
 pub fn read_regular_file(path: &Path) -> std::io::Result<Vec<u8>> {
     use std::io::Read;
-    let mut f = crate::platform::open_nonblocking(path)?;
+    let mut f = crate::run::platform::open_nonblocking(path)?;
     let meta = f.metadata()?;
     if !meta.is_file() {
         return Err(std::io::Error::other(format!(

@@ -16,7 +16,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use crate::junit::Report;
+use crate::outcome::reading::junit::Report;
 
 /// A test runner unguard recognises in a log.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -171,9 +171,11 @@ pub fn read(output: &str) -> LogReading {
         } else if let Some(plain) = go_plain(line) {
             seen.saw(Runner::GoTest);
             go_lines.push(plain);
-        } else if !seen.runners.contains(&Runner::GoTest) && crate::go_test_json::is_event(line) {
+        } else if !seen.runners.contains(&Runner::GoTest)
+            && crate::outcome::reading::go_test_json::is_event(line)
+        {
             seen.saw(Runner::GoTest);
-        } else if crate::libtest_text::is_marker(line) {
+        } else if crate::outcome::reading::libtest_text::is_marker(line) {
             seen.saw(Runner::CargoTest);
         }
     }
@@ -181,10 +183,11 @@ pub fn read(output: &str) -> LogReading {
         seen.count(Runner::Unittest, c);
     }
     if seen.runners.contains(&Runner::CargoTest) {
-        seen.libtest_report = crate::libtest_text::parse(output).map(|run| run.report);
+        seen.libtest_report =
+            crate::outcome::reading::libtest_text::parse(output).map(|run| run.report);
     }
     if seen.runners.contains(&Runner::GoTest) {
-        seen.go_report = crate::go_test_json::parse(output)
+        seen.go_report = crate::outcome::reading::go_test_json::parse(output)
             .map(|run| run.report)
             .or_else(|| go_plain_report(&go_lines));
     }
@@ -196,7 +199,7 @@ pub fn read(output: &str) -> LogReading {
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum GoPlain {
     /// `--- FAIL: TestX/sub (0.00s)`
-    Case(String, crate::junit::Status),
+    Case(String, crate::outcome::reading::junit::Status),
     /// `ok  \tpkg\t0.01s`, `FAIL\tpkg\t0.01s`, `?   \tpkg\t[no test files]`
     Package,
     /// `FAIL\tpkg [build failed]` / `[setup failed]`: no test ran there.
@@ -204,7 +207,7 @@ enum GoPlain {
 }
 
 fn go_plain(line: &str) -> Option<GoPlain> {
-    use crate::junit::Status;
+    use crate::outcome::reading::junit::Status;
     static CASE: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(r"^--- (FAIL|PASS|SKIP): (\S+) \([0-9.]+s\)$").expect("valid regex")
     });
@@ -236,10 +239,10 @@ fn go_plain(line: &str) -> Option<GoPlain> {
 /// result was printed (nothing ran: not a failed test), `None` when the
 /// lines show no test at all (a green run without `-v`).
 fn go_plain_report(lines: &[GoPlain]) -> Option<Report> {
-    let cases: Vec<crate::junit::TestCase> = lines
+    let cases: Vec<crate::outcome::reading::junit::TestCase> = lines
         .iter()
         .filter_map(|l| match l {
-            GoPlain::Case(name, status) => Some(crate::junit::TestCase {
+            GoPlain::Case(name, status) => Some(crate::outcome::reading::junit::TestCase {
                 classname: String::new(),
                 name: name.clone(),
                 status: *status,
@@ -589,7 +592,11 @@ mod tests {
     /// A captured log from `tests/fixtures/suite_logs/` (real runner output).
     macro_rules! captured {
         ($name:literal) => {
-            include_str!(concat!("../tests/fixtures/suite_logs/", $name, ".txt"))
+            include_str!(concat!(
+                "../../../tests/fixtures/suite_logs/",
+                $name,
+                ".txt"
+            ))
         };
     }
 
@@ -763,7 +770,7 @@ mod tests {
     #[test]
     fn observed_lets_the_report_decide() {
         let log = read(captured!("pytest_cov_fail"));
-        let report = crate::junit::parse(
+        let report = crate::outcome::reading::junit::parse(
             r#"<testsuite><testcase classname="t" name="a"/><testcase classname="t" name="b"><failure/></testcase></testsuite>"#,
         )
         .unwrap();
@@ -785,14 +792,14 @@ mod tests {
         // A summary-looking line (a lint step's, a second session's) never
         // adds red tests to the per-test report.
         let two = read("== 1 failed, 1 passed in 0.1s ==\n== 2 passed in 0.1s ==\n");
-        let last = crate::junit::parse(
+        let last = crate::outcome::reading::junit::parse(
             r#"<testsuite><testcase classname="t" name="a"/><testcase classname="t" name="b"/></testsuite>"#,
         )
         .unwrap();
         let o = Observed::new(two, Some(last)).unwrap();
         assert_eq!((o.total(), o.red()), (Some(2), Some(0)));
         // A collection failure in the report is not a red test.
-        let broken = crate::junit::parse(
+        let broken = crate::outcome::reading::junit::parse(
             r#"<testsuite><testcase classname="" name="tests.test_x"><error message="collection failure"/></testcase></testsuite>"#,
         )
         .unwrap();

@@ -10,8 +10,8 @@
 
 use std::path::Path;
 
-use crate::junit::{Reading, TestCase};
-use crate::project_command::NETWORK_WORDS;
+use crate::audit::detect::project_command::NETWORK_WORDS;
+use crate::outcome::reading::junit::{Reading, TestCase};
 
 /// Why a red test looks like the network.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -237,7 +237,7 @@ fn pytest_flag(whys: &[(&TestCase, Why)], root: &Path) -> String {
         parts.push(format!("-k \"{}\"", not(&names)));
     }
     for id in ids {
-        parts.push(format!("--deselect {}", crate::shell_line::quote(&id)));
+        parts.push(format!("--deselect {}", crate::run::shell_line::quote(&id)));
     }
     parts.join(" ")
 }
@@ -256,7 +256,10 @@ mod tests {
                 )
             })
             .collect();
-        Reading::Read(crate::junit::parse(&format!("<testsuite>{xml}</testsuite>")).unwrap())
+        Reading::Read(
+            crate::outcome::reading::junit::parse(&format!("<testsuite>{xml}</testsuite>"))
+                .unwrap(),
+        )
     }
 
     #[test]

@@ -2,6 +2,10 @@
 //! `outcomes.json` (`"schema": "unguard/1"`). Later versions may add fields,
 //! never rename or remove these.
 
+pub mod fingerprint;
+pub mod merge;
+pub mod twins;
+
 use std::collections::BTreeMap;
 
 use schemars::JsonSchema;
@@ -589,7 +593,7 @@ pub struct Results {
     pub unguard_version: String,
     /// `sha256:…` of what decides the verdicts: the spec's content as loaded
     /// (mutations and their resolved test commands) and unguard's version
-    /// (see `src/fingerprint.rs`). `unguard merge` joins only shards with the
+    /// (see `src/results/fingerprint.rs`). `unguard merge` joins only shards with the
     /// same fingerprint. Absent in results of versions before it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fingerprint: Option<String>,

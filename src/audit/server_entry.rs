@@ -1,6 +1,6 @@
 //! Server code that lives where helper scripts usually do.
 //!
-//! The default excludes ([`crate::scan_scope`]) skip `scripts/`: in most
+//! The default excludes ([`crate::audit::scan_scope`]) skip `scripts/`: in most
 //! repositories it holds release and code-generation helpers. Some servers
 //! start from there, though (`"dev": "tsx watch scripts/start-server.ts"`),
 //! and then the HTTP entry point, its auth gate and its bind options are in
@@ -13,7 +13,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use crate::scan_scope::default_excluded;
+use crate::audit::scan_scope::default_excluded;
 
 /// Extensions of the files a start script can name.
 const SCRIPT_EXTS: &[&str] = &[".ts", ".mts", ".cts", ".tsx", ".js", ".mjs", ".cjs", ".py"];

@@ -1,7 +1,7 @@
 //! How every process a run starts is attributed to that run, whatever it
 //! does to its session, group or environment, and killed when the run ends.
 //!
-//! Each test command runs under its own supervisor ([`crate::supervise`]),
+//! Each test command runs under its own supervisor ([`crate::run::supervise`]),
 //! a child subreaper: the run's processes stay in its subtree, and it kills
 //! them all when the command's leader exits. Where unguard may create a
 //! cgroup v2 below its own (`--isolation auto`, the default), each run also
@@ -12,7 +12,7 @@
 //! cgroup` keeps it whatever it costs; `--isolation subreaper` forces the
 //! supervisor alone (any uid, any kernel with `PR_SET_CHILD_SUBREAPER`). Without a subreaper (not Linux)
 //! runs are spawned directly: process group and run token only
-//! ([`crate::reaper`]).
+//! ([`crate::run::reaper`]).
 
 use std::io::Read;
 use std::os::fd::OwnedFd;
@@ -22,8 +22,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use crate::platform;
-use crate::supervise::{self, Report};
+use crate::run::platform;
+use crate::run::supervise::{self, Report};
 
 /// `--isolation`: which mechanisms attribute a run's processes to it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

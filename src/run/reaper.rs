@@ -1,7 +1,7 @@
 //! Making sure no process a suite started outlives its run.
 //!
 //! The first net is the run's own supervisor and cgroup
-//! ([`crate::isolation`]): every process the run starts stays in the
+//! ([`crate::run::isolation`]): every process the run starts stays in the
 //! supervisor's subtree (it is their child subreaper) and, where available,
 //! in the run's cgroup, and is killed when the run ends. Behind it, for a
 //! supervisor that was itself killed and for runs without one, three nets
@@ -36,7 +36,7 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use crate::platform::{self, ChildProc, Signal};
+use crate::run::platform::{self, ChildProc, Signal};
 
 /// Environment variable carrying a token unique to one run.
 pub const RUN_TOKEN_VAR: &str = "UNGUARD_RUN_TOKEN";
@@ -117,12 +117,12 @@ pub fn kill_all_active() -> usize {
     }
     for (pgid, run) in &suites {
         if run.control.is_some() {
-            crate::isolation::await_exit(*pgid, Duration::from_secs(2));
+            crate::run::isolation::await_exit(*pgid, Duration::from_secs(2));
         }
         let _ = platform::kill_group(*pgid, Signal::Kill);
         sweep_token(&run.token);
         if let Some(dir) = &run.cgroup {
-            crate::isolation::kill_and_remove(dir, *pgid);
+            crate::run::isolation::kill_and_remove(dir, *pgid);
         }
     }
     reap_orphans();

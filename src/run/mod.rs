@@ -2,6 +2,14 @@
 //! group, stdin from /dev/null, output to a log file, a timeout that kills
 //! the whole process tree.
 
+pub mod capture;
+pub mod child_env;
+pub mod isolation;
+pub mod platform;
+pub mod reaper;
+pub mod shell_line;
+pub mod supervise;
+
 use std::io::Write;
 use std::os::fd::OwnedFd;
 use std::os::unix::net::UnixStream;
@@ -11,13 +19,13 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
 
-use crate::capture::{self, Capture};
-use crate::child_env::ChildEnv;
-use crate::isolation::{self, Cgroup, Setup};
-use crate::platform::{self, Signal};
-use crate::reaper::{self, RUN_TOKEN_VAR};
+use crate::run::capture::Capture;
+use crate::run::child_env::ChildEnv;
+use crate::run::isolation::{Cgroup, Setup};
+use crate::run::platform::Signal;
+use crate::run::reaper::RUN_TOKEN_VAR;
+use crate::run::supervise::End;
 use crate::spec::Command;
-use crate::supervise::End;
 
 /// Grace period between SIGTERM and SIGKILL for a process group, unless
 /// `UNGUARD_KILL_GRACE` (seconds) says otherwise.
@@ -68,7 +76,7 @@ pub struct RunResult {
 pub struct Invocation<'a> {
     pub command: &'a Command,
     pub cwd: &'a Path,
-    /// unguard's own environment with these changes (see [`crate::child_env`]).
+    /// unguard's own environment with these changes (see [`crate::run::child_env`]).
     pub env: ChildEnv,
     /// Placeholders like `{junit}` → value, expanded in the command.
     pub substitutions: Vec<(&'static str, String)>,
@@ -122,7 +130,7 @@ fn signal_group(pgid: i32, sig: Signal) {
 
 /// Run the invocation to completion, timeout or cancellation. Never leaves a
 /// process of the run alive: the command runs under its own supervisor
-/// ([`crate::isolation`]), which kills everything the command started when
+/// ([`crate::run::isolation`]), which kills everything the command started when
 /// its leader exits; after that the group, the run token and the run's
 /// cgroup are swept too.
 pub async fn run(inv: Invocation<'_>, mut cancel: watch::Receiver<bool>) -> RunResult {

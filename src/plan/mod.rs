@@ -1,13 +1,15 @@
 //! The plan: every mutation pre-applied in memory, with its site, diff,
 //! expected killers and the test command it runs under.
 
+pub mod changes;
+
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::changes::ChangedLines;
 use crate::error::{Error, Result};
 use crate::mutate::{self, ApplyProblem};
+use crate::plan::changes::ChangedLines;
 use crate::results::{Direction, Selection, Shard};
 use crate::spec::{MutationSpec, Spec, SpecPos, TestConfig};
 
@@ -400,12 +402,12 @@ impl Plan {
     /// position in the spec, a caret snippet and the fix), one per line
     /// group; and how many there are.
     pub fn rejected_report(&self) -> (usize, String) {
-        let mut sources = crate::diag::SnippetCache::default();
+        let mut sources = crate::spec::diag::SnippetCache::default();
         let mut text = String::new();
         let mut n = 0;
         for r in self.rejected() {
             n += 1;
-            let d = crate::diag::Diagnostic::new(
+            let d = crate::spec::diag::Diagnostic::new(
                 &r.pos.path,
                 r.pos.line,
                 r.pos.col,

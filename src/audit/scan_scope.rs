@@ -69,7 +69,7 @@ pub struct ScanScope {
     controls: Vec<String>,
     default_excludes: bool,
     /// Files the default excludes would skip that start the server
-    /// ([`crate::server_entry`]): scanned like files named by `--file`.
+    /// ([`crate::audit::server_entry`]): scanned like files named by `--file`.
     entries: Vec<String>,
 }
 
@@ -201,7 +201,7 @@ impl ScanScope {
     }
 
     /// This scope, with `entries` (the server's start scripts and what they
-    /// import, [`crate::server_entry::entry_files_in`]) scanned even where
+    /// import, [`crate::audit::server_entry::entry_files_in`]) scanned even where
     /// the default excludes skip.
     pub fn with_entries(mut self, entries: Vec<String>) -> ScanScope {
         self.entries = entries;
