@@ -9,6 +9,7 @@ use crate::report::Format;
 use crate::results::TimeoutPolicy;
 use crate::run::isolation::Isolation;
 
+/// The parsed command line: one subcommand and its flags.
 #[derive(Debug, Parser)]
 #[command(
     name = "unguard",
@@ -21,6 +22,7 @@ under a timeout, and reports whether a test turned red.",
     after_help = EXIT_CODES_HELP
 )]
 pub struct Cli {
+    /// The subcommand to run.
     #[command(subcommand)]
     pub command: Commands,
 }
@@ -35,6 +37,7 @@ const AUDIT_EXIT_CODES_HELP: &str = "Exit codes (the first that applies wins): 1
 6 nothing proven (no site, or no mutant reached a verdict) · 5 mutants in files no test loads · \
 7 an expected control is absent · 3 timeout under --timeout-is error · 0 ok";
 
+/// unguard's subcommands; each one's doc comment is its `--help` text.
 #[derive(Debug, Subcommand)]
 pub enum Commands {
     /// Run every mutation and write the killed/survived table.
@@ -68,6 +71,7 @@ pub enum Commands {
     Supervise(SuperviseArgs),
 }
 
+/// Flags of the hidden `__supervise` subcommand.
 #[derive(Debug, Args, Clone)]
 pub struct SuperviseArgs {
     /// Seconds between the group's SIGTERM and the SIGKILL of what is left.
@@ -81,13 +85,16 @@ pub struct SuperviseArgs {
     pub argv: Vec<String>,
 }
 
+/// Flags of `unguard audit`.
 #[derive(Debug, Args, Clone)]
 pub struct AuditArgs {
     /// The repository to audit (default: current directory).
     #[arg(default_value = ".")]
     pub path: PathBuf,
+    /// How mutants run (workers, output dir, canary, re-checks, timeouts).
     #[command(flatten)]
     pub exec: ExecArgs,
+    /// Extra report files to write.
     #[command(flatten)]
     pub reports: ReportOutputs,
     /// The test command, instead of the detected one (`{junit}` for a JUnit path).
@@ -98,6 +105,7 @@ pub struct AuditArgs {
     /// matrix of repos × controls. Each repo's results go to OUT/<n>-<name>.
     #[arg(long, value_name = "FILE", conflicts_with = "path")]
     pub portfolio: Option<PathBuf>,
+    /// Which files and controls to scan.
     #[command(flatten)]
     pub scope: ScopeArgs,
     /// List the sites the catalog finds (file:line, control, mutant id) and
@@ -130,6 +138,8 @@ pub struct ScopeArgs {
 }
 
 impl ScopeArgs {
+    /// The scan scope these flags describe; an unknown control id or a bad
+    /// glob is a usage error.
     pub fn scope(&self) -> crate::error::Result<crate::audit::scan_scope::ScanScope> {
         crate::audit::scan_scope::ScanScope::new(
             &self.files,
@@ -140,6 +150,7 @@ impl ScopeArgs {
     }
 }
 
+/// Flags of `unguard init`.
 #[derive(Debug, Args, Clone)]
 pub struct InitArgs {
     /// The repository (default: current directory); writes PATH/unguard.yaml.
@@ -154,10 +165,12 @@ pub struct InitArgs {
     /// Print the spec to stdout instead of writing it.
     #[arg(long)]
     pub stdout: bool,
+    /// Which files and controls to scan.
     #[command(flatten)]
     pub scope: ScopeArgs,
 }
 
+/// Flags of `unguard catalog`.
 #[derive(Debug, Args, Clone)]
 pub struct CatalogArgs {
     /// Print the README section (Markdown) instead of the plain list.
@@ -165,11 +178,13 @@ pub struct CatalogArgs {
     pub markdown: bool,
 }
 
+/// Flags of `unguard report`.
 #[derive(Debug, Args, Clone)]
 pub struct ReportArgs {
     /// Output directory of a run (holds outcomes.json).
     #[arg(default_value = "unguard.out")]
     pub dir: PathBuf,
+    /// The report format to print.
     #[arg(long, short = 'f', value_enum, default_value = "md")]
     pub format: Format,
     /// Render the Markdown report with this minijinja template instead of the built-in one.
@@ -177,6 +192,7 @@ pub struct ReportArgs {
     pub template: Option<PathBuf>,
 }
 
+/// Flags of `unguard merge`.
 #[derive(Debug, Args, Clone)]
 pub struct MergeArgs {
     /// The shard output dirs (every shard 1/n … n/n exactly once).
@@ -185,6 +201,7 @@ pub struct MergeArgs {
     /// Where the merged results go.
     #[arg(long, short = 'o', value_name = "DIR")]
     pub out: PathBuf,
+    /// Extra report files to write for the merged run.
     #[command(flatten)]
     pub reports: ReportOutputs,
 }
@@ -200,6 +217,7 @@ pub struct ReportOutputs {
     pub template: Option<PathBuf>,
 }
 
+/// The target and its spec (`run`, `check`, `list`).
 #[derive(Debug, Args, Clone)]
 pub struct TargetArgs {
     /// Target root: the directory the test command runs in (default: current directory).
@@ -210,25 +228,33 @@ pub struct TargetArgs {
     pub config: Option<PathBuf>,
 }
 
+/// Flags of `unguard list`.
 #[derive(Debug, Args, Clone)]
 pub struct ListArgs {
+    /// The target and its spec.
     #[command(flatten)]
     pub target: TargetArgs,
+    /// Which mutations to list.
     #[command(flatten)]
     pub filters: FilterArgs,
 }
 
+/// Flags of `unguard run`.
 #[derive(Debug, Args, Clone)]
 pub struct RunArgs {
+    /// The target and its spec.
     #[command(flatten)]
     pub target: TargetArgs,
+    /// How mutants run (workers, output dir, canary, re-checks, timeouts).
     #[command(flatten)]
     pub exec: ExecArgs,
+    /// Extra report files to write.
     #[command(flatten)]
     pub reports: ReportOutputs,
     /// Run the valid mutants even when others are no-op or ambiguous (exit stays 5).
     #[arg(long)]
     pub keep_going: bool,
+    /// Which mutations to run.
     #[command(flatten)]
     pub filters: FilterArgs,
     /// Fail the gate below this score (percent). Overrides `gate.min_score`.
@@ -286,6 +312,8 @@ pub struct ExecArgs {
     pub isolation: Option<Isolation>,
 }
 
+/// Which mutations `run` and `list` select (`--only`, `--skip`, `--file`,
+/// `--in-diff`, `--shard`).
 #[derive(Debug, Args, Clone, Default)]
 pub struct FilterArgs {
     /// Run only these mutation ids.

@@ -61,6 +61,9 @@ fn say(text: std::fmt::Arguments<'_>) {
     let _ = std::io::stdout().lock().write_fmt(text);
 }
 
+/// `unguard check`: validate the spec and dry-apply every mutation (no
+/// test runs), printing one `ok` line per mutant. Returns exit 0, or the
+/// stale-spec error (exit 5) when a mutation does not apply.
 pub fn check(t: &TargetArgs) -> Result<ExitCode> {
     let (spec, plan) = load_plan(t, &FilterArgs::default())?;
     engine::check_copyable(&spec, &plan)?;
@@ -110,6 +113,9 @@ pub fn check(t: &TargetArgs) -> Result<ExitCode> {
     Ok(ExitCode::Ok)
 }
 
+/// `unguard list`: one line per selected mutation (id, file:line, control;
+/// one that does not apply has line `?` and its problem in brackets).
+/// Returns exit 0.
 pub fn list(args: &ListArgs) -> Result<ExitCode> {
     let (_, plan) = load_plan(&args.target, &args.filters)?;
     for e in &plan.entries {
@@ -130,6 +136,9 @@ pub fn list(args: &ListArgs) -> Result<ExitCode> {
     Ok(ExitCode::Ok)
 }
 
+/// `unguard run`: run every selected mutant, write the output dir and the
+/// reports, print the table. Returns the gate's exit code (see
+/// `docs/exit-codes.md`), or the error that stopped the run.
 pub fn run(args: &RunArgs) -> Result<ExitCode> {
     let (spec, plan) = load_plan(&args.target, &args.filters)?;
     let known: Vec<&str> = spec.mutations.iter().map(|m| m.id.as_str()).collect();
@@ -260,6 +269,8 @@ fn read_template(path: Option<&Path>) -> Result<Option<Template>> {
     }))
 }
 
+/// `unguard report`: render a finished run's `DIR/outcomes.json` to stdout in
+/// `--format`, without running tests. Returns exit 0.
 pub fn report(args: &ReportArgs) -> Result<ExitCode> {
     let template = read_template(args.template.as_deref())?;
     let results = Arc::new(report::read_outcomes(&args.dir)?);
@@ -286,6 +297,8 @@ pub fn report(args: &ReportArgs) -> Result<ExitCode> {
     }
 }
 
+/// `unguard merge`: join the output dirs of `run --shard k/n` into `--out`
+/// and publish the merged reports. Returns the merged run's gate exit code.
 pub fn merge(args: &MergeArgs) -> Result<ExitCode> {
     let template = read_template(args.reports.template.as_deref())?;
     let merged = merge::merge(&args.dirs)?;
@@ -304,6 +317,7 @@ pub fn merge(args: &MergeArgs) -> Result<ExitCode> {
     ))
 }
 
+/// `unguard schema`: print the JSON Schema of `outcomes.json`. Returns exit 0.
 pub fn schema() -> Result<ExitCode> {
     let schema = schemars::schema_for!(Results);
     let text = serde_json::to_string_pretty(&schema).context("the JSON Schema")?;
@@ -462,6 +476,9 @@ fn skipped_note(n: usize) -> String {
     )
 }
 
+/// `unguard audit`: find the catalog's controls in a repository (or each
+/// repo of `--portfolio`) and run a mutant per site; `--list` only lists the
+/// sites. Returns the audit's exit code (the worst repo's for a portfolio).
 pub fn audit(args: &AuditArgs) -> Result<ExitCode> {
     if args.list {
         let survey = audit::survey(&args.path, &[], &args.scope.scope()?)?;
@@ -512,6 +529,10 @@ pub fn audit(args: &AuditArgs) -> Result<ExitCode> {
     Ok(portfolio::worst(codes))
 }
 
+/// `unguard init`: write a starter `unguard.yaml` (or print it with
+/// `--stdout`) from the detected test command and the sites the catalog
+/// finds. Returns exit 0; an existing spec without `--force` is a usage
+/// error.
 pub fn init(args: &InitArgs) -> Result<ExitCode> {
     let target = args.path.join("unguard.yaml");
     if target.exists() && !args.force && !args.stdout {
@@ -548,6 +569,8 @@ pub fn init(args: &InitArgs) -> Result<ExitCode> {
     Ok(ExitCode::Ok)
 }
 
+/// `unguard catalog`: list the built-in operators (`--markdown`: the README
+/// section). Returns exit 0.
 pub fn catalog(args: &CatalogArgs) -> Result<ExitCode> {
     if args.markdown {
         say(format_args!("{}", crate::catalog::readme_section()));

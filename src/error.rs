@@ -125,7 +125,12 @@ pub enum Error {
     /// Mutations that cannot be applied: their rendered diagnostics (one
     /// per line group) and a summary line (exit 5: the spec is stale).
     #[error("{details}{summary}")]
-    Stale { details: String, summary: String },
+    Stale {
+        /// The rendered diagnostics of every mutation that does not apply.
+        details: String,
+        /// One line: how many cannot be applied, and what happens now.
+        summary: String,
+    },
     /// The baseline is red, hung, flaky or ran no tests (exit 4).
     #[error("baseline: {0}")]
     Baseline(String),
@@ -135,7 +140,9 @@ pub enum Error {
     /// A file-system or process operation failed (exit 1).
     #[error("{context}: {source}")]
     Io {
+        /// What unguard was doing (e.g. `cannot read src/app.py`).
         context: String,
+        /// The operation's error, printed after `context`.
         #[source]
         source: std::io::Error,
     },
@@ -148,21 +155,27 @@ pub enum Error {
     /// causes (e.g. a filter's error), one `caused by:` line each.
     #[error("{}", describe_template_error(.context, .source))]
     Template {
+        /// The template it was rendering (built-in or `--template FILE`).
         context: String,
+        /// minijinja's error: its kind, line and causes.
         #[source]
         source: minijinja::Error,
     },
     /// A JSON input or output failed (exit 1).
     #[error("{context}: {source}")]
     Json {
+        /// What unguard was reading or writing.
         context: String,
+        /// serde_json's error, printed after `context`.
         #[source]
         source: serde_json::Error,
     },
     /// A git operation failed (exit 1).
     #[error("{context}: {source}")]
     Git {
+        /// What unguard asked git for.
         context: String,
+        /// git2's error, printed after `context`.
         #[source]
         source: git2::Error,
     },
@@ -178,6 +191,7 @@ pub enum Error {
     OutDirFull(String),
 }
 
+/// A result whose error is unguard's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
@@ -241,7 +255,9 @@ impl From<Diagnostics> for Error {
 /// `.context(..)` for I/O, git and JSON results: the operation's error with
 /// what unguard was doing.
 pub trait Context<T> {
+    /// The result, its error wrapped with `context`.
     fn context(self, context: impl Into<String>) -> Result<T>;
+    /// Like [`Context::context`], the context built only on error.
     fn with_context<C: Into<String>>(self, f: impl FnOnce() -> C) -> Result<T>;
 }
 

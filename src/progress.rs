@@ -4,6 +4,8 @@ use std::io::IsTerminal;
 
 use indicatif::{ProgressBar, ProgressStyle};
 
+/// What a run shows while mutants run: a bar with a status message on a
+/// terminal, plain lines on stderr otherwise.
 pub struct Progress {
     bar: Option<ProgressBar>,
 }
@@ -40,12 +42,14 @@ impl Progress {
         }
     }
 
+    /// One more mutant done: the bar moves one step (nothing without a bar).
     pub fn inc(&self) {
         if let Some(b) = &self.bar {
             b.inc(1);
         }
     }
 
+    /// Clear the bar at the end of the run (nothing without a bar).
     pub fn finish(&self) {
         if let Some(b) = &self.bar {
             b.finish_and_clear();

@@ -7,7 +7,9 @@
 /// A single-site literal mutation.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Anchored {
+    /// Text that occurs once in the file and contains the site.
     pub find: String,
+    /// `find` with the site replaced.
     pub replace: String,
 }
 
@@ -19,7 +21,12 @@ const MAX_CONTEXT_LINES: usize = 12;
 pub enum AnchorError {
     /// The byte range is out of the file or not on character boundaries.
     #[error("site {start}..{end} is not a text range of the file")]
-    NotTextRange { start: usize, end: usize },
+    NotTextRange {
+        /// The site's first byte.
+        start: usize,
+        /// The byte just after the site.
+        end: usize,
+    },
     /// Every context within [`MAX_CONTEXT_LINES`] lines occurs elsewhere too.
     #[error("no text around the site is unique within {} lines", MAX_CONTEXT_LINES)]
     NotUnique,

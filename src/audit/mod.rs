@@ -31,29 +31,43 @@ use crate::workspace;
 /// A catalog site turned into a mutation.
 #[derive(Debug, Clone)]
 pub struct Found {
+    /// The catalog operator that found the site.
     pub operator: &'static Operator,
+    /// The site, as the operator's matcher found it.
     pub site: Site,
+    /// The mutation id: the operator id, then `-2`, `-3`, … for its further
+    /// sites.
     pub id: String,
+    /// The literal `find` text that names this one site (see [`anchor`]).
     pub find: String,
+    /// The `replace` text: `find` with the site mutated.
     pub replace: String,
 }
 
 /// A site that could not be anchored to a unique text (reported, not run).
 #[derive(Debug, Clone)]
 pub struct Unanchored {
+    /// The catalog operator that found the site.
     pub operator: &'static Operator,
+    /// The site, as the operator's matcher found it.
     pub site: Site,
+    /// Why no unique text anchors it.
     pub why: anchor::AnchorError,
 }
 
 /// What the catalog found in a repository.
 #[derive(Debug)]
 pub struct Survey {
+    /// The canonical root scanned (the workspace root when the repository is a
+    /// package of a JavaScript workspace).
     pub root: PathBuf,
+    /// What detection found: languages, SDKs, test command, environment dirs.
     pub detected: Detected,
     /// Catalog operators that apply to the repo's languages.
     pub operators: Vec<&'static Operator>,
+    /// The anchored sites, each one mutation, by operator then file.
     pub found: Vec<Found>,
+    /// Sites with no unique text to anchor a mutation on.
     pub unanchored: Vec<Unanchored>,
     /// Sites of presence-only operators (reported, never mutated).
     pub present: Vec<(&'static Operator, Site)>,
@@ -271,8 +285,12 @@ pub struct Listed<'a> {
     pub id: &'a str,
     /// The catalog control (operator id).
     pub control: &'a str,
+    /// The operator's seed rule, with its check id when it has one:
+    /// `002/4 (FID-003)`.
     pub rule: String,
+    /// The file, relative to the survey's root.
     pub file: &'a str,
+    /// The site's line (the first line its mutation changes).
     pub line: usize,
     /// `mutant` (run by audit), `present` (presence-only control, never
     /// mutated) or `unanchored` (no unique text to anchor a mutation on).
@@ -475,6 +493,7 @@ pub enum ControlVerdict {
 }
 
 impl ControlVerdict {
+    /// The heading of this verdict's section in the grouped report.
     pub fn label(self) -> &'static str {
         match self {
             ControlVerdict::Unproven => "unproven (survived)",
@@ -485,6 +504,7 @@ impl ControlVerdict {
             ControlVerdict::NotPresent => "not present",
         }
     }
+    /// Icon and word, for a table cell (the portfolio matrix).
     pub fn cell(self) -> &'static str {
         match self {
             ControlVerdict::Unproven => "❌ unproven",
@@ -500,7 +520,9 @@ impl ControlVerdict {
 /// One line of the grouped report.
 #[derive(Debug, Clone)]
 pub struct ControlRow {
+    /// The catalog operator (the control).
     pub operator: &'static Operator,
+    /// How the control fared over all its sites.
     pub verdict: ControlVerdict,
     /// `id outcome file:line` per site.
     pub sites: Vec<(String, Outcome, String)>,
@@ -598,7 +620,9 @@ pub fn findings(survey: &Survey, rows: &[ControlRow]) -> crate::gate::AuditFindi
 /// The test command a report names: the one that ran, and why.
 #[derive(Debug, Clone)]
 pub struct RanCommand {
+    /// The test command, as run.
     pub command: String,
+    /// Why this command: `given with --test-command`, or the detection's reason.
     pub why: String,
 }
 

@@ -9,8 +9,12 @@ use crate::error::{Error, ExitCode, Result};
 /// its output dir (`OUT/<n>-<name>`) and how it is audited.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Repo {
+    /// The repository: the entry's path joined to the portfolio file's
+    /// directory.
     pub path: PathBuf,
+    /// Its column in the matrix: the last component of its path.
     pub name: String,
+    /// Its output dir, `OUT/<n>-<name>`.
     pub out: PathBuf,
     /// Its test command (instead of the detected one).
     pub test_command: Option<String>,

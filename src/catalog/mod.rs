@@ -31,9 +31,11 @@ use matcher::{Doc, Edit, Matcher};
 /// A source language the catalog understands structurally.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Language {
+    /// Python (`.py`, `.pyi`).
     Python,
     /// TypeScript and JavaScript (`.ts`, `.tsx`, `.js`, `.mjs`, …).
     TypeScript,
+    /// Go (`.go`).
     Go,
 }
 
@@ -63,16 +65,30 @@ impl Language {
 /// The catalog's groups, one YAML file each.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Group {
+    /// Transport hardening (seed 002): bind address, host and origin
+    /// allowlists, DNS-rebinding protection, bearer tokens.
     Transport,
+    /// Authentication and authorization: auth required, token scope and
+    /// signature, OAuth checks, sessions, secret redaction.
     Access,
+    /// Tool exposure: read-only mode, tool allowlists, confirmation before an
+    /// action, filtering of untrusted content.
     Exposure,
+    /// Input handling: path containment, egress allowlists, argument
+    /// validation, size and rate limits.
     Input,
+    /// Data fidelity (seeds 000/001): safeguards against silent incompleteness.
     DataFidelity,
+    /// Schema drift (seed 003): strict input schemas, stale revisions refused,
+    /// validation before side effects, `list_changed` only once the new list
+    /// is ready.
     SchemaDrift,
+    /// The suite's own safety nets (seed 002 rule 7), not the server's.
     TestHarness,
 }
 
 impl Group {
+    /// Every group, in the order `unguard catalog` lists them.
     pub const ALL: [Group; 7] = [
         Group::Transport,
         Group::Access,
@@ -116,7 +132,9 @@ impl Group {
 /// entry for `unguard init`, for a control no pattern can find generically.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum OperatorKind {
+    /// Finds its sites with matchers and mutates each (`unguard audit`).
     Audit,
+    /// A commented spec entry `unguard init` writes, for the user to anchor.
     Template,
 }
 
@@ -127,7 +145,10 @@ pub enum OperatorKind {
 pub struct Snippet {
     /// The path the snippet is matched as (decides language and globs).
     pub file: String,
+    /// The snippet's source text.
     pub code: String,
+    /// The expected mutated text of each site, in file order (empty for a
+    /// negative snippet).
     pub mutants: Vec<String>,
 }
 
@@ -143,7 +164,9 @@ pub struct Operator {
     pub rule: String,
     /// The mcp-audit check id, where the seed names one (e.g. `FID-003`).
     pub check: Option<String>,
+    /// The group (YAML file under `mutations/`) it belongs to.
     pub group: Group,
+    /// The languages its matchers handle.
     pub languages: Vec<Language>,
     /// Globs over repo-relative paths (`**/*.py`); `*` stays in one directory.
     pub files: Vec<String>,
@@ -165,6 +188,7 @@ pub struct Operator {
     /// same control. Its mutants carry that operator's `control` text, so
     /// reports show both directions on one control.
     pub twin_of: Option<String>,
+    /// Whether it is an audit operator or an `init` template.
     pub kind: OperatorKind,
     /// Which SDK APIs the operator knows (mcp 1.x FastMCP, 2.x MCPServer,
     /// `@modelcontextprotocol/sdk`).
@@ -174,7 +198,9 @@ pub struct Operator {
     /// For [`OperatorKind::Template`]: a YAML `mutations:` entry with
     /// comments saying which line to anchor.
     pub template: Option<String>,
+    /// Snippets it must match, with their expected mutants.
     pub positive: Vec<Snippet>,
+    /// Snippets it must not match.
     pub negative: Vec<Snippet>,
     pub(crate) matchers: Vec<Matcher>,
 }
@@ -241,24 +267,32 @@ pub(crate) fn glob_matches(pattern: &str, path: &str) -> bool {
 /// `replacement` removes or weakens the control at this site.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Site {
+    /// Id of the operator that found the site.
     pub operator: String,
+    /// The file, relative to the scanned root, with `/` separators.
     pub file: String,
     /// Byte range in the original file.
     pub start: usize,
+    /// Byte just after the range.
     pub end: usize,
     /// Where the matched node starts and ends: 1-based, like
     /// `mutate::line_col` (columns in characters, no BOM). A node can start
     /// on a line the mutation leaves unchanged (a multi-line call); outputs
     /// show [`Site::changed_line`].
     pub line: usize,
+    /// 1-based column where the node starts, in characters.
     pub col: usize,
+    /// 1-based line where the node ends.
     pub end_line: usize,
+    /// 1-based column just after the node's end, in characters.
     pub end_col: usize,
     /// The site's line: the first line the mutation changes
     /// ([`crate::mutate::first_changed_line`]), the one line every output
     /// shows for this site.
     pub changed_line: usize,
+    /// The site's text in the original file (bytes `start..end`).
     pub original: String,
+    /// The text that replaces it in the mutant.
     pub replacement: String,
 }
 

@@ -30,8 +30,11 @@ use crate::spec::diag::{Diagnostic, Diagnostics};
 use crate::spec::{TestConfig, TimeoutSetting};
 use crate::workspace::Scratch;
 
-/// Floor and multiplier of the automatic timeout (as cargo-mutants).
+/// Floor of the automatic timeout (`timeout: auto`; floor and multiplier
+/// as cargo-mutants has them).
 pub const AUTO_TIMEOUT_MIN: Duration = Duration::from_secs(20);
+/// Multiplier of the automatic timeout: mutants get this many times their
+/// baseline's duration, at least [`AUTO_TIMEOUT_MIN`].
 pub const AUTO_TIMEOUT_FACTOR: u32 = 5;
 /// Cap for the baseline run when no fixed timeout is configured.
 pub const BASELINE_CAP: Duration = Duration::from_secs(30 * 60);

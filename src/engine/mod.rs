@@ -50,11 +50,18 @@ use job::JobResult;
 use scheduler::{CanaryBoard, Copy};
 use signals::Interrupts;
 
+/// How one run goes, from the command line and the spec: what `run` and
+/// `audit` hand the engine with the plan.
 #[derive(Debug, Clone)]
 pub struct EngineOptions {
+    /// The output dir (`-o`): outcomes.json, diffs, logs, reports.
     pub out: PathBuf,
+    /// Workers asked for (`-j`, default the number of cores); never more than
+    /// the mutants ready to run.
     pub jobs: usize,
+    /// `--no-canary`: skip the reach proof that empties each mutated file once.
     pub no_canary: bool,
+    /// How timeouts count (`--timeout-is`, else `gate.timeout_is`, else killed).
     pub timeout_policy: TimeoutPolicy,
     /// Overrides every timeout (`--timeout`).
     pub timeout: Option<Duration>,
@@ -66,8 +73,12 @@ pub struct EngineOptions {
     pub recheck_survivors: usize,
     /// Re-runs of each kill (`--recheck-kills`); one that is not a kill makes it `flaky`.
     pub recheck_kills: usize,
+    /// The gate's configuration (`gate:` with the flags applied), recorded in
+    /// the results.
     pub gate: GateConfig,
+    /// The score's colouring thresholds (`thresholds:`), recorded in the results.
     pub thresholds: Thresholds,
+    /// What the filters selected, recorded in the results.
     pub selection: Selection,
     /// How each run's processes are tied to it (`--isolation`).
     pub isolation: crate::run::isolation::Isolation,

@@ -95,6 +95,9 @@ pub fn judge(
     (summary, gate)
 }
 
+/// The gate's verdict on a summary: every reason that applies and the most
+/// serious exit code (interrupted, internal error, stale spec, gate failed,
+/// timeout under `--timeout-is error`, in that order).
 pub fn evaluate(
     summary: &Summary,
     config: &GateConfig,

@@ -30,7 +30,9 @@ const RESERVE_MAX: u64 = 64 * 1024 * 1024;
 /// The first failed write into the output dir.
 #[derive(Debug, Clone)]
 pub struct WriteFailure {
+    /// The file whose write failed.
     pub path: PathBuf,
+    /// The write's error, as printed.
     pub error: String,
 }
 

@@ -17,6 +17,7 @@ pub struct ChangedLines {
 }
 
 impl ChangedLines {
+    /// Whether `file` changed at all (any line, or added).
     pub fn file_changed(&self, file: &str) -> bool {
         self.files.contains_key(file)
     }
@@ -30,10 +31,12 @@ impl ChangedLines {
         }
     }
 
+    /// Number of changed files.
     pub fn len(&self) -> usize {
         self.files.len()
     }
 
+    /// Whether no file changed.
     pub fn is_empty(&self) -> bool {
         self.files.is_empty()
     }

@@ -16,24 +16,32 @@ use crate::spec::{MutationSpec, Spec, SpecPos, TestConfig};
 /// A mutant ready to run: the diff is proven non-empty.
 #[derive(Debug, Clone)]
 pub struct Mutant {
+    /// The mutation's id (`id:` in the spec).
     pub id: String,
+    /// The control the mutation removes or weakens, in the spec's words.
     pub control: String,
+    /// The rule the control implements (`rule:`), when the spec names one.
     pub rule: Option<String>,
+    /// `direction:` `loosen` or `tighten`, when declared.
     pub direction: Option<Direction>,
+    /// The mutated file, relative to the target root, with `/` separators.
     pub file: String,
     /// The site's line ([`mutate::Change`]): the first line the mutation
     /// changes, the one line every output shows. With `col`, `end_line` and
     /// `end_col` the changed region of the first changed site.
     pub line: usize,
+    /// 1-based column of the changed region's start, in characters.
     pub col: usize,
     /// Just after the changed region.
     pub end_line: usize,
+    /// 1-based column just after the changed region, in characters.
     pub end_col: usize,
     /// What replaced the changed region.
     pub replacement: String,
     /// How a multi-line `replace` was re-indented to the code it replaces
     /// (`+8 spaces`), when it was; `check` says so.
     pub reindented: Option<String>,
+    /// Number of sites the mutation replaced.
     pub sites: usize,
     /// 1-based line ranges (inclusive) of every site in the original file.
     pub site_lines: Vec<(usize, usize)>,
@@ -41,12 +49,20 @@ pub struct Mutant {
     /// (not a copy of the whole file: a plan of 10,000 mutants of 20 KB
     /// files would otherwise hold 200 MB).
     pub edit: Edit,
+    /// Unified diff original → mutant.
     pub diff: String,
+    /// The test patterns expected to kill it (`expect.killed_by`); empty: any
+    /// red test kills.
     pub killed_by: Vec<String>,
+    /// Its own `timeout:`, when the spec sets one: it wins over the baseline's
+    /// timeout, `--timeout` wins over it.
     pub timeout: Option<Duration>,
     /// Index into [`Plan::tests`].
     pub test: usize,
+    /// Whether its file may get a canary (`canary:`, default true); a file
+    /// gets none when any of its mutants under the same test config says false.
     pub canary: bool,
+    /// Where the mutation is declared (its `id:`).
     pub pos: SpecPos,
 }
 
@@ -69,8 +85,12 @@ impl Mutant {
 /// small as the mutation for a single site.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Edit {
+    /// Byte offset in the original where the edit starts.
     pub start: usize,
+    /// Byte offset just after the last byte it replaces (`start` when it only
+    /// inserts).
     pub end: usize,
+    /// The bytes put in their place.
     pub insert: Vec<u8>,
 }
 
@@ -116,24 +136,36 @@ impl Edit {
 /// A mutation that could not be turned into a mutant.
 #[derive(Debug, Clone)]
 pub struct Rejected {
+    /// The mutation's id (`id:` in the spec).
     pub id: String,
+    /// The control the mutation removes or weakens, in the spec's words.
     pub control: String,
+    /// The rule the control implements (`rule:`), when the spec names one.
     pub rule: Option<String>,
+    /// `direction:` `loosen` or `tighten`, when declared.
     pub direction: Option<Direction>,
+    /// The file it targets, relative to the target root.
     pub file: String,
+    /// Why it could not be applied (no-op, ambiguous, binary, …): its verdict.
     pub problem: ApplyProblem,
+    /// Where the mutation is declared (its `id:`).
     pub pos: SpecPos,
 }
 
 /// One entry per declared mutation, in spec order.
 #[derive(Debug, Clone)]
 pub enum Entry {
+    /// Applied in memory with a non-empty diff: it runs.
     Ready(Mutant),
+    /// Did not apply: it gets its verdict without running.
     Rejected(Rejected),
 }
 
+/// Every mutation the filters select, pre-applied to the original files in
+/// memory, and the test configs they run under.
 #[derive(Debug)]
 pub struct Plan {
+    /// The selected mutations, in spec order (this shard's only, when sharded).
     pub entries: Vec<Entry>,
     /// Distinct test configurations; each gets its own baseline.
     pub tests: Vec<TestConfig>,
@@ -146,12 +178,15 @@ pub struct Plan {
 /// Which mutations to run: `--only`, `--skip`, `--file`, `--in-diff`, `--shard`.
 #[derive(Debug, Default)]
 pub struct Filters {
+    /// `--only`: run only these ids (empty: no such filter).
     pub only: Vec<String>,
+    /// `--skip`: leave these ids out.
     pub skip: Vec<String>,
     /// Globs over the mutated file's path (relative to the target root).
     pub files: Vec<glob::Pattern>,
     /// `--in-diff BASE`: the rev and the lines changed since it.
     pub in_diff: Option<(String, ChangedLines)>,
+    /// `--shard K/N`: keep every N-th selected mutation, starting at the K-th.
     pub shard: Option<Shard>,
 }
 
@@ -206,12 +241,14 @@ fn file_glob_matches(glob: &glob::Pattern, file: &str) -> bool {
 }
 
 impl Entry {
+    /// The mutation's id.
     pub fn id(&self) -> &str {
         match self {
             Entry::Ready(m) => &m.id,
             Entry::Rejected(r) => &r.id,
         }
     }
+    /// The file it targets, relative to the target root.
     pub fn file(&self) -> &str {
         match self {
             Entry::Ready(m) => &m.file,
@@ -221,12 +258,14 @@ impl Entry {
 }
 
 impl Plan {
+    /// The mutants that run, in spec order.
     pub fn ready(&self) -> impl Iterator<Item = &Mutant> {
         self.entries.iter().filter_map(|e| match e {
             Entry::Ready(m) => Some(m),
             Entry::Rejected(_) => None,
         })
     }
+    /// The mutations that did not apply, in spec order.
     pub fn rejected(&self) -> impl Iterator<Item = &Rejected> {
         self.entries.iter().filter_map(|e| match e {
             Entry::Rejected(r) => Some(r),

@@ -16,6 +16,8 @@ const REPORT: &str = include_str!("../../templates/report.html");
 /// The template's name in error messages.
 const WHAT: &str = "built-in report.html";
 
+/// The self-contained HTML report of a run, in one string (see
+/// [`render_to`] to stream it).
 pub fn render(results: &Arc<Results>) -> Result<String> {
     let mut out = Vec::new();
     render_to(results, &mut out)?;

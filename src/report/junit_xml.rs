@@ -30,12 +30,20 @@ use super::sarif::repo_path;
 /// What a mutant becomes in JUnit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
+    /// A passed testcase: the mutant was detected.
     Pass,
+    /// `<failure>`: an undetected mutant (survived, wrong-reason, flaky, or a
+    /// timeout not counted as killed).
     Failure,
+    /// `<error>`: the spec or the setup is wrong (unreached, no-op, ambiguous,
+    /// internal error).
     Error,
+    /// `<skipped>`: unviable, or excused by `gate.allow`.
     Skipped,
 }
 
+/// The testcase kind of mutant `m` under timeout policy `policy` (the table
+/// in the module doc).
 pub fn kind(m: &MutantResult, policy: TimeoutPolicy) -> Kind {
     if m.is_allowed() {
         return Kind::Skipped;
@@ -192,6 +200,8 @@ fn test_case(results: &Results, m: &MutantResult) -> TestCase {
     tc
 }
 
+/// The JUnit XML report of a run: one testsuite `unguard` with the run's
+/// properties and one testcase per mutant.
 pub fn render(results: &Results) -> Result<String> {
     let started = results
         .started_at

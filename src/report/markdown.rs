@@ -26,7 +26,9 @@ pub const COMMENT_MAX_CHARS: usize = 65_536;
 /// A user's template (`--template FILE`): its name for error messages and its text.
 #[derive(Debug, Clone)]
 pub struct Template {
+    /// The template's name in error messages: its path as given.
     pub name: String,
+    /// The template's source.
     pub text: String,
 }
 

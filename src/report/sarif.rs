@@ -44,6 +44,7 @@ use serde::Serialize;
 use crate::error::{Context, Result};
 use crate::results::{Location, MutantResult, Outcome, Results, TimeoutPolicy};
 
+/// The `$schema` URI every SARIF log names: the OASIS SARIF 2.1.0 schema.
 pub const SARIF_SCHEMA: &str =
     "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json";
 const SRCROOT: &str = "%SRCROOT%";
@@ -534,6 +535,8 @@ fn utc(t: &str) -> Option<String> {
     )
 }
 
+/// unguard's repository (or homepage) URL from Cargo.toml, for the tool's
+/// `informationUri`; `None` when neither is set.
 pub fn information_uri() -> Option<String> {
     [env!("CARGO_PKG_REPOSITORY"), env!("CARGO_PKG_HOMEPAGE")]
         .into_iter()
@@ -541,6 +544,8 @@ pub fn information_uri() -> Option<String> {
         .map(str::to_string)
 }
 
+/// The SARIF 2.1.0 log of a run: one result per undetected mutant, spec and
+/// setup errors as tool notifications.
 pub fn render(results: &Results) -> Result<String> {
     let mut rules = Vec::new();
     let mut sarif_results = Vec::new();

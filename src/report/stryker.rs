@@ -284,6 +284,8 @@ fn test_files(results: &Results) -> BTreeMap<String, TestFile> {
     files
 }
 
+/// The Stryker mutation-testing-report JSON of a run: one file entry per
+/// mutated file, one mutant per mutation.
 pub fn render(results: &Results) -> Result<String> {
     let policy = results.timeout_policy;
     let mut files: BTreeMap<String, FileResult> = BTreeMap::new();

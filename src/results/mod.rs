@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+/// The value of [`Results::schema`] this version writes.
 pub const SCHEMA: &str = "unguard/1";
 
 /// The verdict for one mutation.
@@ -46,6 +47,8 @@ pub enum Outcome {
 }
 
 impl Outcome {
+    /// The outcome's name in every report (`killed`, `wrong-reason`, …), as
+    /// serialized in `outcomes.json`.
     pub fn as_str(self) -> &'static str {
         match self {
             Outcome::Killed => "killed",
@@ -77,6 +80,7 @@ pub enum Direction {
 }
 
 impl Direction {
+    /// `loosen` or `tighten`, as serialized in `outcomes.json`.
     pub fn as_str(self) -> &'static str {
         match self {
             Direction::Loosen => "loosen",
@@ -123,16 +127,23 @@ pub enum TimeoutPolicy {
     Error,
 }
 
+/// One mutant's row in `outcomes.json`: its verdict and everything every
+/// report shows about it (site, diff, tests, logs, timing).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, JsonSchema)]
 pub struct MutantResult {
+    /// The mutation's id (`id:` in the spec), unique within the run.
     pub id: String,
+    /// The control the mutation removes or weakens, in the spec's words.
     pub control: String,
+    /// The rule the control implements (`rule:`, e.g. a seed's rule number), when
+    /// the spec names one.
     #[serde(default)]
     pub rule: Option<String>,
     /// `loosen` (a negative test must kill it) or `tighten` (a positive twin
     /// must kill it); absent where the spec declares no direction.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub direction: Option<Direction>,
+    /// The mutated file, relative to the target root, with `/` separators.
     pub file: String,
     /// The site's line: the first line the mutation changes (1-based), i.e.
     /// the line of the first byte that differs between the original file and
@@ -140,6 +151,7 @@ pub struct MutantResult {
     /// comment, context) is at the line it changes, not where it matches.
     /// Every report shows this line. 0 when the mutation never applied.
     pub line: usize,
+    /// The verdict.
     pub outcome: Outcome,
     /// JUnit ids (`classname::name`) of the tests that failed or errored.
     pub red_tests: Vec<String>,
@@ -153,9 +165,14 @@ pub struct MutantResult {
     /// otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub red_counted: Option<usize>,
+    /// Seconds its suite runs took (subset, full suite and re-checks summed; the
+    /// failed check's for an unviable mutant); 0 when nothing ran.
     pub duration_s: f64,
     /// Why this verdict, in one or two sentences.
     pub detail: String,
+    /// The test patterns the spec expects to kill it (`expect.killed_by`); a
+    /// red run in which none of them failed is wrong-reason. Empty: any red
+    /// test kills.
     #[serde(default)]
     pub killed_by: Vec<String>,
     /// How the test command ended (e.g. `exit code 1`).
@@ -164,6 +181,8 @@ pub struct MutantResult {
     /// File names inside the output dir.
     #[serde(default)]
     pub diff_file: Option<String>,
+    /// Name of the log of the run that decided the verdict (a subset's, the
+    /// full suite's, or the check's for an unviable mutant).
     #[serde(default)]
     pub log_file: Option<String>,
     /// Where the mutation is declared: `spec.yaml:line:col`.
@@ -232,6 +251,7 @@ pub struct SubsetRun {
     pub result: String,
     /// Why, in one sentence.
     pub detail: String,
+    /// Seconds the run took.
     pub duration_s: f64,
     /// Its log, inside the output dir.
     pub log_file: String,
@@ -241,12 +261,17 @@ pub struct SubsetRun {
 /// was green there may kill a mutant.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, JsonSchema)]
 pub struct SubsetCheck {
+    /// The test command the subset ran through (`tests` selects from it).
     pub command: String,
+    /// JUnit ids of the tests in the subset.
     pub tests: Vec<String>,
+    /// Whether the subset passed on the unmutated copy (only then may it kill).
     pub green: bool,
     /// Why it cannot be used, when it is not green.
     pub detail: String,
+    /// Seconds the run took.
     pub duration_s: f64,
+    /// Its log, inside the output dir.
     pub log_file: String,
 }
 
@@ -339,24 +364,35 @@ impl MutantResult {
 /// A position in a source file; line and column are 1-based, columns count characters.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
 pub struct Position {
+    /// 1-based line.
     pub line: usize,
+    /// 1-based column, in characters.
     pub column: usize,
 }
 
+/// A region of a source file, from `start` up to just before `end`.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
 pub struct Location {
+    /// The region's first character.
     pub start: Position,
+    /// Just after the region's last character.
     pub end: Position,
 }
 
+/// The run of one test command on the unmutated copy before any mutant: it
+/// must be green, and its duration sets the mutants' timeout.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, JsonSchema)]
 pub struct BaselineResult {
+    /// The test command as run.
     pub command: String,
+    /// Seconds the run took.
     pub duration_s: f64,
+    /// Number of tests in its JUnit report, when there is one.
     #[serde(default)]
     pub tests_total: Option<usize>,
     /// The timeout mutants of this command run under.
     pub timeout_s: f64,
+    /// Its log, inside the output dir.
     pub log_file: String,
     /// What unguard adds to the command's runs for its own convenience
     /// (e.g. `PYTEST_ADDOPTS=--junitxml=…`) that turned this baseline red
@@ -366,9 +402,13 @@ pub struct BaselineResult {
     pub dropped: Vec<String>,
 }
 
+/// The canary of one mutated file under one test command: the suite run with
+/// the file emptied, to prove the suite reaches it.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, JsonSchema)]
 pub struct CanaryResult {
+    /// The emptied file, relative to the target root.
     pub file: String,
+    /// The test command it ran under.
     pub command: String,
     /// True when emptying the file turned the suite red (or made it hang).
     pub reached: bool,
@@ -377,29 +417,50 @@ pub struct CanaryResult {
     /// among them is `unreached`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub red_tests: Vec<String>,
+    /// How the run ended (e.g. `exit code 1`).
     pub exit: String,
+    /// Seconds the run took.
     pub duration_s: f64,
+    /// Its log, inside the output dir.
     pub log_file: String,
 }
 
+/// Counts of mutants per outcome, and the score. An allowed or twin-reported
+/// mutant counts only under `allowed` or `twins_reported`, not under its
+/// outcome.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, JsonSchema)]
 pub struct Summary {
+    /// Every mutant of the run, whatever its outcome.
     pub mutants: usize,
+    /// Mutants the suite killed.
     pub killed: usize,
+    /// Mutants that survived.
     pub survived: usize,
+    /// Mutants whose suite hung (timeout).
     pub timeout: usize,
+    /// Mutants red for the wrong reason.
     pub wrong_reason: usize,
+    /// Mutants in files the suite does not reach (canary stayed green).
     pub unreached: usize,
+    /// Mutants that failed `test.check`.
     pub unviable: usize,
+    /// Mutations that changed nothing.
     pub no_op: usize,
+    /// Mutations whose pattern matched a number of times other than `count`.
     pub ambiguous: usize,
+    /// Survivors that went red on a re-check.
     #[serde(default)]
     pub flaky: usize,
+    /// Mutants on which unguard itself failed.
     #[serde(default)]
     pub internal_error: usize,
     /// Detected ÷ scored mutants, in percent; `None` when nothing was scored.
     pub score: Option<f64>,
+    /// Mutants that count as detected: killed, plus timeouts under
+    /// `--timeout-is killed`.
     pub detected: usize,
+    /// Mutants the score is over: killed, survived, timeout, wrong-reason and
+    /// flaky.
     pub scored: usize,
     /// Survived / wrong-reason / timeout mutants excused by `gate.allow`; they
     /// are counted here instead of under their outcome.
@@ -495,7 +556,9 @@ impl Summary {
 /// The gate's verdict: exit code and the reasons behind it.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, JsonSchema)]
 pub struct GateResult {
+    /// True when the exit code is 0.
     pub passed: bool,
+    /// The exit code of the run (see docs/exit-codes.md).
     pub exit_code: i32,
     /// Why the gate failed (or why the exit code is not 0), one sentence each.
     pub reasons: Vec<String>,
@@ -523,9 +586,12 @@ pub struct GateConfig {
     pub twins: TwinsPolicy,
 }
 
+/// One `gate.allow` entry: a mutant excused from score and gate.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, JsonSchema)]
 pub struct Allow {
+    /// The mutant's id.
     pub id: String,
+    /// Why it is excused, as written in the spec.
     pub reason: String,
 }
 
@@ -562,7 +628,9 @@ impl Thresholds {
 /// One shard of a run split over machines: shard `k` of `n`, 1-based.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
 pub struct Shard {
+    /// This shard's number, from 1 to `n`.
     pub k: usize,
+    /// How many shards the run is split into.
     pub n: usize,
 }
 
@@ -586,10 +654,13 @@ pub struct Selection {
     pub filters: Vec<String>,
 }
 
+/// Everything one run found, as written to `outcomes.json`: every report
+/// renders from this value, and `unguard merge` joins shards of it.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, JsonSchema)]
 pub struct Results {
     /// Always `unguard/1` for this version of the model.
     pub schema: String,
+    /// The version of unguard that wrote it.
     pub unguard_version: String,
     /// `sha256:…` of what decides the verdicts: the spec's content as loaded
     /// (mutations and their resolved test commands) and unguard's version
@@ -602,23 +673,37 @@ pub struct Results {
     pub started_at: Option<String>,
     /// Target root as given on the command line.
     pub root: String,
+    /// The spec file: `--config` as given, else `unguard.yaml` under the root.
     pub spec: String,
+    /// How timeouts count (`--timeout-is`).
     pub timeout_policy: TimeoutPolicy,
+    /// Number of workers (mutants run side by side).
     pub jobs: usize,
+    /// True when the run was stopped (Ctrl-C, SIGTERM, SIGHUP) before every
+    /// mutant ran.
     pub interrupted: bool,
+    /// Seconds the whole run took.
     pub duration_s: f64,
+    /// The baseline of every test command mutants ran under.
     pub baselines: Vec<BaselineResult>,
+    /// The canary of every mutated file and test command, sorted by file.
     pub canaries: Vec<CanaryResult>,
     /// Every subset of the suite run on the unmutated copy (kill-first).
     #[serde(default)]
     pub subset_checks: Vec<SubsetCheck>,
+    /// One row per mutation, in spec order.
     pub mutants: Vec<MutantResult>,
+    /// Counts per outcome and the score.
     pub summary: Summary,
+    /// The gate's verdict and exit code.
     pub gate: GateResult,
+    /// The gate configuration the run was judged by.
     #[serde(default)]
     pub gate_config: GateConfig,
+    /// The score's colouring thresholds.
     #[serde(default)]
     pub thresholds: Thresholds,
+    /// Which mutants the run covers (filters, shard).
     #[serde(default)]
     pub selection: Selection,
     /// Original text of every mutated file, by path (lossy UTF-8), so a report

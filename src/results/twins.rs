@@ -44,6 +44,7 @@ impl Proof {
         }
     }
 
+    /// The word alone (`unproven`, `proven`, `no mutant`, …), for plain text.
     pub fn as_str(self) -> &'static str {
         match self {
             Proof::Unproven => "unproven",
@@ -80,13 +81,15 @@ impl Proof {
 /// One control with both directions.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ControlTwins {
+    /// The control's text, as the spec states it.
     pub control: String,
     /// Loosening mutants: proven when a negative test killed every one.
     pub negative: Proof,
     /// Tightening mutants: proven when a positive twin killed every one.
     pub positive: Proof,
-    /// Ids of the loosening and the tightening mutants, in spec order.
+    /// Ids of the loosening mutants, in spec order.
     pub loosen: Vec<String>,
+    /// Ids of the tightening mutants, in spec order.
     pub tighten: Vec<String>,
 }
 
