@@ -10,7 +10,7 @@ use std::ops::Range;
 use regex::bytes::Regex;
 
 use crate::mutate::diff::{change_of, line_col, split_bom, Change};
-use crate::spec::{Count, Pattern};
+use crate::mutate::pattern::{Count, Pattern};
 
 /// Why a mutation could not be applied. Both are spec errors, never "survived".
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -20,12 +20,13 @@
 //!   empty diff) and cut lines longer than [`MAX_DIFF_LINE`] characters to a
 //!   window around the change, marked with `…`.
 //!
-//! `apply` matches and replaces, `diff` says what changed and proves it,
-//! `pattern` reads the capture references of a regex `replace`.
+//! `apply` matches and replaces, `diff` says what changed and proves it;
+//! `pattern` is the pattern type and the capture references of a regex
+//! `replace`, a leaf the spec uses too.
 
 mod apply;
 mod diff;
-mod pattern;
+pub mod pattern;
 
 pub use apply::{apply, compile, find_matches, is_binary, sites, Applied, ApplyProblem};
 pub use diff::{

@@ -1,6 +1,31 @@
-//! Capture references in a regex `replace` (`$1`, `${name}`), read exactly
-//! as the regex crate expands them, and the ones that name no group of the
-//! regex (they would expand to nothing, silently).
+//! The pattern type, shared by the spec (which reads and checks it) and
+//! the matcher (which applies it): how a mutation finds its sites
+//! ([`Pattern`]), how many it must find ([`Count`]), and the capture
+//! references of a regex `replace` (`$1`, `${name}`), read exactly as the
+//! regex crate expands them, with the ones that name no group of the regex
+//! (they would expand to nothing, silently). A leaf: it imports nothing of
+//! this crate, so `spec` and `mutate` both use it without a cycle.
+
+/// How a mutation finds its site.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Pattern {
+    /// Literal text; unless `exact_whitespace`, every whitespace run matches any
+    /// whitespace run (including line breaks) in the file.
+    Literal {
+        text: String,
+        exact_whitespace: bool,
+    },
+    /// A regular expression (Rust `regex` syntax), `$1`/`${name}` in the replacement.
+    Regex(String),
+}
+
+/// How many sites a pattern must match: exactly this many (`count: N`, 1
+/// when unset) or every one there is (`count: all`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Count {
+    Exactly(usize),
+    All,
+}
 
 /// The group a `$…` reference in a regex replacement names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

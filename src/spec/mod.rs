@@ -19,10 +19,11 @@ mod resolve_mutation;
 mod test_config;
 mod yaml;
 
+pub use crate::mutate::pattern::{Count, Pattern};
 pub use duration::{parse_duration, BadDuration};
 pub use model::{
-    Command, Count, FailCodes, MutationSpec, Pattern, Preset, Select, Spec, SpecPos, SuiteGit,
-    TestConfig, TimeoutSetting,
+    Command, FailCodes, MutationSpec, Preset, Select, Spec, SpecPos, SuiteGit, TestConfig,
+    TimeoutSetting,
 };
 pub use paths::{check_rel_path, display_path, BadRelPath};
 pub use resolve::load;

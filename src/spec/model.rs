@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::mutate::pattern::{Count, Pattern};
 use crate::results::{Direction, GateConfig, Thresholds, TimeoutPolicy};
 
 /// How the test command is started.
@@ -140,25 +141,6 @@ pub enum SuiteGit {
     /// (`GIT_DIR`, `GIT_WORK_TREE`), its one commit the copy as the run
     /// starts (the mutant included); see [`crate::run::child_env`].
     Private,
-}
-
-/// How a mutation finds its site.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Pattern {
-    /// Literal text; unless `exact_whitespace`, every whitespace run matches any
-    /// whitespace run (including line breaks) in the file.
-    Literal {
-        text: String,
-        exact_whitespace: bool,
-    },
-    /// A regular expression (Rust `regex` syntax), `$1`/`${name}` in the replacement.
-    Regex(String),
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Count {
-    Exactly(usize),
-    All,
 }
 
 /// A source position inside a spec file.

@@ -8,9 +8,10 @@ use std::path::Path;
 
 use serde_saphyr::Spanned;
 
+use crate::mutate::pattern::{bad_capture_refs, Count, Pattern};
 use crate::results::Direction;
 use crate::spec::diag::{Diagnostic, Diagnostics};
-use crate::spec::model::{Command, Count, MutationSpec, Pattern, SpecPos, TestConfig};
+use crate::spec::model::{Command, MutationSpec, SpecPos, TestConfig};
 use crate::spec::paths::{check_rel_path, display_path};
 use crate::spec::test_config::{parse_timeout, resolve_test};
 use crate::spec::yaml::{MutationSource, RawCount, RawExpect, RawMutation, SourceFile};
@@ -291,7 +292,7 @@ fn resolve_regex(
         }
         Ok(re) => {
             let names: Vec<Option<&str>> = re.capture_names().collect();
-            let bad = crate::mutate::bad_capture_refs(&replace.value, &names);
+            let bad = bad_capture_refs(&replace.value, &names);
             for b in &bad {
                 diags.push(src.at(replace, &b.message).with_fix(&b.fix));
             }
