@@ -1,4 +1,10 @@
 //! Durations as the spec and the command line write them (`45s`, `1m30s`).
+//!
+//! Hand-written rather than `humantime` (issue 34 item 5), because that crate
+//! accepts what this parser refuses (a bare `0`, weeks, months and years, and
+//! up to 2^64 seconds where this stops at 2^64 nanoseconds, so the refusal
+//! of `99999999999999h` that `spec_refusals` pins would pass) and refuses
+//! `micros`, which this one accepts.
 
 use std::time::Duration;
 
