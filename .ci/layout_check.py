@@ -130,6 +130,8 @@ def referenced_paths(code):
         for p in use_paths(m.group(1)):
             if p and p[-1] == "self":
                 p = p[:-1]
+            if p and p[0] in aliases and aliases[p[0]][0] == "self":
+                p = aliases[p[0]] + p[1:]  # `pub use child::item;` names the child
             paths.append(p)
             if p and p[-1] not in ("*", "crate", "super", "self"):
                 aliases[p[-1]] = p
