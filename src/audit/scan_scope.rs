@@ -10,6 +10,9 @@
 //! Operators of the test-harness group read the test suite itself (a suite
 //! timeout, an autouse fixture): the default excludes never apply to them.
 
+use std::sync::OnceLock;
+
+use crate::catalog::globs::Globs;
 use crate::catalog::{self, Group, Operator};
 use crate::error::{Error, Result};
 
@@ -64,8 +67,8 @@ pub const EXCLUDED_NAMES: &[&str] = &[
 /// The scan's scope: explicit globs, skips, controls and the default excludes.
 #[derive(Debug, Clone)]
 pub struct ScanScope {
-    files: Vec<String>,
-    skip: Vec<String>,
+    files: Globs,
+    skip: Globs,
     controls: Vec<String>,
     default_excludes: bool,
     /// Files the default excludes would skip that start the server
@@ -76,8 +79,8 @@ pub struct ScanScope {
 impl Default for ScanScope {
     fn default() -> Self {
         ScanScope {
-            files: Vec::new(),
-            skip: Vec::new(),
+            files: Globs::default(),
+            skip: Globs::default(),
             controls: Vec::new(),
             default_excludes: true,
             entries: Vec::new(),
@@ -85,29 +88,24 @@ impl Default for ScanScope {
     }
 }
 
-/// Check the user's globs; `src/` or `src` also means everything under it,
-/// like `src/**`. Matching goes through the catalog's cached matcher (where
-/// `**/x` also matches `x` at the top).
-fn compile(flag: &str, globs: &[String]) -> Result<Vec<String>> {
+/// Compile the user's globs (see [`crate::catalog::globs`]); `src/` or
+/// `src` also means everything under it, like `src/**`.
+fn compile(flag: &str, globs: &[String]) -> Result<Globs> {
     let mut out = Vec::new();
     for g in globs {
         let g = g.trim_start_matches("./");
-        glob::Pattern::new(g).map_err(|e| {
-            Error::Usage(format!(
-                "{flag} {g:?}: not a glob ({}, at character {}); globs are repo-relative like `src/**/*.py`",
-                e.msg, e.pos
-            ))
-        })?;
         out.push(g.to_string());
         if !g.contains(['*', '?', '[']) {
             out.push(format!("{}/**", g.trim_end_matches('/')));
         }
     }
-    Ok(out)
-}
-
-fn matches(globs: &[String], path: &str) -> bool {
-    globs.iter().any(|g| catalog::glob_matches(g, path))
+    // (A glob comes before the `/**` made from it: the first bad one is the user's.)
+    Globs::new(&out).map_err(|(i, e)| {
+        Error::Usage(format!(
+            "{flag} {:?}: not a glob ({e}); globs are repo-relative like `src/**/*.py`",
+            out[i]
+        ))
+    })
 }
 
 /// A directory of tests by its name: `integtests`, `e2e-tests`, `eval-tests`,
@@ -155,9 +153,10 @@ pub fn default_excluded(path: &str) -> bool {
     if parts.iter().enumerate().any(excluded_dir) {
         return true;
     }
-    EXCLUDED_NAMES
-        .iter()
-        .any(|pat| catalog::glob_matches(pat, name))
+    static NAMES: OnceLock<Globs> = OnceLock::new();
+    NAMES
+        .get_or_init(|| Globs::new(EXCLUDED_NAMES).unwrap_or_default())
+        .is_match(name)
 }
 
 impl ScanScope {
@@ -214,10 +213,10 @@ impl ScanScope {
         if !self.controls.is_empty() && !self.controls.contains(&op.id) {
             return false;
         }
-        if matches(&self.skip, file) {
+        if self.skip.is_match(file) {
             return false;
         }
-        let chosen = matches(&self.files, file);
+        let chosen = self.files.is_match(file);
         if !self.files.is_empty() && !chosen {
             return false;
         }
@@ -249,8 +248,8 @@ impl ScanScope {
             .map(String::as_str)
             .filter(|f| {
                 default_excluded(f)
-                    && !matches(&self.files, f)
-                    && !matches(&self.skip, f)
+                    && !self.files.is_match(f)
+                    && !self.skip.is_match(f)
                     && !self.entries.iter().any(|e| e == f)
             })
             .collect()
@@ -322,6 +321,31 @@ mod tests {
         assert!(!s.admits(host, "src/gen/models.py"));
         let s = ScanScope::new(&[], &[], &[], false).unwrap();
         assert!(s.admits(host, "tests/test_app.py"));
+    }
+
+    /// `*` stays inside one directory, `**` crosses them (the semantics
+    /// docs/audit.md and docs/selection.md give `--file`), for the user's
+    /// globs and the operators' own alike.
+    #[test]
+    fn a_star_stays_in_one_directory_and_a_double_star_crosses() {
+        let host = op("host-origin-compared");
+        let s = ScanScope::new(&["src/*.py".into()], &[], &[], true).unwrap();
+        assert!(s.admits(host, "src/server.py"));
+        assert!(!s.admits(host, "src/pkg/server.py"), "`*` crossed a `/`");
+        let s = ScanScope::new(&["src/**/*.py".into()], &["*.py".into()], &[], true).unwrap();
+        assert!(s.admits(host, "src/pkg/sub/server.py"), "`**` crosses");
+        assert!(
+            s.admits(host, "src/server.py"),
+            "`**` also matches no directory"
+        );
+        let s = ScanScope::new(&[], &["src/*.py".into()], &[], true).unwrap();
+        assert!(!s.admits(host, "src/server.py"));
+        assert!(
+            s.admits(host, "src/pkg/server.py"),
+            "a skip's `*` crossed a `/`"
+        );
+        // The operator's `files: ['**/*.py']` reaches any depth, the top too.
+        assert!(host.applies_to("server.py") && host.applies_to("a/b/c/server.py"));
     }
 
     #[test]

@@ -13,6 +13,7 @@ use ast_grep_core::{Language as _, Pattern};
 use serde::Deserialize;
 use serde_saphyr::Spanned;
 
+use super::globs::Globs;
 use super::grammar::Grammar;
 use super::matcher::{AstRule, Cond, EditKind, Head, IniRule, Matcher, NodeCond, RegexRule};
 use super::{Group, Language, Operator, OperatorKind, Snippet};
@@ -370,7 +371,8 @@ fn build_matcher(cx: &mut Ctx<'_>, langs: &[Language], mut raw: RawMatcher) -> O
     let inside = node_conds(cx, lang, raw.inside.take());
     let not_inside = node_conds(cx, lang, raw.not_inside.take());
     if let Some(ini) = raw.ini.take() {
-        return build_ini(cx, ini, raw.files);
+        let files = globs(cx, &raw.files);
+        return build_ini(cx, ini, files);
     }
     if let Some(re) = raw.regex.take() {
         return build_regex(cx, lang, &re, raw, inside, not_inside);
@@ -400,15 +402,10 @@ fn matcher_lang(cx: &mut Ctx<'_>, langs: &[Language], name: &str) -> Option<Lang
     Some(l)
 }
 
-/// Check the matcher's `files` globs and that it is exactly one of
-/// structural, regex or ini; `false` when it is not.
+/// Check that the matcher is exactly one of structural, regex or ini;
+/// `false` when it is not.
 fn check_matcher_shape(cx: &mut Ctx<'_>, raw: &RawMatcher) -> bool {
     let structural = raw.pattern.is_some() || raw.kind.is_some();
-    for g in &raw.files {
-        if let Err(e) = glob::Pattern::new(g) {
-            cx.err(format!("bad glob `{g}`: {e}"));
-        }
-    }
     if structural && !raw.files.is_empty() {
         cx.err("`files` on a matcher is for `regex`/`ini`; a structural matcher reads its language's files");
     }
@@ -436,8 +433,21 @@ fn node_conds(
         .collect()
 }
 
+/// `patterns` compiled into one set; each bad glob is an error (the set
+/// then holds the others).
+fn globs(cx: &mut Ctx<'_>, patterns: &[String]) -> Globs {
+    let mut good = Vec::new();
+    for g in patterns {
+        match Globs::check(g) {
+            Ok(()) => good.push(g.as_str()),
+            Err(e) => cx.err(format!("bad glob `{g}`: {e}")),
+        }
+    }
+    Globs::new(&good).unwrap_or_default()
+}
+
 /// An `ini` matcher: a key in sections, optionally with a value to replace.
-fn build_ini(cx: &mut Ctx<'_>, ini: RawIni, files: Vec<String>) -> Option<Matcher> {
+fn build_ini(cx: &mut Ctx<'_>, ini: RawIni, files: Globs) -> Option<Matcher> {
     let value = match (ini.value, ini.replace) {
         (Some(v), Some(r)) => {
             let re = cx.regex("ini.value", &v)?;
@@ -471,6 +481,7 @@ fn build_regex(
     inside: Vec<NodeCond>,
     not_inside: Vec<NodeCond>,
 ) -> Option<Matcher> {
+    let files = globs(cx, &raw.files);
     let Some(replace) = raw.replace else {
         cx.err("a `regex` matcher needs `replace`");
         return None;
@@ -507,7 +518,7 @@ fn build_regex(
         lang,
         inside,
         not_inside,
-        files: raw.files,
+        files,
     }))
 }
 
@@ -626,11 +637,8 @@ fn build_operator(cx: &mut Ctx<'_>, group: Group, mut raw: RawOperator) -> Optio
             None => cx.err(format!("unknown language `{l}` (python, typescript, go)")),
         }
     }
-    for g in raw.files.iter().chain(&raw.exclude) {
-        if let Err(e) = glob::Pattern::new(g) {
-            cx.err(format!("bad glob `{g}`: {e}"));
-        }
-    }
+    let files = globs(cx, &raw.files);
+    let exclude = globs(cx, &raw.exclude);
     let matchers: Vec<Matcher> = std::mem::take(&mut raw.matchers)
         .into_iter()
         .filter_map(|m| build_matcher(cx, &languages, m))
@@ -659,8 +667,8 @@ fn build_operator(cx: &mut Ctx<'_>, group: Group, mut raw: RawOperator) -> Optio
         check: raw.check,
         group,
         languages,
-        files: raw.files,
-        exclude: raw.exclude,
+        files,
+        exclude,
         expected: raw.expected,
         presence_only: raw.presence_only,
         direction,

@@ -20,6 +20,7 @@ use ast_grep_core::tree_sitter::StrDoc;
 use ast_grep_core::{AstGrep, Node, NodeMatch, Pattern};
 use regex::Regex;
 
+use super::globs::Globs;
 use super::grammar::Grammar;
 use super::Language;
 
@@ -172,7 +173,7 @@ pub(crate) struct RegexRule {
     pub inside: Vec<NodeCond>,
     pub not_inside: Vec<NodeCond>,
     /// Only files matching one of these globs (empty: all the operator reads).
-    pub files: Vec<String>,
+    pub files: Globs,
 }
 
 #[derive(Debug)]
@@ -185,7 +186,7 @@ pub(crate) struct IniRule {
     /// `key = value` entry (continuation lines included) is removed.
     pub value: Option<(regex::Regex, String)>,
     /// Only files matching one of these globs (empty: all the operator reads).
-    pub files: Vec<String>,
+    pub files: Globs,
 }
 
 /// One edit: replace `range` of the file by `replacement`.

@@ -16,6 +16,7 @@
 //! mutant text) and negative ones (must not match); `tests/catalog.rs` runs
 //! them all.
 
+pub mod globs;
 mod grammar;
 mod load;
 mod matcher;
@@ -25,6 +26,7 @@ use std::sync::OnceLock;
 
 use ast_grep_core::AstGrep;
 
+use globs::Globs;
 use grammar::Grammar;
 use matcher::{Doc, Edit, Matcher};
 
@@ -169,9 +171,9 @@ pub struct Operator {
     /// The languages its matchers handle.
     pub languages: Vec<Language>,
     /// Globs over repo-relative paths (`**/*.py`); `*` stays in one directory.
-    pub files: Vec<String>,
+    pub files: Globs,
     /// Globs excluded from `files` (e.g. test files for server controls).
-    pub exclude: Vec<String>,
+    pub exclude: Globs,
     /// A server should have this control: "no site found" is itself a finding.
     pub expected: bool,
     /// Only its presence can be checked: no test can kill its mutant on a
@@ -229,38 +231,8 @@ impl Operator {
 
     /// Does this operator read `file` (repo-relative, `/`-separated)?
     pub fn applies_to(&self, file: &str) -> bool {
-        self.files.iter().any(|g| glob_matches(g, file))
-            && !self.exclude.iter().any(|g| glob_matches(g, file))
+        self.files.is_match(file) && !self.exclude.is_match(file)
     }
-}
-
-/// `**/x` also matches `x` at the top; `*` does not cross `/`. Compiled
-/// globs are cached (a scan asks every operator about every file).
-pub(crate) fn glob_matches(pattern: &str, path: &str) -> bool {
-    use std::collections::HashMap;
-    use std::sync::Mutex;
-    static CACHE: OnceLock<Mutex<HashMap<String, Vec<glob::Pattern>>>> = OnceLock::new();
-    let opts = glob::MatchOptions {
-        case_sensitive: true,
-        require_literal_separator: true,
-        require_literal_leading_dot: false,
-    };
-    let compiled = {
-        let mut cache = CACHE
-            .get_or_init(Default::default)
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        cache
-            .entry(pattern.to_string())
-            .or_insert_with(|| {
-                std::iter::once(pattern)
-                    .chain(pattern.strip_prefix("**/"))
-                    .filter_map(|p| glob::Pattern::new(p).ok())
-                    .collect()
-            })
-            .clone()
-    };
-    compiled.iter().any(|g| g.matches_with(path, opts))
 }
 
 /// One mutant: replacing `original` (bytes `start..end` of the file) by
@@ -472,8 +444,7 @@ impl<'a> Parsed<'a> {
 
 fn edits_of(m: &Matcher, file: &str, parsed: &Parsed<'_>) -> Vec<Edit> {
     let lang = parsed.grammar.map(Grammar::language);
-    let narrowed =
-        |globs: &[String]| globs.is_empty() || globs.iter().any(|g| glob_matches(g, file));
+    let narrowed = |globs: &Globs| globs.is_empty() || globs.is_match(file);
     match m {
         Matcher::Ast(rule) => {
             if lang != Some(rule.lang) {

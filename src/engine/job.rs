@@ -498,8 +498,8 @@ impl MutantRun<'_> {
                 }
             }
             let name = match (&alone, stage) {
-                (Some(_), Some(_)) => format!("{}@recheck-{k}-whole-subset.log", self.m.id),
-                (Some(_), None) => format!("{}@recheck-{k}-whole-suite.log", self.m.id),
+                (Some(_), Some(_)) => outdir::recheck_whole_subset_log_name(&self.m.id, k),
+                (Some(_), None) => outdir::recheck_whole_suite_log_name(&self.m.id, k),
                 (None, _) => name,
             };
             let Some(v2) = self

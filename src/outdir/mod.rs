@@ -4,7 +4,8 @@
 //!
 //! Names are injective: no two things a run writes share one. A mutant's
 //! files start with its id (`ID.diff`, `ID.log`, `ID@check.log`,
-//! `ID@recheck-K.log`); ids use letters, digits, `-`, `_` and `.` only, so
+//! `ID@recheck-K.log`, `ID@recheck-K-whole-subset.log`,
+//! `ID@recheck-K-whole-suite.log`, `ID@subset-K.log`); ids use letters, digits, `-`, `_` and `.` only, so
 //! the `@` tells a mutant's own logs apart, and unguard's own logs start
 //! with `@` (`@baseline.log`, `@canary-app+auth.py.log`), which no id does.
 //! A canary's file is escaped without loss: `/` becomes `+`, any byte but a
@@ -118,6 +119,18 @@ pub fn recheck_log_name(id: &str, k: usize) -> String {
     format!("{id}@recheck-{k}.log")
 }
 
+/// The log of re-check `k` (1-based) of kill `id` by the whole kill-first
+/// subset once more, after its red tests alone did not go red again.
+pub fn recheck_whole_subset_log_name(id: &str, k: usize) -> String {
+    format!("{id}@recheck-{k}-whole-subset.log")
+}
+
+/// The log of re-check `k` (1-based) of kill `id` by the whole suite once
+/// more, after its red tests alone did not go red again.
+pub fn recheck_whole_suite_log_name(id: &str, k: usize) -> String {
+    format!("{id}@recheck-{k}-whole-suite.log")
+}
+
 /// The log of subset run `k` (1-based) of mutant `id` (kill-first).
 pub fn subset_log_name(id: &str, k: usize) -> String {
     format!("{id}@subset-{k}.log")
@@ -160,7 +173,13 @@ pub fn discard_mutant_files(out: &Path, r: &MutantResult, rechecks: usize) {
     }
     let _ = std::fs::remove_file(out.join(check_log_name(&r.id)));
     for k in 1..=rechecks {
-        let _ = std::fs::remove_file(out.join(recheck_log_name(&r.id, k)));
+        for name in [
+            recheck_log_name(&r.id, k),
+            recheck_whole_subset_log_name(&r.id, k),
+            recheck_whole_suite_log_name(&r.id, k),
+        ] {
+            let _ = std::fs::remove_file(out.join(name));
+        }
     }
     for run in &r.subset_runs {
         let _ = std::fs::remove_file(out.join(&run.log_file));
@@ -240,7 +259,14 @@ mod tests {
         let mut all = Vec::new();
         for id in ids {
             all.extend([diff_name(id), log_name(id), check_log_name(id)]);
-            all.extend((1..=3).map(|k| recheck_log_name(id, k)));
+            for k in 1..=3 {
+                all.extend([
+                    recheck_log_name(id, k),
+                    recheck_whole_subset_log_name(id, k),
+                    recheck_whole_suite_log_name(id, k),
+                    subset_log_name(id, k),
+                ]);
+            }
         }
         for n in [1, 2] {
             for t in 0..n {
@@ -267,6 +293,54 @@ mod tests {
         let other = "d/".repeat(150) + "y.py";
         let (a, b) = (canary_log_name(&long, 0, 1), canary_log_name(&other, 0, 1));
         assert!(a.len() <= 255 && a != b, "{a}");
+    }
+
+    /// Every file a mutant's runs can leave in the out dir goes when its
+    /// verdict is replaced (`unreached`): the recheck logs of a kill
+    /// confirmed whole among them. Another mutant's files and the run's own
+    /// stay.
+    #[test]
+    fn discard_removes_every_file_a_mutant_can_leave() {
+        let d = tempfile::tempdir().unwrap();
+        let out = d.path();
+        let mut r = crate::report::tests::mutant("m", crate::results::Outcome::Killed);
+        r.diff_file = Some(diff_name("m"));
+        r.log_file = Some(log_name("m"));
+        r.subset_runs = vec![crate::results::SubsetRun {
+            stage: "expected-killers".into(),
+            tests: vec!["t::a".into()],
+            result: "killed".into(),
+            detail: "d".into(),
+            duration_s: 0.1,
+            log_file: subset_log_name("m", 1),
+        }];
+        let rechecks = 2;
+        let mut own = vec![diff_name("m"), log_name("m"), check_log_name("m")];
+        own.push(subset_log_name("m", 1));
+        for k in 1..=rechecks {
+            own.extend([
+                recheck_log_name("m", k),
+                recheck_whole_subset_log_name("m", k),
+                recheck_whole_suite_log_name("m", k),
+            ]);
+        }
+        let others = [
+            diff_name("m2"),
+            log_name("m2"),
+            recheck_whole_suite_log_name("m2", 1),
+            baseline_log_name(0, 1, 1),
+            canary_log_name("f.py", 0, 1),
+            subset_check_log_name(1),
+        ];
+        for f in own.iter().chain(&others) {
+            std::fs::write(out.join(f), "x").unwrap();
+        }
+        discard_mutant_files(out, &r, rechecks);
+        let left: Vec<&String> = own.iter().filter(|f| out.join(f).exists()).collect();
+        assert!(left.is_empty(), "left behind: {left:?}");
+        for f in &others {
+            assert!(out.join(f).exists(), "{f} removed");
+        }
     }
 
     #[test]

@@ -272,7 +272,7 @@ pub fn write_outcomes(out: &Path, results: &Results) -> Result<()> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     use crate::results::{GateResult, Summary, TimeoutPolicy};

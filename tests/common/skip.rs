@@ -4,18 +4,18 @@
 //!
 //! - it writes `SKIPPED <test>: <reason>` straight to the process's stderr,
 //!   past libtest's output capture, so `cargo test` shows it as it happens;
-//! - it records the skip, and the crate's last test
-//!   (`zz_skipped_tests_summary`) lists every recorded one before the
-//!   `test result:` line;
+//! - when [`SKIPS_FILE`] names a file, it appends `<test>: <reason>` to it
+//!   (`.ci/run` sets it and lists the file after `cargo test`: a list made
+//!   in the test process would need a test that runs last, which neither
+//!   libtest nor nextest promises);
 //! - under `CI` (set and not empty; `.ci/run` installs every tool) a missing
 //!   tool fails the test instead ([`missing`]).
 
 use std::io::Write;
-use std::sync::Mutex;
-use std::time::Duration;
 
-/// Every skip so far in this test process: `<test>: <reason>`.
-static SKIPPED: Mutex<Vec<String>> = Mutex::new(Vec::new());
+/// The environment variable naming the file every skip is appended to,
+/// one `<test>: <reason>` line each (unset: skips are only said).
+pub const SKIPS_FILE: &str = "UNGUARD_TEST_SKIPS";
 
 /// Whether this is a CI run (`CI` set and not empty), where every tool the
 /// tests need is installed and a missing one is a failure.
@@ -40,13 +40,21 @@ fn say(line: &str) {
     let _ = err.flush();
 }
 
+/// Say the skip, and append it to the [`SKIPS_FILE`] (one `write` of one
+/// line in append mode: the tests of every thread and process land whole).
 fn record(reason: &str) {
     let entry = format!("{}: {reason}", test_name());
     say(&format!("SKIPPED {entry}"));
-    SKIPPED
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .push(entry);
+    if let Some(path) = std::env::var_os(SKIPS_FILE).filter(|p| !p.is_empty()) {
+        let appended = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .and_then(|mut f| f.write_all(format!("{entry}\n").as_bytes()));
+        if let Err(e) = appended {
+            say(&format!("(could not record the skip in {path:?}: {e})"));
+        }
+    }
 }
 
 /// The calling test cannot run because a tool is missing (`reason` says
@@ -71,23 +79,4 @@ pub fn require<T>(found: Option<T>, reason: &str) -> Option<T> {
         missing(reason);
     }
     found
-}
-
-/// List every recorded skip. Runs as the crate's last test: libtest starts
-/// tests in name order, so every other test has started, and a skip comes
-/// at a test's start (a probe); the short grace lets the last ones land.
-pub fn summary() {
-    std::thread::sleep(Duration::from_secs(3));
-    let skipped = SKIPPED.lock().unwrap_or_else(|e| e.into_inner()).clone();
-    if skipped.is_empty() {
-        return;
-    }
-    let mut text = format!(
-        "\nSKIPPED {} test(s) that cannot run on this machine (with CI set, a missing tool fails them):\n",
-        skipped.len()
-    );
-    for s in &skipped {
-        text.push_str(&format!("    {s}\n"));
-    }
-    say(&text);
 }

@@ -24,13 +24,7 @@ fn fixture(spec: &str) -> Fixture {
 /// `test_b` alone was checked green on the unmutated copy, then ran alone
 /// with the mutant and stayed green (no kill by it alone).
 fn assert_test_b_checked_then_alone(fx: &Fixture, o: &serde_json::Value) {
-    let checks = o["subset_checks"].as_array().unwrap();
-    assert!(
-        checks.iter().any(
-            |c| c["tests"] == serde_json::json!(["tests.test_m::test_b"]) && c["green"] == true
-        ),
-        "{checks:#?}"
-    );
+    assert_test_b_checked_green(o);
     let alone = fx.read("out/guard@recheck-1.log");
     assert!(alone.contains("1 passed, 2 deselected"), "{alone}");
 }
@@ -92,4 +86,71 @@ fn under_full_a_red_test_that_is_green_alone_is_confirmed_by_the_whole_suite() {
     assert_test_b_checked_then_alone(&fx, &o);
     let whole = fx.read("out/guard@recheck-1-whole-suite.log");
     assert!(whole.contains("1 failed, 2 passed"), "{whole}");
+}
+
+/// A kill confirmed by the whole suite (its red test alone stayed green)
+/// whose canary then stays green ends `unreached`, and every file of its
+/// runs goes with the verdict: the whole-suite re-check log too (issue 34
+/// item 4; it outlived the verdict).
+#[test]
+fn a_whole_suite_recheck_log_goes_with_a_kill_the_canary_makes_unreached() {
+    // With `m.py` emptied (the canary) every test passes, after a sleep
+    // that keeps the canary running while the other worker takes the
+    // mutant; otherwise these are the tests above.
+    let tests = "import time\nimport m\n\n\ndef test_a():\n    if not hasattr(m, \"STATE\"):\n        time.sleep(2)\n        return\n    m.STATE[\"armed\"] = True\n    assert m.guard(1)\n\n\ndef test_b():\n    if getattr(m, \"STATE\", {}).get(\"armed\"):\n        assert not m.guard(-1)\n\n\ndef test_c():\n    assert True\n";
+    let spec = format!(
+        "version: 1\ntest:\n  command: \"{PYTEST}\"\n  junit: \"{{junit}}\"\n  timeout: 60s\nmutations:\n  - id: guard\n    control: \"the guard\"\n    file: m.py\n    find: \"return x > 0\"\n    replace: \"return True\"\n  - id: other\n    control: \"a second mutant, so that two workers run\"\n    file: m.py\n    find: \"OTHER = 1\"\n    replace: \"OTHER = 2\"\n"
+    );
+    let fx = Fixture::git(&[
+        ("m.py", &format!("{M}\n\nOTHER = 1\n")),
+        ("tests/__init__.py", ""),
+        ("tests/test_m.py", tests),
+        ("unguard.yaml", &spec),
+    ]);
+    // Without the canary: a kill confirmed by the whole suite, its log there.
+    let (code, out, err) = fx.run(&["run", "--full", "--no-canary", "--out", "out", "-j", "1"]);
+    assert_eq!(
+        fx.verdicts("out")["guard"],
+        "killed",
+        "{}",
+        ctx(code, &out, &err)
+    );
+    assert!(fx
+        .path()
+        .join("out/guard@recheck-1-whole-suite.log")
+        .is_file());
+
+    let (code, out, err) = fx.run(&["run", "--full", "--out", "out", "-j", "2"]);
+    let o = fx.outcomes("out");
+    assert_eq!(
+        o["mutants"][0]["outcome"],
+        "unreached",
+        "{o:#}\n{}",
+        ctx(code, &out, &err)
+    );
+    // The mutant ran beside the canary as far as its re-check: its red
+    // test was checked alone on the unmutated copy.
+    assert_test_b_checked_green(&o);
+    let left: Vec<String> = std::fs::read_dir(fx.path().join("out"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("guard"))
+        .collect();
+    assert!(
+        left.is_empty(),
+        "left behind: {left:?}\n{}",
+        ctx(code, &out, &err)
+    );
+}
+
+/// `test_b` alone was checked green on the unmutated copy (only a kill's
+/// re-check makes that check).
+fn assert_test_b_checked_green(o: &serde_json::Value) {
+    let checks = o["subset_checks"].as_array().unwrap();
+    assert!(
+        checks.iter().any(
+            |c| c["tests"] == serde_json::json!(["tests.test_m::test_b"]) && c["green"] == true
+        ),
+        "{checks:#?}"
+    );
 }

@@ -52,11 +52,3 @@ mod transparent_runs;
 mod twins;
 mod user_tree_safety;
 mod workspace_and_baselines;
-
-/// Sorted last, so it starts after every other test: lists the tests that
-/// could not run here (a tool this machine lacks), which each also said
-/// when it skipped. Under `CI` those tests fail instead.
-#[test]
-fn zz_skipped_tests_summary() {
-    common::skip::summary();
-}
