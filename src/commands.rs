@@ -12,6 +12,7 @@ use crate::cli::{
 };
 use crate::engine::{self, EngineOptions};
 use crate::error::{Context, Error, ExitCode, Result};
+use crate::globs::Globs;
 use crate::plan::changes;
 use crate::plan::{self, Entry, Filters, Plan};
 use crate::report::markdown::Template;
@@ -38,10 +39,10 @@ fn load_plan(t: &TargetArgs, f: &FilterArgs) -> Result<(Spec, Plan)> {
 fn filters(spec: &Spec, f: &FilterArgs) -> Result<Filters> {
     let mut files = Vec::new();
     for g in &f.files {
-        files.push(
-            glob::Pattern::new(g.trim_start_matches("./"))
-                .map_err(|e| Error::Usage(format!("--file {g}: bad glob: {e}")))?,
-        );
+        let text = g.trim_start_matches("./");
+        let compiled = Globs::new(&[text])
+            .map_err(|(_, e)| Error::Usage(format!("--file {g}: bad glob: {e}")))?;
+        files.push((text.to_string(), compiled));
     }
     let in_diff = match &f.in_diff {
         Some(base) => Some((base.clone(), changes::since(&spec.root, base)?)),

@@ -20,6 +20,7 @@ pub mod commands;
 pub mod engine;
 pub mod error;
 pub mod gate;
+pub mod globs;
 pub mod mutate;
 pub mod outcome;
 pub mod outdir;

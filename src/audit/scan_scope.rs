@@ -12,9 +12,9 @@
 
 use std::sync::OnceLock;
 
-use crate::catalog::globs::Globs;
 use crate::catalog::{self, Group, Operator};
 use crate::error::{Error, Result};
+use crate::globs::Globs;
 
 /// Directory names whose contents are not server code, at any depth.
 pub const EXCLUDED_DIRS: &[&str] = &[
@@ -88,7 +88,7 @@ impl Default for ScanScope {
     }
 }
 
-/// Compile the user's globs (see [`crate::catalog::globs`]); `src/` or
+/// Compile the user's globs (see [`crate::globs`]); `src/` or
 /// `src` also means everything under it, like `src/**`.
 fn compile(flag: &str, globs: &[String]) -> Result<Globs> {
     let mut out = Vec::new();

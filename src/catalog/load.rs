@@ -13,10 +13,10 @@ use ast_grep_core::{Language as _, Pattern};
 use serde::Deserialize;
 use serde_saphyr::Spanned;
 
-use super::globs::Globs;
 use super::grammar::Grammar;
 use super::matcher::{AstRule, Cond, EditKind, Head, IniRule, Matcher, NodeCond, RegexRule};
 use super::{Group, Language, Operator, OperatorKind, Snippet};
+use crate::globs::Globs;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -20,9 +20,9 @@ use ast_grep_core::tree_sitter::StrDoc;
 use ast_grep_core::{AstGrep, Node, NodeMatch, Pattern};
 use regex::Regex;
 
-use super::globs::Globs;
 use super::grammar::Grammar;
 use super::Language;
+use crate::globs::Globs;
 
 pub(crate) type Doc = StrDoc<Grammar>;
 

@@ -16,7 +16,6 @@
 //! mutant text) and negative ones (must not match); `tests/catalog.rs` runs
 //! them all.
 
-pub mod globs;
 mod grammar;
 mod load;
 mod matcher;
@@ -26,7 +25,7 @@ use std::sync::OnceLock;
 
 use ast_grep_core::AstGrep;
 
-use globs::Globs;
+use crate::globs::Globs;
 use grammar::Grammar;
 use matcher::{Doc, Edit, Matcher};
 

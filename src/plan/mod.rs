@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::error::{Error, Result};
+use crate::globs::Globs;
 use crate::mutate::{self, ApplyProblem};
 use crate::plan::changes::ChangedLines;
 use crate::results::{Direction, Selection, Shard};
@@ -182,8 +183,10 @@ pub struct Filters {
     pub only: Vec<String>,
     /// `--skip`: leave these ids out.
     pub skip: Vec<String>,
-    /// Globs over the mutated file's path (relative to the target root).
-    pub files: Vec<glob::Pattern>,
+    /// `--file`: globs over the mutated file's path (relative to the target
+    /// root), each as given and compiled ([`Globs`]: `*` stays inside one
+    /// directory, `**` crosses them).
+    pub files: Vec<(String, Globs)>,
     /// `--in-diff BASE`: the rev and the lines changed since it.
     pub in_diff: Option<(String, ChangedLines)>,
     /// `--shard K/N`: keep every N-th selected mutation, starting at the K-th.
@@ -196,7 +199,7 @@ impl Filters {
         let mut out = Vec::new();
         out.extend(self.only.iter().map(|i| format!("--only {i}")));
         out.extend(self.skip.iter().map(|i| format!("--skip {i}")));
-        out.extend(self.files.iter().map(|g| format!("--file {}", g.as_str())));
+        out.extend(self.files.iter().map(|g| format!("--file {}", g.0)));
         if let Some((base, _)) = &self.in_diff {
             out.push(format!("--in-diff {base}"));
         }
@@ -214,7 +217,7 @@ impl Filters {
         if self.skip.contains(id) {
             return false;
         }
-        if !self.files.is_empty() && !self.files.iter().any(|g| file_glob_matches(g, file)) {
+        if !self.files.is_empty() && !self.files.iter().any(|(_, g)| g.is_match(file)) {
             return false;
         }
         if let Some((_, changed)) = &self.in_diff {
@@ -227,17 +230,6 @@ impl Filters {
         }
         true
     }
-}
-
-/// Whether a `--file` glob selects `file` (a path relative to the target
-/// root): `*` stays inside one directory, `**` crosses them.
-fn file_glob_matches(glob: &glob::Pattern, file: &str) -> bool {
-    let opts = glob::MatchOptions {
-        case_sensitive: true,
-        require_literal_separator: true,
-        require_literal_leading_dot: false,
-    };
-    glob.matches_with(file, opts)
 }
 
 impl Entry {
@@ -333,8 +325,8 @@ pub fn build(spec: &Spec, filters: &Filters) -> Result<Plan> {
 /// would otherwise select nothing and pass the gate). Checked on the whole
 /// spec, before sharding: an empty shard is not an error.
 fn check_named_ids(spec: &Spec, filters: &Filters) -> Result<()> {
-    for g in &filters.files {
-        if !spec.mutations.iter().any(|m| file_glob_matches(g, &m.file)) {
+    for (text, g) in &filters.files {
+        if !spec.mutations.iter().any(|m| g.is_match(&m.file)) {
             let mut files: Vec<&str> = spec.mutations.iter().map(|m| m.file.as_str()).collect();
             files.sort_unstable();
             files.dedup();
@@ -342,7 +334,7 @@ fn check_named_ids(spec: &Spec, filters: &Filters) -> Result<()> {
             let more = if files.len() > 5 { ", …" } else { "" };
             return Err(Error::Usage(format!(
                 "--file {}: matches the file of no mutation in {} (mutated files: {shown}{more}; paths are relative to the target root, `*` stays inside one directory, `**` crosses them)",
-                g.as_str(),
+                text,
                 spec.spec_path.display()
             )));
         }

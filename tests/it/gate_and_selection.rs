@@ -318,6 +318,10 @@ fn skip_only_and_file_select_mutants() {
     ]);
     assert_eq!(code, 0, "{err}");
     assert_eq!(ids(&fx.outcomes("out")), vec!["m-a"]);
+    // `**` crosses them, `{a,b}` is either (the globs of `audit --file`).
+    let (code, out, err) = fx.run(&["list", "--file", "**/{other,nope}.py"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("other-x") && !out.contains("m-a"), "{out}");
 
     let (code, _, err) = fx.run(&["run", "--skip", "nope"]);
     assert_eq!(code, 1);
