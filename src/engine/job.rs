@@ -13,7 +13,7 @@ use super::kill_first::{self, Stage};
 use super::suite::{env_for, put_back, run_suite, SuiteCall, SuiteRun};
 use super::Ctx;
 use crate::error::{Error, Result};
-use crate::outcome::reading::junit::Report;
+use crate::outcome::reading::model::Report;
 use crate::outcome::{self, CanaryFinding, CanaryVerdict, Verdict};
 use crate::plan::{Entry, Mutant};
 use crate::results::{CanaryResult, MutantResult, Outcome, SubsetRun};

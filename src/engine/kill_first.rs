@@ -34,7 +34,7 @@ use super::scheduler::Pair;
 use super::suite::{run_suite, SuiteCall};
 use super::Ctx;
 use crate::error::{Error, Result};
-use crate::outcome::reading::junit::{Report, TestCase};
+use crate::outcome::reading::model::{Report, TestCase};
 use crate::outdir;
 use crate::plan::Entry;
 use crate::results::SubsetCheck;
@@ -230,7 +230,7 @@ fn red_under_canary(baseline: &Report, canary: &Report) -> Vec<String> {
     let broken: Vec<&str> = canary
         .red()
         .into_iter()
-        .filter(|c| c.status == crate::outcome::reading::junit::Status::Error)
+        .filter(|c| c.status == crate::outcome::reading::model::Status::Error)
         .flat_map(|c| [c.classname.as_str(), c.name.as_str()])
         .filter(|n| !n.is_empty() && !n.contains("::"))
         .collect();

@@ -36,7 +36,7 @@ pub use baseline::{AUTO_TIMEOUT_FACTOR, AUTO_TIMEOUT_MIN, BASELINE_CAP};
 
 use crate::error::{Context, Error, Result};
 use crate::outcome;
-use crate::outcome::reading::junit::TestPattern;
+use crate::outcome::reading::model::TestPattern;
 use crate::plan::{Entry, Plan};
 use crate::progress::Progress;
 use crate::results::{

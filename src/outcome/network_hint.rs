@@ -11,7 +11,8 @@
 use std::path::Path;
 
 use crate::audit::detect::project_command::NETWORK_WORDS;
-use crate::outcome::reading::junit::{Reading, TestCase};
+use crate::outcome::reading::model::TestCase;
+use crate::outcome::reading::Reading;
 
 /// Why a red test looks like the network.
 #[derive(Debug, Clone, PartialEq, Eq)]
