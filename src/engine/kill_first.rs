@@ -30,9 +30,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use tokio::sync::{watch, OnceCell};
 
-use super::scheduler::Pair;
 use super::suite::{run_suite, SuiteCall};
-use super::Ctx;
+use super::{Ctx, Pair};
 use crate::error::{Error, Result};
 use crate::outcome::reading::model::{Report, TestCase};
 use crate::outdir;

@@ -82,6 +82,9 @@ impl EngineOptions {
     }
 }
 
+/// A canary's (file, test config) pair.
+type Pair = (String, usize);
+
 /// What every job of the mutant phase shares.
 struct Ctx {
     plan: Plan,

@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::watch;
 
 use super::job::{self, JobResult};
-use super::Ctx;
+use super::{Ctx, Pair};
 use crate::error::Result;
 use crate::outcome::{self, CanaryFinding};
 use crate::outdir;
@@ -33,9 +33,6 @@ pub(super) enum Job {
     },
     Mutant(usize),
 }
-
-/// A canary's (file, test config) pair.
-pub(super) type Pair = (String, usize);
 
 enum CanaryState {
     /// Not finished: verdicts of its mutants wait here, unprinted.
