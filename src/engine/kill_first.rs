@@ -121,7 +121,7 @@ pub(super) async fn stages(
     let Some((report, _)) = ctx.baselines.subset_source(m.test) else {
         return Ok(Some(Vec::new()));
     };
-    let pair = (m.file.clone(), m.test);
+    let pair = Pair::of(m);
     let candidates = candidates(ctx, i, &pair, &report);
     let mut usable = Vec::new();
     for stage in candidates {
@@ -163,7 +163,9 @@ fn candidates(ctx: &Ctx, i: usize, pair: &Pair, report: &Report) -> Vec<Stage> {
         // usually holds the killer. Both parts go when together they are
         // every test (the full suite runs instead).
         let (near, rest): (Vec<String>, Vec<String>) = if canary.len() < report.total() {
-            canary.into_iter().partition(|id| named_after(id, &pair.0))
+            canary
+                .into_iter()
+                .partition(|id| named_after(id, &pair.file))
         } else {
             Default::default()
         };
