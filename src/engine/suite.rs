@@ -151,7 +151,7 @@ fn addopts_with(base: Option<&str>, opt: &str) -> String {
 fn junitxml_opt(report: &Path) -> String {
     format!(
         "--junitxml={}",
-        run::shell_quote(&report.display().to_string())
+        run::shell::quote(&report.display().to_string())
     )
 }
 

@@ -238,7 +238,7 @@ fn pytest_flag(whys: &[(&TestCase, Why)], root: &Path) -> String {
         parts.push(format!("-k \"{}\"", not(&names)));
     }
     for id in ids {
-        parts.push(format!("--deselect {}", crate::run::shell_line::quote(&id)));
+        parts.push(format!("--deselect {}", crate::run::shell::quote(&id)));
     }
     parts.join(" ")
 }

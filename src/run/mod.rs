@@ -7,6 +7,7 @@ pub mod child_env;
 pub mod isolation;
 pub mod platform;
 pub mod reaper;
+pub mod shell;
 pub mod shell_line;
 pub mod supervise;
 
@@ -86,23 +87,11 @@ pub struct Invocation<'a> {
     pub label: String,
 }
 
-/// Quote for `sh` only when needed.
-pub fn shell_quote(s: &str) -> String {
-    if !s.is_empty()
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "/._-+=:,@%".contains(c))
-    {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', r"'\''"))
-    }
-}
-
 fn expand(text: &str, subs: &[(&'static str, String)], quote: bool) -> String {
     let mut out = text.to_string();
     for (key, value) in subs {
         let v = if quote {
-            shell_quote(value)
+            shell::quote(value)
         } else {
             value.clone()
         };
@@ -549,13 +538,6 @@ pub fn log_tail(path: &Path, n: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn quoting() {
-        assert_eq!(shell_quote("/tmp/a-b/x.xml"), "/tmp/a-b/x.xml");
-        assert_eq!(shell_quote("a b"), "'a b'");
-        assert_eq!(shell_quote("it's"), r"'it'\''s'");
-    }
 
     #[test]
     fn argv_expands_placeholders() {
