@@ -16,13 +16,14 @@ use crate::run::capture::{self, Capture};
 use crate::run::isolation::{self, Cgroup, Setup};
 use crate::run::platform::{self, Signal};
 use crate::run::reaper::{self, RUN_TOKEN_VAR};
+use crate::run::supervise::{End, Report};
 use crate::run::{Exit, Invocation};
 
 /// Grace period between SIGTERM and SIGKILL for a process group, unless
 /// `UNGUARD_KILL_GRACE` (seconds) says otherwise.
 pub const KILL_GRACE: Duration = Duration::from_secs(2);
 
-pub(super) fn kill_grace() -> Duration {
+fn kill_grace() -> Duration {
     std::env::var("UNGUARD_KILL_GRACE")
         .ok()
         .and_then(|s| s.trim().parse::<f64>().ok())
@@ -34,32 +35,18 @@ pub(super) fn kill_grace() -> Duration {
 /// Signal the suite's process group. `pgid` is the pid of a child we
 /// spawned as a group leader; Linux does not reuse a pid while a process
 /// group with that id still exists.
-pub(super) fn signal_group(pgid: i32, sig: Signal) {
+fn signal_group(pgid: i32, sig: Signal) {
     if pgid > 0 {
         let _ = platform::kill_group(pgid, sig);
     }
 }
-
-/// How a run was started: its supervisor's control socket and its cgroup
-/// (both `None` when spawned directly), and a note for the log.
-pub(super) struct Supervised {
-    pub(super) control: Option<UnixStream>,
-    pub(super) cgroup: Option<Cgroup>,
-    pub(super) note: Option<String>,
-}
-
-pub(super) type Spawned = (
-    tokio::process::Child,
-    std::io::Result<Option<Capture>>,
-    Supervised,
-);
 
 /// Start the suite (under its supervisor, see [`Setup`]) in its own process
 /// group, registered with the reaper, stdout and stderr on one pipe read
 /// into `log`. The capture may fail on its own (the suite still runs,
 /// uncaptured). If the supervisor cannot be started, the suite is started
 /// directly.
-pub(super) fn spawn(
+fn spawn(
     inv: &Invocation<'_>,
     argv: &[String],
     token: &str,
@@ -119,21 +106,19 @@ pub(super) fn spawn(
     // close theirs.
     drop(pipe.write);
     let capture = Capture::start(pipe.read, log_for_capture).map(Some);
-    Ok((
-        child,
+    Ok(Spawned {
+        process: child,
+        control,
+        cgroup,
         capture,
-        Supervised {
-            control,
-            cgroup,
-            note,
-        },
-    ))
+        note,
+    })
 }
 
 /// The command: `program args…` in the run's cwd and environment (plus
 /// the run token), in a new process group, stdout and stderr on copies of
 /// `out`.
-pub(super) fn command(
+fn command(
     inv: &Invocation<'_>,
     token: &str,
     program: &str,
@@ -165,7 +150,7 @@ pub(super) fn command(
 
 /// Wait for the suite to exit, or terminate its group at the timeout or
 /// when the run is cancelled.
-pub(super) async fn wait(
+async fn wait_or_terminate(
     child: &mut tokio::process::Child,
     pgid: i32,
     supervised: bool,
@@ -190,20 +175,92 @@ pub(super) async fn wait(
     }
 }
 
-/// Cleans up after a suite: on [`RunGuard::finish`], or on drop if a panic
-/// unwinds past the run.
-pub(super) struct RunGuard {
-    pub(super) pgid: i32,
-    pub(super) token: String,
-    /// unguard's end of the supervisor's control socket.
-    pub(super) control: Option<UnixStream>,
-    pub(super) cgroup: Option<Cgroup>,
-    pub(super) armed: bool,
+/// A suite's child process, from spawn to sweep: its leader (the
+/// supervisor, or the command run without one), registered with the
+/// reaper under its process group, its run token, unguard's end of the
+/// supervisor's control socket and the run's cgroup. [`Child::finish`]
+/// sweeps what it left; dropped without that (a panic unwinding past the
+/// run), it cleans up right there.
+pub(super) struct Child {
+    process: tokio::process::Child,
+    pgid: i32,
+    token: String,
+    control: Option<UnixStream>,
+    cgroup: Option<Cgroup>,
+    armed: bool,
 }
 
-impl RunGuard {
-    pub(super) fn supervised(&self) -> bool {
-        self.control.is_some()
+/// What [`Child::start`] gives: the child, the capture of its output (which
+/// may fail on its own: the suite still runs, uncaptured), and a note for
+/// the log (why it runs without its supervisor).
+pub(super) struct Started {
+    pub(super) child: Child,
+    pub(super) capture: std::io::Result<Option<Capture>>,
+    pub(super) note: Option<String>,
+}
+
+/// What [`spawn`] made, before it is a [`Child`].
+struct Spawned {
+    process: tokio::process::Child,
+    control: Option<UnixStream>,
+    cgroup: Option<Cgroup>,
+    capture: std::io::Result<Option<Capture>>,
+    note: Option<String>,
+}
+
+impl Child {
+    /// Start the run's child under a fresh run token (see [`spawn`]); from
+    /// here on, even a panic kills the run's processes and removes its
+    /// cgroup.
+    pub(super) fn start(
+        inv: &Invocation<'_>,
+        argv: &[String],
+        log: &std::fs::File,
+        setup: Setup,
+    ) -> Result<Started, String> {
+        let token = reaper::new_run_token();
+        let spawned = spawn(inv, argv, &token, log, setup)?;
+        let pgid = spawned.process.id().map(|p| p as i32).unwrap_or(0);
+        let child = Child {
+            process: spawned.process,
+            pgid,
+            token,
+            control: spawned.control,
+            cgroup: spawned.cgroup,
+            armed: true,
+        };
+        Ok(Started {
+            child,
+            capture: spawned.capture,
+            note: spawned.note,
+        })
+    }
+
+    /// Wait until the command ends, the timeout passes or the run is
+    /// cancelled (then its group is terminated). How it ended comes from
+    /// the supervisor's report where there is one, returned too.
+    pub(super) async fn wait(
+        &mut self,
+        timeout: Duration,
+        cancel: &mut watch::Receiver<bool>,
+    ) -> (Exit, Option<Report>) {
+        let supervised = self.control.is_some();
+        let mut exit =
+            wait_or_terminate(&mut self.process, self.pgid, supervised, timeout, cancel).await;
+        // The supervisor has exited: its report says how the command ended.
+        let report = self.control.as_ref().and_then(isolation::read_report);
+        if let Some(us) = report.as_ref().and_then(|r| r.joined_us) {
+            isolation::note_join(Duration::from_micros(us));
+        }
+        if let (Some(r), Exit::Code(_) | Exit::Signal(_)) = (&report, &exit) {
+            exit = match &r.end {
+                Some(End::Code(c)) => Exit::Code(*c),
+                Some(End::Signal(s)) => Exit::Signal(*s),
+                Some(End::SpawnFailed(m)) => Exit::SpawnFailed(m.clone()),
+                None => exit,
+            };
+        }
+        (exit, report)
     }
 
     /// SIGKILL the group, forget it, empty and remove the run's cgroup,
@@ -229,7 +286,7 @@ impl RunGuard {
     }
 }
 
-impl Drop for RunGuard {
+impl Drop for Child {
     /// A panic is unwinding past the run: clean up right here (blocking).
     /// The supervisor, told to stop (its control socket shut down), kills
     /// its subtree at once; then the group, the token and the cgroup.
@@ -247,7 +304,7 @@ impl Drop for RunGuard {
     }
 }
 
-pub(super) async fn wait_cancel(cancel: &mut watch::Receiver<bool>) {
+async fn wait_cancel(cancel: &mut watch::Receiver<bool>) {
     loop {
         if *cancel.borrow() {
             return;
@@ -261,14 +318,14 @@ pub(super) async fn wait_cancel(cancel: &mut watch::Receiver<bool>) {
 
 /// How much longer than the grace unguard waits for a supervisor to finish
 /// its own grace and clean-up before it SIGKILLs the group itself.
-pub(super) const SUPERVISOR_MARGIN: Duration = Duration::from_secs(2);
+const SUPERVISOR_MARGIN: Duration = Duration::from_secs(2);
 
 /// SIGTERM the group, give the whole group (not just its leader) the grace
 /// period to run its handlers and exit, then SIGKILL what is left and reap
 /// the leader. Under a supervisor (in the group, catching the SIGTERM) the
 /// supervisor does the waiting and the killing of its whole subtree;
 /// unguard only waits for it (and kills the group if it does not finish).
-pub(super) async fn terminate(child: &mut tokio::process::Child, pgid: i32, supervised: bool) {
+async fn terminate(child: &mut tokio::process::Child, pgid: i32, supervised: bool) {
     signal_group(pgid, Signal::Term);
     let grace = kill_grace();
     if supervised {
@@ -287,7 +344,7 @@ pub(super) async fn terminate(child: &mut tokio::process::Child, pgid: i32, supe
     let _ = child.wait().await;
 }
 
-pub(super) fn status_to_exit(s: std::process::ExitStatus) -> Exit {
+fn status_to_exit(s: std::process::ExitStatus) -> Exit {
     use std::os::unix::process::ExitStatusExt;
     match (s.code(), s.signal()) {
         (Some(c), _) => Exit::Code(c),

@@ -1,6 +1,11 @@
 //! Running a test command: under its own supervisor, in its own process
 //! group, stdin from /dev/null, output to a log file, a timeout that kills
 //! the whole process tree.
+//!
+//! [`run`] is the one entry: it expands the command, writes the log's
+//! header and footer, and leaves the child's whole life (spawn, register
+//! with the reaper, wait, kill the group, sweep) to [`child`], which calls
+//! [`reaper`], [`isolation`] and [`platform`] as helpers.
 
 pub mod capture;
 pub mod child;
@@ -18,10 +23,9 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
 
-use crate::run::child::RunGuard;
+use crate::run::child::{Child, Started};
 use crate::run::child_env::ChildEnv;
 use crate::run::isolation::Setup;
-use crate::run::supervise::End;
 use crate::spec::Command;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -108,9 +112,12 @@ pub async fn run(inv: Invocation<'_>, mut cancel: watch::Receiver<bool>) -> RunR
         Ok(f) => f,
         Err(msg) => return failed(msg),
     };
-    let token = reaper::new_run_token();
-    let (mut child, capture, supervised) = match child::spawn(&inv, &argv, &token, &log, setup) {
-        Ok(spawned) => spawned,
+    let Started {
+        mut child,
+        capture,
+        note,
+    } = match Child::start(&inv, &argv, &log, setup) {
+        Ok(started) => started,
         Err(msg) => {
             let _ = writeln!(log, "# unguard: could not start {msg}");
             return failed(msg);
@@ -120,46 +127,16 @@ pub async fn run(inv: Invocation<'_>, mut cancel: watch::Receiver<bool>) -> RunR
         let _ = writeln!(log, "# unguard: cannot read the suite's output: {e}");
         None
     });
-    if let Some(note) = &supervised.note {
+    if let Some(note) = &note {
         let _ = writeln!(log, "# unguard: {note}");
     }
-    let pgid = child.id().map(|p| p as i32).unwrap_or(0);
-    // From here on, even a panic (unwinding through this frame) kills the
-    // run's processes and removes its cgroup.
-    let guard = RunGuard {
-        pgid,
-        token: token.clone(),
-        control: supervised.control,
-        cgroup: supervised.cgroup,
-        armed: true,
-    };
-    let mut exit = child::wait(
-        &mut child,
-        pgid,
-        guard.supervised(),
-        inv.timeout,
-        &mut cancel,
-    )
-    .await;
-    // The supervisor has exited: its report says how the command ended.
-    let report = guard.control.as_ref().and_then(isolation::read_report);
-    if let Some(us) = report.as_ref().and_then(|r| r.joined_us) {
-        isolation::note_join(Duration::from_micros(us));
-    }
-    if let (Some(r), Exit::Code(_) | Exit::Signal(_)) = (&report, &exit) {
-        exit = match &r.end {
-            Some(End::Code(c)) => Exit::Code(*c),
-            Some(End::Signal(s)) => Exit::Signal(*s),
-            Some(End::SpawnFailed(m)) => Exit::SpawnFailed(m.clone()),
-            None => exit,
-        };
-    }
+    let (exit, report) = child.wait(inv.timeout, &mut cancel).await;
     test_hook_panic(&inv.label);
     // Whatever is left in the group goes too, and so does anything that
     // escaped the group but still carries the token, anything left in the
     // cgroup, and (when no other suite runs) any orphan reparented to unguard.
     let duration = started.elapsed();
-    let swept = guard.finish().await;
+    let swept = child.finish().await;
     let captured = match capture {
         Some(c) => c.finish().await,
         None => Default::default(),
