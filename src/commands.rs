@@ -396,8 +396,8 @@ fn setup_hint(e: Error, survey: &audit::Survey, path: &Path, given: bool) -> Err
         Error::Baseline(msg) => match crate::outcome::network_hint::proposed_command(&msg) {
             Some(cmd) => Error::Baseline(format!(
                 "{msg}\n  = audit without them: unguard audit {} --test-command {}",
-                crate::run::shell_line::quote(&path.display().to_string()),
-                crate::run::shell_line::quote(&cmd)
+                crate::run::shell::quote(&path.display().to_string()),
+                crate::run::shell::quote(&cmd)
             )),
             None => Error::Baseline(msg),
         },

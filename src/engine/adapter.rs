@@ -29,7 +29,7 @@
 
 use std::path::Path;
 
-use crate::run::shell_quote;
+use crate::run::shell::quote;
 use crate::spec::{Command, Select, TestConfig};
 
 /// How a test config runs a subset of its tests.
@@ -158,7 +158,7 @@ impl Adapter {
                 let dotted: Vec<String> = ids.iter().map(|i| dotted(i)).collect::<Option<_>>()?;
                 let mut argv = prefix.clone();
                 if *shell {
-                    argv.extend(dotted.iter().map(|d| shell_quote(d)));
+                    argv.extend(dotted.iter().map(|d| quote(d)));
                     Some(Command::Shell(argv.join(" ")))
                 } else {
                     argv.extend(dotted);
@@ -257,7 +257,7 @@ pub(crate) fn uses(template: &Command, key: &str) -> bool {
 fn expand(template: &Command, key: &str, values: &[String]) -> Command {
     match template {
         Command::Shell(s) => {
-            let words: Vec<String> = values.iter().map(|i| shell_quote(i)).collect();
+            let words: Vec<String> = values.iter().map(|i| quote(i)).collect();
             Command::Shell(s.replace(key, &words.join(" ")))
         }
         Command::Argv(v) => Command::Argv(
@@ -331,7 +331,7 @@ fn words_to_command(argv: Vec<String>, shell: bool) -> Command {
                     {
                         w.clone()
                     } else {
-                        shell_quote(w)
+                        quote(w)
                     }
                 })
                 .collect::<Vec<_>>()
@@ -346,7 +346,7 @@ fn words_to_command(argv: Vec<String>, shell: bool) -> Command {
 fn append(command: &Command, extra: Vec<String>) -> Command {
     match command {
         Command::Shell(s) => {
-            let words: Vec<String> = extra.iter().map(|w| shell_quote(w)).collect();
+            let words: Vec<String> = extra.iter().map(|w| quote(w)).collect();
             Command::Shell(format!("{s} {}", words.join(" ")))
         }
         Command::Argv(v) => {

@@ -18,8 +18,9 @@ use super::adapter::Adapter;
 use super::suite::{run_suite, SuiteCall};
 use super::{Ctx, EngineOptions};
 use crate::error::{Error, Result};
-use crate::outcome::reading::junit::{self, Reading, TestPattern};
+use crate::outcome::reading::model::{Report, TestPattern};
 use crate::outcome::reading::suite_log::Runner;
+use crate::outcome::reading::Reading;
 use crate::outcome::{self, BaselineVerdict};
 use crate::outdir;
 use crate::plan::Plan;
@@ -48,7 +49,7 @@ enum Slot {
     Green {
         result: BaselineResult,
         timeout: Duration,
-        report: Option<Arc<junit::Report>>,
+        report: Option<Arc<Report>>,
         adapter: Option<Adapter>,
     },
 }
@@ -120,7 +121,7 @@ impl Board {
 
     /// The JUnit report of test config `test`'s green baseline, and the
     /// adapter that runs a subset of its tests (kill-first).
-    pub fn subset_source(&self, test: usize) -> Option<(Arc<junit::Report>, Adapter)> {
+    pub fn subset_source(&self, test: usize) -> Option<(Arc<Report>, Adapter)> {
         match lock(&self.slots).get(test) {
             Some(Slot::Green {
                 report: Some(r),
@@ -256,7 +257,7 @@ pub(super) async fn run_job(
 struct Green {
     result: BaselineResult,
     timeout: Duration,
-    report: Option<junit::Report>,
+    report: Option<Report>,
     /// Its log shows that pytest (and no other runner) ran.
     pytest_seen: bool,
 }
@@ -503,7 +504,7 @@ pub(super) fn killed_by_patterns(plan: &Plan) -> HashMap<String, Vec<TestPattern
 /// Every `killed_by` pattern of test config `test`'s mutants must name at
 /// least one test of its baseline's `report` (when it has one), or the
 /// spec is wrong (a typo would make every kill "wrong-reason").
-fn check_killed_by(plan: &Plan, test: usize, report: Option<&junit::Report>) -> Result<()> {
+fn check_killed_by(plan: &Plan, test: usize, report: Option<&Report>) -> Result<()> {
     let Some(report) = report else {
         return Ok(());
     };

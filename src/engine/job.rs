@@ -11,9 +11,9 @@ use tokio::sync::watch;
 
 use super::kill_first::{self, Stage};
 use super::suite::{env_for, put_back, run_suite, SuiteCall, SuiteRun};
-use super::Ctx;
+use super::{Ctx, Pair};
 use crate::error::{Error, Result};
-use crate::outcome::reading::junit::Report;
+use crate::outcome::reading::model::Report;
 use crate::outcome::{self, CanaryFinding, CanaryVerdict, Verdict};
 use crate::plan::{Entry, Mutant};
 use crate::results::{CanaryResult, MutantResult, Outcome, SubsetRun};
@@ -198,8 +198,7 @@ pub(super) async fn run_mutant(
     let verdict = verdict?;
     if let Some(r) = &verdict {
         if r.outcome == Outcome::Killed && !ctx.opts.full {
-            ctx.kill_first
-                .record_kill((m.file.clone(), m.test), &r.red_tests);
+            ctx.kill_first.record_kill(Pair::of(m), &r.red_tests);
         }
     }
     Ok(verdict)

@@ -30,11 +30,10 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use tokio::sync::{watch, OnceCell};
 
-use super::scheduler::Pair;
 use super::suite::{run_suite, SuiteCall};
-use super::Ctx;
+use super::{Ctx, Pair};
 use crate::error::{Error, Result};
-use crate::outcome::reading::junit::{Report, TestCase};
+use crate::outcome::reading::model::{Report, TestCase};
 use crate::outdir;
 use crate::plan::Entry;
 use crate::results::SubsetCheck;
@@ -122,7 +121,7 @@ pub(super) async fn stages(
     let Some((report, _)) = ctx.baselines.subset_source(m.test) else {
         return Ok(Some(Vec::new()));
     };
-    let pair = (m.file.clone(), m.test);
+    let pair = Pair::of(m);
     let candidates = candidates(ctx, i, &pair, &report);
     let mut usable = Vec::new();
     for stage in candidates {
@@ -164,7 +163,9 @@ fn candidates(ctx: &Ctx, i: usize, pair: &Pair, report: &Report) -> Vec<Stage> {
         // usually holds the killer. Both parts go when together they are
         // every test (the full suite runs instead).
         let (near, rest): (Vec<String>, Vec<String>) = if canary.len() < report.total() {
-            canary.into_iter().partition(|id| named_after(id, &pair.0))
+            canary
+                .into_iter()
+                .partition(|id| named_after(id, &pair.file))
         } else {
             Default::default()
         };
@@ -230,7 +231,7 @@ fn red_under_canary(baseline: &Report, canary: &Report) -> Vec<String> {
     let broken: Vec<&str> = canary
         .red()
         .into_iter()
-        .filter(|c| c.status == crate::outcome::reading::junit::Status::Error)
+        .filter(|c| c.status == crate::outcome::reading::model::Status::Error)
         .flat_map(|c| [c.classname.as_str(), c.name.as_str()])
         .filter(|n| !n.is_empty() && !n.contains("::"))
         .collect();

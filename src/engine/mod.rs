@@ -36,7 +36,7 @@ pub use baseline::{AUTO_TIMEOUT_FACTOR, AUTO_TIMEOUT_MIN, BASELINE_CAP};
 
 use crate::error::{Context, Error, Result};
 use crate::outcome;
-use crate::outcome::reading::junit::TestPattern;
+use crate::outcome::reading::model::TestPattern;
 use crate::plan::{Entry, Plan};
 use crate::progress::Progress;
 use crate::results::{
@@ -93,6 +93,23 @@ impl EngineOptions {
     }
 }
 
+/// A file and the test config its mutants run under: what one canary
+/// covers, and the mutants whose killers kill-first tries on each other.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+struct Pair {
+    file: String,
+    test: usize,
+}
+
+impl Pair {
+    fn of(m: &crate::plan::Mutant) -> Pair {
+        Pair {
+            file: m.file.clone(),
+            test: m.test,
+        }
+    }
+}
+
 /// What every job of the mutant phase shares.
 struct Ctx {
     plan: Plan,
@@ -111,9 +128,9 @@ struct Ctx {
 
 impl Ctx {
     /// The (file, test config) of mutant `i`; `None` for a rejected entry.
-    fn pair_of(&self, i: usize) -> Option<(String, usize)> {
+    fn pair_of(&self, i: usize) -> Option<Pair> {
         match &self.plan.entries[i] {
-            Entry::Ready(m) => Some((m.file.clone(), m.test)),
+            Entry::Ready(m) => Some(Pair::of(m)),
             Entry::Rejected(_) => None,
         }
     }
@@ -137,7 +154,7 @@ impl Ctx {
         let Entry::Ready(m) = &self.plan.entries[i] else {
             return None;
         };
-        let finding = self.canaries.finding(&(m.file.clone(), m.test))?;
+        let finding = self.canaries.finding(&Pair::of(m))?;
         outcome::canary_unreached(&m.file, self.killed_by(i), &finding)
     }
 

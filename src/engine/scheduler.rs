@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::watch;
 
 use super::job::{self, JobResult};
-use super::Ctx;
+use super::{Ctx, Pair};
 use crate::error::Result;
 use crate::outcome::{self, CanaryFinding};
 use crate::outdir;
@@ -33,9 +33,6 @@ pub(super) enum Job {
     },
     Mutant(usize),
 }
-
-/// A canary's (file, test config) pair.
-pub(super) type Pair = (String, usize);
 
 enum CanaryState {
     /// Not finished: verdicts of its mutants wait here, unprinted.
@@ -192,13 +189,14 @@ pub(super) fn queue(plan: &Plan, no_canary: bool) -> (Queue, CanaryBoard) {
     if !no_canary {
         let mut pairs: BTreeMap<Pair, bool> = BTreeMap::new();
         for m in plan.ready() {
-            let e = pairs.entry((m.file.clone(), m.test)).or_insert(true);
+            let e = pairs.entry(Pair::of(m)).or_insert(true);
             *e &= m.canary;
         }
         let mut states = board.lock();
-        for ((file, test), enabled) in pairs {
+        for (pair, enabled) in pairs {
             if enabled {
-                states.insert((file.clone(), test), CanaryState::Pending(Vec::new()));
+                let (file, test) = (pair.file.clone(), pair.test);
+                states.insert(pair, CanaryState::Pending(Vec::new()));
                 q.jobs[test].push_back(Job::Canary { file, test });
             }
         }
@@ -321,11 +319,14 @@ async fn worker(
                 let r = job::run_canary(w, &mut scratch, ctx, &file, test, &cancel).await;
                 out.scratch = Some(scratch);
                 if r.is_err() {
-                    ctx.canaries.give_up((file.clone(), test));
+                    ctx.canaries.give_up(Pair {
+                        file: file.clone(),
+                        test,
+                    });
                 }
                 r.map(|c| {
                     c.map(|(c, finding)| {
-                        let mut done = released(ctx, (file, test), Arc::new(finding));
+                        let mut done = released(ctx, Pair { file, test }, Arc::new(finding));
                         done.push(JobResult::Canary(c));
                         done
                     })

@@ -11,7 +11,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::{Context, Result};
-use crate::run::shell_quote;
+use crate::run::shell;
 
 /// The file pytest loads the plugin from, in the directory holding the copy.
 const CONFTEST: &str = "conftest.py";
@@ -97,7 +97,7 @@ pub(super) fn env(
         .filter(|v| !v.trim().is_empty());
     let cut = format!(
         "--confcutdir={}",
-        shell_quote(&holder.display().to_string())
+        shell::quote(&holder.display().to_string())
     );
     let addopts = match inherited {
         Some(a) => format!("{} {cut}", a.trim()),
@@ -142,7 +142,7 @@ mod tests {
             get("PYTEST_ADDOPTS").unwrap(),
             format!(
                 "-q --confcutdir={}",
-                shell_quote(&d.path().display().to_string())
+                shell::quote(&d.path().display().to_string())
             )
         );
         let list = std::fs::read_to_string(get("UNGUARD_SELECT").unwrap()).unwrap();

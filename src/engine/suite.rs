@@ -12,8 +12,8 @@ use tokio::sync::{watch, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use super::adapter::Adapter;
 use super::select;
 use crate::error::Result;
-use crate::outcome::reading::junit::{self, Reading};
 use crate::outcome::reading::suite_log::{self, Observed};
+use crate::outcome::reading::{self, Reading};
 use crate::progress::Progress;
 use crate::run::child_env::{self, ChildEnv};
 use crate::run::{self, Exit, Invocation, RunResult};
@@ -151,7 +151,7 @@ fn addopts_with(base: Option<&str>, opt: &str) -> String {
 fn junitxml_opt(report: &Path) -> String {
     format!(
         "--junitxml={}",
-        run::shell_quote(&report.display().to_string())
+        run::shell::quote(&report.display().to_string())
     )
 }
 
@@ -194,10 +194,10 @@ pub(super) const JUNIT_REQUEST: &str = "PYTEST_ADDOPTS=--junitxml=… (a JUnit r
 /// seen: not configured.
 fn observe(seen: suite_log::LogReading, injected: Option<&Path>, tree: &Path) -> Reading {
     let report = injected
-        .and_then(|p| junit::read(p).ok())
+        .and_then(|p| reading::read(p).ok())
         .or_else(|| {
             let named = seen.pytest_report.as_ref()?;
-            junit::read(&tree.join(named)).ok()
+            reading::read(&tree.join(named)).ok()
         })
         .map(|r| r.relative_to(tree));
     Observed::new(seen, report).map_or(Reading::NotConfigured, Reading::Observed)
@@ -400,7 +400,7 @@ pub(super) async fn run_suite(
         Some(p) => {
             expected.extend(inside(&scratch.tree, &p));
             seen = read_log(call.log).runners;
-            match junit::read(&p) {
+            match reading::read(&p) {
                 Ok(r) => Reading::Read(r.relative_to(&scratch.tree)),
                 Err(e) => Reading::Unreadable(e),
             }

@@ -11,8 +11,9 @@ pub mod network_hint;
 pub mod reading;
 
 use crate::mutate::ApplyProblem;
-use crate::outcome::reading::junit::{Reading, Report, TestPattern};
+use crate::outcome::reading::model::{Report, TestPattern};
 use crate::outcome::reading::suite_log::Observed;
+use crate::outcome::reading::Reading;
 use crate::plan::{Mutant, Rejected};
 use crate::results::{Direction, Location, MutantResult, Outcome, Position};
 use crate::run::{Exit, RunResult};
@@ -391,7 +392,7 @@ pub fn canary_unreached(
         return None;
     }
     let expected =
-        |c: &crate::outcome::reading::junit::TestCase| killed_by.iter().any(|p| p.matches(c));
+        |c: &crate::outcome::reading::model::TestCase| killed_by.iter().any(|p| p.matches(c));
     if report.red().into_iter().any(expected) {
         return None;
     }
@@ -413,7 +414,7 @@ pub fn canary_unreached(
     let nothing_ran = report
         .cases
         .iter()
-        .all(crate::outcome::reading::junit::TestCase::is_load_error);
+        .all(crate::outcome::reading::model::TestCase::is_load_error);
     if ran.is_empty() && (nothing_ran || killed_by.iter().any(broken)) {
         return None;
     }
@@ -747,7 +748,7 @@ mod tests {
         let v = classify(
             &run(Exit::Code(1)),
             &c,
-            &Reading::Unreadable(crate::outcome::reading::junit::ReportError::NotJunit),
+            &Reading::Unreadable(crate::outcome::reading::model::ReportError::NotJunit),
             &[],
             1.0,
         );
@@ -1013,7 +1014,7 @@ mod tests {
         assert!(why.contains("1 red test(s): t.m::a") && !tail, "{why}");
         let (why, _) = red(baseline(&Exit::Code(0), &c, read("<testsuite/>")));
         assert!(why.contains("ran 0 tests"), "{why}");
-        let none = Reading::Unreadable(crate::outcome::reading::junit::ReportError::NotJunit);
+        let none = Reading::Unreadable(crate::outcome::reading::model::ReportError::NotJunit);
         let (why, _) = red(baseline(&Exit::Code(0), &c, none));
         assert!(why.contains("no readable JUnit report"), "{why}");
     }

@@ -11,7 +11,8 @@
 use std::path::Path;
 
 use crate::audit::detect::project_command::NETWORK_WORDS;
-use crate::outcome::reading::junit::{Reading, TestCase};
+use crate::outcome::reading::model::TestCase;
+use crate::outcome::reading::Reading;
 
 /// Why a red test looks like the network.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -237,7 +238,7 @@ fn pytest_flag(whys: &[(&TestCase, Why)], root: &Path) -> String {
         parts.push(format!("-k \"{}\"", not(&names)));
     }
     for id in ids {
-        parts.push(format!("--deselect {}", crate::run::shell_line::quote(&id)));
+        parts.push(format!("--deselect {}", crate::run::shell::quote(&id)));
     }
     parts.join(" ")
 }

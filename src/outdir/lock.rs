@@ -90,7 +90,7 @@ pub(super) fn holder_record() -> String {
     let started = chrono::DateTime::<chrono::Utc>::from(std::time::SystemTime::now())
         .format("%Y-%m-%d %H:%M:%S UTC");
     let argv: Vec<String> = std::env::args()
-        .map(|a| crate::run::shell_quote(&a))
+        .map(|a| crate::run::shell::quote(&a))
         .collect();
     let cwd = std::env::current_dir()
         .map(|d| d.display().to_string())

@@ -6,7 +6,8 @@
 //! in the run's cgroup, and is killed when the run ends. Behind it, for a
 //! supervisor that was itself killed and for runs without one, three nets
 //! from tight to wide:
-//! 1. every run is its own process group, killed as a whole (`run`);
+//! 1. every run is its own process group, killed as a whole
+//!    ([`crate::run::child`]);
 //! 2. every run carries a token in its environment; processes that left the
 //!    group (`setsid`, `start_new_session=True`) still carry it and are found
 //!    in `/proc/*/environ`;

@@ -149,19 +149,9 @@ pub fn assignment(w: &Word) -> Option<(&str, &str)> {
     ok.then_some((name, value))
 }
 
-/// `value` as one shell word: bare when it needs no quoting, else in
-/// single quotes.
-pub fn quote(value: &str) -> String {
-    if !value.is_empty()
-        && value
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"/._-+=:,@%".contains(&b))
-    {
-        value.to_string()
-    } else {
-        format!("'{}'", value.replace('\'', "'\\''"))
-    }
-}
+/// `value` as one shell word: [`crate::run::shell::quote`] (named here too
+/// for the readers of project commands, which re-emit words).
+pub use crate::run::shell::quote;
 
 #[cfg(test)]
 mod tests {

@@ -22,7 +22,7 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
-use crate::outcome::reading::junit::{Report, Status, TestCase};
+use crate::outcome::reading::model::{Report, Status, TestCase};
 
 /// One `test2json` event; only the fields unguard reads.
 #[derive(Debug, Deserialize)]

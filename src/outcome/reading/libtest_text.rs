@@ -31,7 +31,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use crate::outcome::reading::junit::{Report, Status, TestCase};
+use crate::outcome::reading::model::{Report, Status, TestCase};
 
 /// What libtest's lines in one text show.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -128,7 +128,7 @@ pub fn parse(text: &str) -> Option<LibtestRun> {
     let mut binary: Option<Binary> = None;
     for raw in text.lines() {
         let raw = raw.rsplit('\r').next().unwrap_or(raw);
-        let cleaned = crate::outcome::reading::suite_log::strip_ansi(raw);
+        let cleaned = crate::outcome::reading::strip_ansi(raw);
         let line = cleaned.trim();
         if let Some(name) = binary_classname(line) {
             if let Some(b) = binary.take() {

@@ -10,13 +10,13 @@
 //! pure; the engine adds the JUnit report it had pytest write (through
 //! `PYTEST_ADDOPTS`), and [`crate::outcome`] decides what it all means.
 
-use std::borrow::Cow;
 use std::path::PathBuf;
 use std::sync::LazyLock;
 
 use regex::Regex;
 
-use crate::outcome::reading::junit::Report;
+use crate::outcome::reading::model::{Report, Status, TestCase};
+use crate::outcome::reading::strip_ansi;
 
 /// A test runner unguard recognises in a log.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -199,7 +199,7 @@ pub fn read(output: &str) -> LogReading {
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum GoPlain {
     /// `--- FAIL: TestX/sub (0.00s)`
-    Case(String, crate::outcome::reading::junit::Status),
+    Case(String, Status),
     /// `ok  \tpkg\t0.01s`, `FAIL\tpkg\t0.01s`, `?   \tpkg\t[no test files]`
     Package,
     /// `FAIL\tpkg [build failed]` / `[setup failed]`: no test ran there.
@@ -207,7 +207,6 @@ enum GoPlain {
 }
 
 fn go_plain(line: &str) -> Option<GoPlain> {
-    use crate::outcome::reading::junit::Status;
     static CASE: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(r"^--- (FAIL|PASS|SKIP): (\S+) \([0-9.]+s\)$").expect("valid regex")
     });
@@ -239,10 +238,10 @@ fn go_plain(line: &str) -> Option<GoPlain> {
 /// result was printed (nothing ran: not a failed test), `None` when the
 /// lines show no test at all (a green run without `-v`).
 fn go_plain_report(lines: &[GoPlain]) -> Option<Report> {
-    let cases: Vec<crate::outcome::reading::junit::TestCase> = lines
+    let cases: Vec<TestCase> = lines
         .iter()
         .filter_map(|l| match l {
-            GoPlain::Case(name, status) => Some(crate::outcome::reading::junit::TestCase {
+            GoPlain::Case(name, status) => Some(TestCase {
                 classname: String::new(),
                 name: name.clone(),
                 status: *status,
@@ -252,13 +251,6 @@ fn go_plain_report(lines: &[GoPlain]) -> Option<Report> {
         .collect();
     let broken = lines.contains(&GoPlain::Broken);
     (!cases.is_empty() || broken).then_some(Report { cases })
-}
-
-/// `line` without ANSI escape sequences (colours, cursor movement).
-pub(crate) fn strip_ansi(line: &str) -> Cow<'_, str> {
-    static ANSI: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r"\x1b\[[0-9;?]*[A-Za-z]").expect("valid regex"));
-    ANSI.replace_all(line, "")
 }
 
 /// pytest's summary line: `==== 1 failed, 4 passed, 1 warning in 0.12s ====`
