@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 pub const SCHEMA: &str = "unguard/1";
 
 /// The verdict vocabulary of each row is the verdict rules' own.
-pub use crate::outcome::{Outcome, ReasonKind};
+pub use crate::outcome::kinds::{Outcome, ReasonKind};
 
 /// Which way a mutation moves a control (seed 002 rule 5). Absent where it
 /// does not apply (data-fidelity operators, most hand-written specs).
