@@ -14,15 +14,15 @@ use super::suite::{env_for, put_back, run_suite, SuiteCall, SuiteRun};
 use super::{Ctx, Pair};
 use crate::error::{Error, Result};
 use crate::outcome::reading::model::Report;
-use crate::outcome::{self, CanaryFinding, CanaryVerdict, Verdict};
+use crate::outcome::{self, CanaryFinding, CanaryVerdict, SubsetStage, Verdict};
 use crate::plan::{Entry, Mutant};
-use crate::results::{CanaryResult, MutantResult, Outcome, SubsetRun};
+use crate::results::{row, CanaryResult, MutantResult, Outcome, SubsetRun};
 use crate::run::{self, Exit, Invocation};
 use crate::workspace::Scratch;
 use crate::{mutate, outdir};
 
 /// The stage name of a full-suite kill's red tests run alone to confirm it.
-const RED_TESTS: &str = "red-tests";
+const RED_TESTS: SubsetStage = SubsetStage::RedTests;
 
 /// What a finished job hands to the scheduler.
 pub(super) enum JobResult {
@@ -232,7 +232,7 @@ struct MutantRun<'a> {
 impl MutantRun<'_> {
     fn result(&self, v: Verdict) -> MutantResult {
         let command = self.ctx.plan.tests[self.m.test].command.display();
-        let mut r = outcome::mutant_result(self.m, command, v);
+        let mut r = row::mutant_result(self.m, command, v);
         r.diff_file = Some(outdir::diff_name(&self.m.id));
         r.reset_paths = self.reset.load(Ordering::Relaxed);
         r
@@ -331,7 +331,7 @@ impl MutantRun<'_> {
             stage: stage.name.to_string(),
             tests: stage.tests.clone(),
             result: "passed-on".into(),
-            detail: v.detail.clone(),
+            detail: v.detail(),
             duration_s: run.res.duration.as_secs_f64(),
             log_file: name.clone(),
         };

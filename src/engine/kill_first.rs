@@ -34,6 +34,7 @@ use super::suite::{run_suite, SuiteCall};
 use super::{Ctx, Pair};
 use crate::error::{Error, Result};
 use crate::outcome::reading::model::{Report, TestCase};
+use crate::outcome::SubsetStage;
 use crate::outdir;
 use crate::plan::Entry;
 use crate::results::SubsetCheck;
@@ -43,8 +44,8 @@ use crate::workspace::Scratch;
 /// A subset of the tests a mutant runs before the full suite.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Stage {
-    /// `expected-killers`, `canary` or `siblings`.
-    pub name: &'static str,
+    /// Where its tests come from.
+    pub name: SubsetStage,
     /// JUnit ids, in the baseline's order.
     pub tests: Vec<String>,
 }
@@ -143,7 +144,7 @@ fn candidates(ctx: &Ctx, i: usize, pair: &Pair, report: &Report) -> Vec<Stage> {
     if !killed_by.is_empty() {
         let tests = ids_where(report, |c| killed_by.iter().any(|p| p.matches(c)));
         stages.push(Stage {
-            name: "expected-killers",
+            name: SubsetStage::ExpectedKillers,
             tests,
         });
     } else {
@@ -170,15 +171,15 @@ fn candidates(ctx: &Ctx, i: usize, pair: &Pair, report: &Report) -> Vec<Stage> {
             Default::default()
         };
         stages.push(Stage {
-            name: "canary-near",
+            name: SubsetStage::CanaryNear,
             tests: near,
         });
         stages.push(Stage {
-            name: "canary",
+            name: SubsetStage::Canary,
             tests: rest,
         });
         stages.push(Stage {
-            name: "siblings",
+            name: SubsetStage::Siblings,
             tests: siblings,
         });
     }

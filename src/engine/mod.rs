@@ -161,9 +161,9 @@ impl Ctx {
     fn result_of(&self, i: usize, v: outcome::Verdict) -> MutantResult {
         match &self.plan.entries[i] {
             Entry::Ready(m) => {
-                outcome::mutant_result(m, self.plan.tests[m.test].command.display(), v)
+                crate::results::row::mutant_result(m, self.plan.tests[m.test].command.display(), v)
             }
-            Entry::Rejected(r) => outcome::rejected_result(r),
+            Entry::Rejected(r) => crate::results::row::rejected_result(r),
         }
     }
 
@@ -391,7 +391,7 @@ fn assemble(spec: &Spec, ctx: &Ctx, run: Run) -> Results {
     canaries.sort_by(|a, b| (&a.file, &a.command).cmp(&(&b.file, &b.command)));
     for (i, e) in ctx.plan.entries.iter().enumerate() {
         if let Entry::Rejected(r) = e {
-            results.insert(i, outcome::rejected_result(r));
+            results.insert(i, crate::results::row::rejected_result(r));
         }
     }
     let interrupted = Interrupts::interrupted();

@@ -7,24 +7,28 @@
 //! expected ones. The functions are pure: the engine runs things and hands
 //! over what happened; this module decides what it means.
 
+pub mod kinds;
 pub mod network_hint;
 pub mod reading;
+pub mod reason;
+
+pub use kinds::{Outcome, ReasonKind, SubsetStage};
+pub use reason::{Derived, Reason};
 
 use crate::mutate::ApplyProblem;
 use crate::outcome::reading::model::{Report, TestPattern};
 use crate::outcome::reading::suite_log::Observed;
 use crate::outcome::reading::Reading;
-use crate::plan::{Mutant, Rejected};
-use crate::results::{Direction, Location, MutantResult, Outcome, Position};
 use crate::run::{Exit, RunResult};
-use crate::spec::{FailCodes, Preset, SpecPos, TestConfig};
+use crate::spec::{FailCodes, Preset, TestConfig};
 
 /// A verdict and what backs it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Verdict {
+    /// Always its reason's outcome ([`ReasonKind::outcome`]).
     pub outcome: Outcome,
-    /// Why, in one or two sentences.
-    pub detail: String,
+    /// Why: the rule and the facts it names ([`Verdict::detail`] says it).
+    pub reason: Reason,
     /// JUnit ids of the tests that failed or errored.
     pub red_tests: Vec<String>,
     /// Tests in the run's JUnit report, when there is one.
@@ -39,29 +43,30 @@ pub struct Verdict {
 
 impl Verdict {
     /// A verdict with no test run behind it.
-    pub fn bare(outcome: Outcome, detail: impl Into<String>) -> Verdict {
+    pub fn bare(reason: Reason) -> Verdict {
         Verdict {
-            outcome,
-            detail: detail.into(),
+            outcome: reason.kind().outcome(),
+            reason,
             red_tests: Vec::new(),
             tests_total: None,
             red_counted: None,
             tests_ran: Vec::new(),
         }
     }
-}
 
-fn exit_code_meaning(preset: Preset, code: i32) -> &'static str {
-    if preset == Preset::Pytest {
-        match code {
-            2 => " (pytest: interrupted, e.g. a collection error)",
-            3 => " (pytest: internal error)",
-            4 => " (pytest: usage error, e.g. an unknown option or node id)",
-            5 => " (pytest: no tests collected)",
-            _ => "",
+    /// Why, in one or two sentences: a mutant's `detail`.
+    pub fn detail(&self) -> String {
+        self.reason.to_string()
+    }
+
+    /// This verdict with another reason (and its outcome); the facts of
+    /// the run stay.
+    fn because(self, reason: Reason) -> Verdict {
+        Verdict {
+            outcome: reason.kind().outcome(),
+            reason,
+            ..self
         }
-    } else {
-        ""
     }
 }
 
@@ -100,36 +105,16 @@ fn classify_exit(
 ) -> Verdict {
     let v = Verdict::bare;
     match &run.exit {
-        Exit::Timeout => v(
-            Outcome::Timeout,
-            format!(
-                "the suite was still running after {timeout_s:.1}s; its process group was killed"
-            ),
-        ),
-        Exit::Interrupted => v(
-            Outcome::WrongReason,
-            "interrupted before the suite finished".into(),
-        ),
-        Exit::SpawnFailed(e) => v(
-            Outcome::WrongReason,
-            format!("the test command could not run: {e}"),
-        ),
-        Exit::Signal(sig) => v(
-            Outcome::WrongReason,
-            format!("the test command died from signal {sig} (a crash, not a failing test)"),
-        ),
-        Exit::Code(0) => v(Outcome::Survived, SURVIVED.into()),
-        Exit::Code(code) if crash_signal(cfg, *code).is_some() => v(
-            Outcome::WrongReason,
-            format!(
-                "exit code {code}: the test command died from signal {} (a shell reports a death by signal N as 128+N): a crash, not a failing test",
-                code - 128
-            ),
-        ),
-        Exit::Code(code) if !cfg.fail_codes.is_test_failure(*code) => v(
-            Outcome::WrongReason,
-            not_a_test_failure(cfg, *code),
-        ),
+        Exit::Timeout => v(Reason::Hang { timeout_s }),
+        Exit::Interrupted => v(Reason::Interrupted),
+        Exit::SpawnFailed(e) => v(Reason::CouldNotRun(e.clone())),
+        Exit::Signal(sig) => v(Reason::Signal(*sig)),
+        Exit::Code(0) => v(Reason::SuiteGreen),
+        Exit::Code(code) if crash_signal(cfg, *code).is_some() => v(Reason::ShellSignal(*code)),
+        Exit::Code(code) if !cfg.fail_codes.is_test_failure(*code) => v(Reason::NotATestFailure {
+            code: *code,
+            preset: cfg.preset,
+        }),
         Exit::Code(code) => classify_red(*code, junit, killed_by),
     }
 }
@@ -145,24 +130,16 @@ pub fn crash_signal(cfg: &TestConfig, code: i32) -> Option<i32> {
     (code > 128 && code <= 128 + SIGRTMAX && !listed).then_some(code - 128)
 }
 
-fn not_a_test_failure(cfg: &TestConfig, code: i32) -> String {
-    let meaning = exit_code_meaning(cfg.preset, code);
-    format!(
-        "exit code {code}{meaning} is not a test failure under the `{}` preset",
-        cfg.preset
-    )
-}
-
 /// A red run whose exit code is a test failure: killed only when the JUnit
 /// report (if any) shows red tests, and the expected ones among them.
 fn classify_red(code: i32, junit: &Reading, killed_by: &[TestPattern]) -> Verdict {
     let v = Verdict::bare;
     let report = match junit {
         Reading::Unreadable(e) => {
-            return v(
-                Outcome::WrongReason,
-                format!("exit code {code} but no JUnit report was written ({e}): the suite broke before reporting"),
-            )
+            return v(Reason::NoJunitReport {
+                code,
+                error: e.to_string(),
+            })
         }
         Reading::Read(r) => Some(r),
         Reading::NotConfigured => None,
@@ -179,34 +156,24 @@ fn classify_red(code: i32, junit: &Reading, killed_by: &[TestPattern]) -> Verdic
         .filter(|_| real_red == 0)
         .and_then(|r| r.load_errors().first().copied())
     {
-        return v(
-            Outcome::WrongReason,
-            format!(
-                "exit code {code} but the JUnit report shows a test module that failed to load or collect ({}): a broken import or collection error, not a failing test",
-                broken.id()
-            ),
-        );
+        return v(Reason::LoadErrorInReport {
+            code,
+            module: broken.id(),
+        });
     }
     let red_tests = report.map(Report::red_ids).unwrap_or_default();
     let total = report.map_or(0, Report::total);
     if report.is_some() && red_tests.is_empty() {
-        return v(
-            Outcome::WrongReason,
-            format!(
-                "exit code {code} but the JUnit report shows 0 failed of {total} tests: something other than a test turned it red (coverage gate, collection error, plugin)"
-            ),
-        );
+        return v(Reason::NoFailedTestInReport { code, total });
     }
     if killed_by.is_empty() {
-        return v(
-            Outcome::Killed,
-            match report {
-                Some(_) => format!("{} of {total} tests failed", red_tests.len()),
-                None => format!(
-                    "the suite failed (exit code {code}; no JUnit report, tests not counted)"
-                ),
+        return v(match report {
+            Some(_) => Reason::TestsFailed {
+                red: red_tests.len(),
+                total,
             },
-        );
+            None => Reason::SuiteFailedNoReport { code },
+        });
     }
     let hits: Vec<String> = report
         .map(|r| {
@@ -218,30 +185,12 @@ fn classify_red(code: i32, junit: &Reading, killed_by: &[TestPattern]) -> Verdic
         })
         .unwrap_or_default();
     if hits.is_empty() {
-        v(
-            Outcome::WrongReason,
-            format!(
-                "red, but none of the expected killers failed (expected: {}); failed instead: {}{}",
-                killed_by
-                    .iter()
-                    .map(|p| p.raw())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                red_tests
-                    .iter()
-                    .take(3)
-                    .cloned()
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                if red_tests.len() > 3 {
-                    format!(" (+{} more)", red_tests.len() - 3)
-                } else {
-                    String::new()
-                }
-            ),
-        )
+        v(Reason::OtherTestsFailed {
+            expected: killed_by.iter().map(|p| p.raw().to_string()).collect(),
+            red: red_tests,
+        })
     } else {
-        v(Outcome::Killed, format!("killed by {}", hits.join(", ")))
+        v(Reason::KilledBy(hits))
     }
 }
 
@@ -259,54 +208,44 @@ fn observed_red(code: i32, o: &Observed, killed_by: &[TestPattern]) -> Option<Ve
             return None;
         }
     } else if let Some(line) = &o.load_error {
-        return Some(Verdict::bare(
-            Outcome::WrongReason,
-            format!(
-                "exit code {code}: {} could not load or collect the suite (`{line}`): a broken import, plugin or option, not a failing test",
-                o.load_error_runner()
-            ),
-        ));
+        return Some(Verdict::bare(Reason::LoadErrorInLog {
+            code,
+            runner: o.load_error_runner().to_string(),
+            line: line.to_string(),
+        }));
     }
     let (Some(total), Some(red)) = (o.total(), o.red()) else {
-        return Some(Verdict::bare(
-            Outcome::Killed,
-            format!(
-                "the suite failed (exit code {code}; {} ran but left no summary line or report, tests not counted)",
-                o.runner_names()
-            ),
-        ));
+        return Some(Verdict::bare(Reason::SuiteFailedNoSummary {
+            code,
+            runners: o.runner_names().to_string(),
+        }));
     };
     if red == 0 {
-        return Some(Verdict::bare(
-            Outcome::WrongReason,
-            format!(
-                "exit code {code} but {} shows 0 failed of {total} tests: something other than a failing test turned it red (a coverage threshold, a test file that failed to load, a plugin)",
-                o.source()
-            ),
-        ));
+        return Some(Verdict::bare(Reason::NoFailedTestCounted {
+            code,
+            source: o.source().to_string(),
+            total,
+        }));
     }
     killed_by.is_empty().then(|| {
-        Verdict::bare(
-            Outcome::Killed,
-            format!("{red} of {total} tests failed ({})", o.source()),
-        )
+        Verdict::bare(Reason::TestsCounted {
+            red,
+            total,
+            source: o.source().to_string(),
+        })
     })
 }
 
 /// The mutation was written, but the file on disk did not change.
 pub fn no_op_on_disk() -> Verdict {
-    Verdict::bare(Outcome::NoOp, "the mutant did not change the file on disk")
+    Verdict::bare(Reason::UnchangedOnDisk)
 }
 
 /// The mutant failed `test.check` with this exit: it proves nothing.
 pub fn unviable(check: &Exit) -> Verdict {
-    Verdict::bare(
-        Outcome::Unviable,
-        format!(
-            "the mutant fails `test.check` ({}): it does not build, so it proves nothing",
-            check.describe()
-        ),
-    )
+    Verdict::bare(Reason::CheckFailed {
+        exit: check.describe(),
+    })
 }
 
 /// A survivor whose re-check `k` of `rechecks` (log `log`) went another
@@ -314,42 +253,33 @@ pub fn unviable(check: &Exit) -> Verdict {
 /// The first run's facts stay; the red tests are the re-check's.
 pub fn flaky(first: Verdict, k: usize, rechecks: usize, again: Verdict, log: &str) -> Verdict {
     Verdict {
-        outcome: Outcome::Flaky,
-        detail: format!(
-            "survived, then re-check {k} of {rechecks} went {} ({}): the suite is flaky for this mutant, so neither verdict is proof (log: {log})",
-            again.outcome.as_str(),
-            again.detail
-        ),
         red_tests: again.red_tests,
         ..first
     }
+    .because(Reason::derived(Derived::SurvivorNotReproduced {
+        k,
+        rechecks,
+        again: again.reason,
+        log: log.to_string(),
+    }))
 }
 
 /// Emptying `file` left the suite green: it does not run this copy.
 pub fn unreached(file: &str) -> Verdict {
-    Verdict::bare(
-        Outcome::Unreached,
-        format!(
-            "emptying {file} did not turn the suite red: the suite does not run this copy of the file (editable install? prebuilt dist/? set `test.env: {{PYTHONPATH: src}}`), so no verdict is possible"
-        ),
-    )
+    Verdict::bare(Reason::CanaryGreen {
+        file: file.to_string(),
+    })
 }
 
 /// unguard failed on this mutant (a panic in its own code).
 pub fn internal_error(why: &str) -> Verdict {
-    Verdict::bare(
-        Outcome::InternalError,
-        format!("unguard failed on this mutant ({why}); this is a bug in unguard, please report it. The other mutants ran normally."),
-    )
+    Verdict::bare(Reason::InternalError(why.to_string()))
 }
 
 /// A mutation that never applied: ambiguous, or a no-op (nothing matched,
 /// identical replacement, binary file).
 pub fn rejected(problem: &ApplyProblem) -> Verdict {
-    match problem {
-        ApplyProblem::Ambiguous(d) => Verdict::bare(Outcome::Ambiguous, d.clone()),
-        other => Verdict::bare(Outcome::NoOp, other.detail()),
-    }
+    Verdict::bare(Reason::Rejected(problem.clone()))
 }
 
 /// What a finished canary (its file emptied) showed, for the mutants of
@@ -402,11 +332,6 @@ pub fn canary_unreached(
         .filter(|c| expected(c))
         .map(|c| c.id())
         .collect();
-    let killers = killed_by
-        .iter()
-        .map(|p| p.raw())
-        .collect::<Vec<_>>()
-        .join(", ");
     // Not run because their module failed to import or collect with the
     // file emptied, or because no test ran at all (the build broke: `cargo
     // test`, `go test`): that is reach.
@@ -418,17 +343,11 @@ pub fn canary_unreached(
     if ran.is_empty() && (nothing_ran || killed_by.iter().any(broken)) {
         return None;
     }
-    let how = if ran.is_empty() {
-        "did not run under it (stopped early by `-x` or `--maxfail`, or deselected?)".to_string()
-    } else {
-        format!("stayed green under it ({})", ran.join(", "))
-    };
-    Some(Verdict::bare(
-        Outcome::Unreached,
-        format!(
-            "the canary emptied {file} and the suite went red, but the expected killers ({killers}) {how}: they do not exercise this copy of the file (a `killed_by` naming the wrong tests, or an editable install pointing them at the checkout), so no verdict is possible"
-        ),
-    ))
+    Some(Verdict::bare(Reason::KillersNotReached {
+        file: file.to_string(),
+        killers: killed_by.iter().map(|p| p.raw().to_string()).collect(),
+        ran,
+    }))
 }
 
 /// A mutant's verdict once its file's canary is done: `None` when it
@@ -450,22 +369,13 @@ pub fn after_canary(
 /// A verdict (killed or timeout) that a run of a subset of the suite
 /// decided (kill-first): said so in its detail. The full suite did not
 /// run; the subset ran green on the unmutated copy before.
-pub fn by_subset(v: Verdict, stage: &str, n: usize) -> Verdict {
-    let tests = if n == 1 { "test" } else { "tests" };
-    let from = match stage {
-        "expected-killers" => "its expected killers",
-        "canary" => "the tests its file's canary turned red",
-        "canary-near" => "the tests its file's canary turned red that are named after it",
-        "siblings" => "the tests that killed other mutants of its file",
-        other => other,
-    };
-    Verdict {
-        detail: format!(
-            "{} (a run of {n} selected {tests}: {from}, green on the unmutated copy; the full suite did not run)",
-            v.detail
-        ),
-        ..v
-    }
+pub fn by_subset(v: Verdict, stage: SubsetStage, n: usize) -> Verdict {
+    let verdict = v.reason.clone();
+    v.because(Reason::derived(Derived::BySubset {
+        verdict,
+        stage,
+        tests: n,
+    }))
 }
 
 /// A kill that did not reproduce: re-check `k` of `rechecks` (log `log`)
@@ -478,16 +388,14 @@ pub fn unconfirmed_kill(
     again: Verdict,
     log: &str,
 ) -> Verdict {
-    Verdict {
-        outcome: Outcome::Flaky,
-        detail: format!(
-            "killed ({}), then re-check {k} of {rechecks} went {} ({}): the kill does not reproduce, so it is no proof (log: {log})",
-            first.detail,
-            again.outcome.as_str(),
-            again.detail
-        ),
-        ..first
-    }
+    let reason = Reason::derived(Derived::KillNotReproduced {
+        first: first.reason.clone(),
+        k,
+        rechecks,
+        again: again.reason,
+        log: log.to_string(),
+    });
+    first.because(reason)
 }
 
 /// A hang (`first`, a timeout) and its confirmation run (`again`, the same
@@ -495,25 +403,21 @@ pub fn unconfirmed_kill(
 /// confirmation named; anything else makes it `flaky`, as a kill that does
 /// not reproduce is.
 pub fn confirmed_hang(first: Verdict, again: Verdict, log: &str) -> Verdict {
-    if again.outcome == Outcome::Timeout {
-        return Verdict {
-            detail: format!(
-                "{}; it hung again on its confirmation run, alone (log: {log})",
-                first.detail
-            ),
-            ..first
-        };
-    }
-    Verdict {
-        outcome: Outcome::Flaky,
-        detail: format!(
-            "timed out ({}), then its confirmation run, alone, went {} ({}): the hang does not reproduce, so it is no proof (log: {log})",
-            first.detail,
-            again.outcome.as_str(),
-            again.detail
-        ),
-        ..first
-    }
+    let first_reason = first.reason.clone();
+    let log = log.to_string();
+    let reason = Reason::derived(if again.outcome == Outcome::Timeout {
+        Derived::HangConfirmed {
+            first: first_reason,
+            log,
+        }
+    } else {
+        Derived::HangNotReproduced {
+            first: first_reason,
+            again: again.reason,
+            log,
+        }
+    });
+    first.because(reason)
 }
 
 /// What a canary run (the file emptied) shows.
@@ -613,79 +517,13 @@ pub fn baseline(exit: &Exit, cfg: &TestConfig, junit: Reading) -> BaselineVerdic
     }
 }
 
-fn spec_pos(p: &SpecPos) -> String {
-    format!("{}:{}:{}", p.path, p.line, p.col)
-}
-
-/// Put verdict `v` into row `r`.
-pub fn with_verdict(mut r: MutantResult, v: Verdict) -> MutantResult {
-    r.outcome = v.outcome;
-    r.detail = v.detail;
-    r.red_tests = v.red_tests;
-    r.tests_total = v.tests_total;
-    r.red_counted = v.red_counted;
-    r.tests_ran = v.tests_ran;
-    r
-}
-
-/// Why a mutant survived, before a tightening mutant's words replace it.
-const SURVIVED: &str = "the suite stayed green with the control removed";
-
-/// The result row of a ready mutant `m` run under `command`, with verdict `v`.
-pub fn mutant_result(m: &Mutant, command: String, v: Verdict) -> MutantResult {
-    let mut r = with_verdict(
-        MutantResult::new(
-            &m.id,
-            &m.control,
-            &m.file,
-            spec_pos(&m.pos),
-            v.outcome,
-            String::new(),
-        ),
-        v,
-    );
-    r.rule = m.rule.clone();
-    r.direction = m.direction;
-    if m.direction == Some(Direction::Tighten) && r.outcome == Outcome::Survived {
-        r.detail = r.detail.replacen(
-            SURVIVED,
-            "the suite stayed green with one accepted class of the control dropped: no positive twin proves it is still accepted",
-            1,
-        );
+/// A tightening mutant's verdict: a survivor is a missing positive twin
+/// (no test proves the dropped class is still accepted).
+pub fn tightening(v: Verdict) -> Verdict {
+    match v.reason {
+        Reason::SuiteGreen => v.because(Reason::NoPositiveTwin),
+        _ => v,
     }
-    r.line = m.line;
-    r.killed_by = m.killed_by.clone();
-    r.location = Some(Location {
-        start: Position {
-            line: m.line,
-            column: m.col,
-        },
-        end: Position {
-            line: m.end_line,
-            column: m.end_col,
-        },
-    });
-    r.replacement = Some(m.replacement.clone());
-    r.sites = m.sites;
-    r.command = Some(command);
-    r.diff = Some(m.diff.clone());
-    r
-}
-
-/// The result row of a mutation that never applied.
-pub fn rejected_result(r: &Rejected) -> MutantResult {
-    let v = rejected(&r.problem);
-    let mut out = MutantResult::new(
-        &r.id,
-        &r.control,
-        &r.file,
-        spec_pos(&r.pos),
-        v.outcome,
-        v.detail,
-    );
-    out.rule = r.rule.clone();
-    out.direction = r.direction;
-    out
 }
 
 #[cfg(test)]
@@ -720,6 +558,10 @@ mod tests {
     }
     const ONE_RED: &str = r#"<testsuite><testcase classname="t.m" name="a"><failure/></testcase><testcase classname="t.m" name="b"/></testsuite>"#;
     const NONE_RED: &str = r#"<testsuite><testcase classname="t.m" name="a"/></testsuite>"#;
+    /// The rule behind a verdict.
+    fn kind(v: &Verdict) -> ReasonKind {
+        v.reason.kind()
+    }
 
     #[test]
     fn pytest_exit_codes_other_than_1_are_wrong_reason() {
@@ -727,9 +569,11 @@ mod tests {
         for code in [2, 3, 4, 5] {
             let v = classify(&run(Exit::Code(code)), &c, &read(ONE_RED), &[], 1.0);
             assert_eq!(v.outcome, Outcome::WrongReason, "exit {code}");
+            assert_eq!(kind(&v), ReasonKind::ExitCodeNotTestFailure, "exit {code}");
         }
         let v = classify(&run(Exit::Code(1)), &c, &read(ONE_RED), &[], 1.0);
         assert_eq!(v.outcome, Outcome::Killed);
+        assert_eq!(v.reason, Reason::TestsFailed { red: 1, total: 2 });
         assert_eq!(v.red_tests, vec!["t.m::a"]);
         assert_eq!(v.tests_total, Some(2));
     }
@@ -739,7 +583,11 @@ mod tests {
         let c = cfg("generic", FailCodes::AnyNonZero);
         let v = classify(&run(Exit::Code(1)), &c, &read(NONE_RED), &[], 1.0);
         assert_eq!(v.outcome, Outcome::WrongReason);
-        assert!(v.detail.contains("0 failed of 1"), "{}", v.detail);
+        assert_eq!(v.reason, Reason::NoFailedTestInReport { code: 1, total: 1 });
+        assert_eq!(
+            v.detail(),
+            "exit code 1 but the JUnit report shows 0 failed of 1 tests: something other than a test turned it red (coverage gate, collection error, plugin)"
+        );
     }
 
     #[test]
@@ -753,6 +601,7 @@ mod tests {
             1.0,
         );
         assert_eq!(v.outcome, Outcome::WrongReason);
+        assert_eq!(kind(&v), ReasonKind::NoJunitReport);
     }
 
     #[test]
@@ -760,37 +609,45 @@ mod tests {
         let c = cfg("generic", FailCodes::AnyNonZero);
         let yes = [TestPattern::new("t.m::a")];
         let no = [TestPattern::new("t.m::b")];
+        let v = classify(&run(Exit::Code(1)), &c, &read(ONE_RED), &yes, 1.0);
+        assert_eq!(v.outcome, Outcome::Killed);
+        assert_eq!(v.reason, Reason::KilledBy(vec!["t.m::a".into()]));
+        let v = classify(&run(Exit::Code(1)), &c, &read(ONE_RED), &no, 1.0);
+        assert_eq!(v.outcome, Outcome::WrongReason);
         assert_eq!(
-            classify(&run(Exit::Code(1)), &c, &read(ONE_RED), &yes, 1.0).outcome,
-            Outcome::Killed
-        );
-        assert_eq!(
-            classify(&run(Exit::Code(1)), &c, &read(ONE_RED), &no, 1.0).outcome,
-            Outcome::WrongReason
+            v.reason,
+            Reason::OtherTestsFailed {
+                expected: vec!["t.m::b".into()],
+                red: vec!["t.m::a".into()]
+            }
         );
     }
 
     #[test]
     fn green_timeout_signal() {
         let c = cfg("generic", FailCodes::AnyNonZero);
+        let of = |exit: Exit| classify(&run(exit), &c, &read(NONE_RED), &[], 1.0);
+        for (exit, outcome, reason) in [
+            (Exit::Code(0), Outcome::Survived, ReasonKind::SuiteGreen),
+            (Exit::Timeout, Outcome::Timeout, ReasonKind::Hang),
+            (Exit::Signal(11), Outcome::WrongReason, ReasonKind::Crash),
+            (
+                Exit::Interrupted,
+                Outcome::WrongReason,
+                ReasonKind::Interrupted,
+            ),
+            (
+                Exit::SpawnFailed("no such file".into()),
+                Outcome::WrongReason,
+                ReasonKind::CouldNotRun,
+            ),
+        ] {
+            let v = of(exit.clone());
+            assert_eq!((v.outcome, kind(&v)), (outcome, reason), "{exit:?}");
+        }
         assert_eq!(
-            classify(&run(Exit::Code(0)), &c, &read(NONE_RED), &[], 1.0).outcome,
-            Outcome::Survived
-        );
-        assert_eq!(
-            classify(&run(Exit::Timeout), &c, &Reading::NotConfigured, &[], 1.0).outcome,
-            Outcome::Timeout
-        );
-        assert_eq!(
-            classify(
-                &run(Exit::Signal(11)),
-                &c,
-                &Reading::NotConfigured,
-                &[],
-                1.0
-            )
-            .outcome,
-            Outcome::WrongReason
+            of(Exit::Timeout).detail(),
+            "the suite was still running after 1.0s; its process group was killed"
         );
     }
 
@@ -798,10 +655,9 @@ mod tests {
     fn without_junit_exit_code_decides() {
         let mut c = cfg("generic", FailCodes::AnyNonZero);
         c.junit = None;
-        assert_eq!(
-            classify(&run(Exit::Code(1)), &c, &Reading::NotConfigured, &[], 1.0).outcome,
-            Outcome::Killed
-        );
+        let v = classify(&run(Exit::Code(1)), &c, &Reading::NotConfigured, &[], 1.0);
+        assert_eq!(v.outcome, Outcome::Killed);
+        assert_eq!(v.reason, Reason::SuiteFailedNoReport { code: 1 });
     }
 
     #[test]
@@ -820,7 +676,8 @@ mod tests {
                 1.0,
             );
             assert_eq!(v.outcome, Outcome::WrongReason, "{exit:?}");
-            assert!(v.detail.contains(&format!("signal {sig}")), "{}", v.detail);
+            assert_eq!(kind(&v), ReasonKind::Crash, "{exit:?}");
+            assert!(v.detail().contains(&format!("signal {sig}")), "{v:?}");
         }
         let pytest = cfg("pytest", FailCodes::Only(vec![1]));
         let v = classify(
@@ -830,7 +687,8 @@ mod tests {
             &[],
             1.0,
         );
-        assert!(v.detail.contains("signal 6"), "{}", v.detail);
+        assert_eq!(v.reason, Reason::ShellSignal(134));
+        assert!(v.detail().contains("signal 6"), "{v:?}");
         // Codes below 129 and above 128+64 are exits, not signals.
         assert_eq!(crash_signal(&generic, 128), None);
         assert_eq!(crash_signal(&generic, 200), None);
@@ -865,17 +723,19 @@ mod tests {
         let c = cfg("generic", FailCodes::AnyNonZero);
         let hung = || classify(&run(Exit::Timeout), &c, &Reading::NotConfigured, &[], 1.0);
         let v = confirmed_hang(hung(), hung(), "m@recheck-1.log");
-        assert_eq!(v.outcome, Outcome::Timeout);
-        assert!(v.detail.contains("hung again"), "{}", v.detail);
+        assert_eq!((v.outcome, kind(&v)), (Outcome::Timeout, ReasonKind::Hang));
+        assert!(v.detail().contains("hung again"), "{v:?}");
         let green = classify(&run(Exit::Code(0)), &c, &read(NONE_RED), &[], 1.0);
         let v = confirmed_hang(hung(), green, "m@recheck-1.log");
         assert_eq!(v.outcome, Outcome::Flaky);
+        assert_eq!(kind(&v), ReasonKind::HangNotReproduced);
+        // The wording nests both runs' sentences and names the log.
+        let detail = v.detail();
         assert!(
-            v.detail.starts_with("timed out (")
-                && v.detail.contains("went survived")
-                && v.detail.ends_with("(log: m@recheck-1.log)"),
-            "{}",
-            v.detail
+            detail.starts_with("timed out (")
+                && detail.contains("went survived")
+                && detail.ends_with("(log: m@recheck-1.log)"),
+            "{detail}"
         );
     }
 
@@ -886,16 +746,17 @@ mod tests {
         let again = classify(&run(Exit::Code(1)), &c, &read(ONE_RED), &[], 1.0);
         let v = flaky(first, 2, 3, again, "m.recheck-2.log");
         assert_eq!(v.outcome, Outcome::Flaky);
+        assert_eq!(kind(&v), ReasonKind::SurvivorNotReproduced);
         assert_eq!(v.red_tests, vec!["t.m::a"]);
         assert_eq!(v.tests_total, Some(1), "the first run's count");
         assert_eq!(v.tests_ran, vec!["t.m::a"]);
+        // The wording names the re-check, its outcome and its log.
+        let detail = v.detail();
         assert!(
-            v.detail
-                .starts_with("survived, then re-check 2 of 3 went killed"),
-            "{}",
-            v.detail
+            detail.starts_with("survived, then re-check 2 of 3 went killed"),
+            "{detail}"
         );
-        assert!(v.detail.ends_with("(log: m.recheck-2.log)"), "{}", v.detail);
+        assert!(detail.ends_with("(log: m.recheck-2.log)"), "{detail}");
     }
 
     #[test]
@@ -908,6 +769,7 @@ mod tests {
         assert!(after_canary(Outcome::Killed, "a.py", &[], &red).is_none());
         let v = after_canary(Outcome::Killed, "a.py", &[], &green).unwrap();
         assert_eq!(v.outcome, Outcome::Unreached);
+        assert_eq!(kind(&v), ReasonKind::CanaryGreen);
         assert!(after_canary(Outcome::Survived, "a.py", &[], &green).is_some());
         assert!(after_canary(Outcome::InternalError, "a.py", &[], &green).is_none());
     }
@@ -925,15 +787,26 @@ mod tests {
         let killer = [TestPattern::new("t.behaviour::refuses_host")];
         let v = canary_unreached("a.py", &killer, &finding).unwrap();
         assert_eq!(v.outcome, Outcome::Unreached);
+        assert_eq!(
+            v.reason,
+            Reason::KillersNotReached {
+                file: "a.py".into(),
+                killers: vec!["t.behaviour::refuses_host".into()],
+                ran: vec!["t.behaviour::refuses_host".into()],
+            }
+        );
         assert!(
-            v.detail
+            v.detail()
                 .contains("stayed green under it (t.behaviour::refuses_host)"),
-            "{}",
-            v.detail
+            "{v:?}"
         );
         let absent = [TestPattern::new("t.other::gone")];
         let v = canary_unreached("a.py", &absent, &finding).unwrap();
-        assert!(v.detail.contains("did not run under it"), "{}", v.detail);
+        assert!(
+            matches!(&v.reason, Reason::KillersNotReached { ran, .. } if ran.is_empty()),
+            "{v:?}"
+        );
+        assert!(v.detail().contains("did not run under it"), "{v:?}");
         // Not run because their module broke on import (unittest, pytest): reached.
         for broken in [
             r#"<testsuite><testcase classname="t.other" name="import"><error/></testcase></testsuite>"#,
@@ -965,12 +838,13 @@ mod tests {
         let again = classify(&run(Exit::Code(0)), &c, &read(NONE_RED), &[], 1.0);
         let v = unconfirmed_kill(first, 1, 1, again, "m.recheck-1.log");
         assert_eq!(v.outcome, Outcome::Flaky);
+        assert_eq!(kind(&v), ReasonKind::KillNotReproduced);
         assert_eq!(v.red_tests, vec!["t.m::a"], "the first run's red tests");
+        // The wording nests the first run's sentence.
         assert!(
-            v.detail
+            v.detail()
                 .starts_with("killed (1 of 2 tests failed), then re-check 1 of 1 went survived"),
-            "{}",
-            v.detail
+            "{v:?}"
         );
     }
 
@@ -1059,10 +933,10 @@ mod tests {
         ] {
             let v = classify(&run(Exit::Code(1)), c, &junit, &[], 1.0);
             assert_eq!(v.outcome, Outcome::WrongReason, "{junit:?}");
+            assert_eq!(kind(&v), ReasonKind::NoFailedTest, "{junit:?}");
             assert!(
-                v.detail.contains(&format!("0 failed of {total} tests")),
-                "{}",
-                v.detail
+                v.detail().contains(&format!("0 failed of {total} tests")),
+                "{v:?}"
             );
             assert_eq!(v.tests_total, Some(total));
             assert!(v.red_tests.is_empty());
@@ -1082,7 +956,8 @@ mod tests {
         assert_eq!(v.outcome, Outcome::Killed);
         assert_eq!(v.red_tests, vec!["t.m::a"]);
         assert_eq!(v.tests_total, Some(2));
-        assert!(v.detail.contains("1 of 2 tests failed"), "{}", v.detail);
+        assert_eq!(kind(&v), ReasonKind::TestsFailed);
+        assert!(v.detail().contains("1 of 2 tests failed"), "{v:?}");
         for log in [
             captured!("pytest_cov_killed"),
             captured!("jest_killed"),
@@ -1090,7 +965,10 @@ mod tests {
         ] {
             let v = classify(&run(Exit::Code(1)), &generic, &seen(log, None), &[], 1.0);
             assert_eq!(v.outcome, Outcome::Killed, "{log}");
-            assert!(v.detail.contains("tests failed"), "{}", v.detail);
+            assert!(
+                matches!(v.reason, Reason::TestsCounted { red, .. } if red > 0),
+                "{v:?}"
+            );
         }
         // A summary-looking line never adds red tests to the report pytest
         // wrote for unguard (a lint step printing `1 failed in 0.01s`, or a
@@ -1103,15 +981,19 @@ mod tests {
             &[],
             1.0,
         );
-        assert_eq!(v.outcome, Outcome::WrongReason, "{}", v.detail);
+        assert_eq!(v.outcome, Outcome::WrongReason, "{v:?}");
         assert!(v.red_tests.is_empty());
-        assert!(v.detail.contains("0 failed of 2"), "{}", v.detail);
+        assert!(
+            matches!(v.reason, Reason::NoFailedTestCounted { total: 2, .. }),
+            "{v:?}"
+        );
         // pytest's header and nothing else (it died before its summary):
         // the exit code decides, as without any reading.
         let header = "=================== test session starts ===================\n";
         let v = classify(&run(Exit::Code(1)), &generic, &seen(header, None), &[], 1.0);
         assert_eq!(v.outcome, Outcome::Killed);
-        assert!(v.detail.contains("tests not counted"), "{}", v.detail);
+        assert_eq!(kind(&v), ReasonKind::SuiteFailed);
+        assert!(v.detail().contains("tests not counted"), "{v:?}");
     }
 
     #[test]
@@ -1127,7 +1009,7 @@ mod tests {
                 &[],
                 1.0,
             );
-            assert_eq!(v.outcome, Outcome::Killed, "exit {code}: {}", v.detail);
+            assert_eq!(v.outcome, Outcome::Killed, "exit {code}: {v:?}");
             assert_eq!(v.red_tests, vec!["t.m::a"]);
         }
         // A broken import behind a wrapper is still not a kill, whether the
@@ -1139,22 +1021,24 @@ mod tests {
             let v = classify(&run(Exit::Code(code)), &generic, &collection, &[], 1.0);
             assert_eq!(v.outcome, Outcome::WrongReason, "exit {code}");
             assert!(
-                v.detail.contains("could not load or collect"),
-                "{}",
-                v.detail
+                matches!(v.reason, Reason::LoadErrorInLog { .. }),
+                "exit {code}: {v:?}"
             );
             let v = classify(&run(Exit::Code(code)), &generic, &with_report, &[], 1.0);
             assert_eq!(v.outcome, Outcome::WrongReason, "exit {code}");
-            assert!(
-                v.detail.contains("failed to load or collect (coll.test_c)"),
-                "{}",
-                v.detail
+            assert_eq!(
+                v.reason,
+                Reason::LoadErrorInReport {
+                    code,
+                    module: "coll.test_c".into()
+                }
             );
         }
         // A usage error prints no summary: its usage line shows it.
         let usage = seen(captured!("pytest_usage_error"), None);
         let v = classify(&run(Exit::Code(4)), &generic, &usage, &[], 1.0);
         assert_eq!(v.outcome, Outcome::WrongReason);
+        assert_eq!(kind(&v), ReasonKind::LoadError);
         // pytest's table still applies when the spec's preset is pytest's.
         let pytest = no_junit("pytest", FailCodes::Only(vec![1]));
         let v = classify(
@@ -1165,7 +1049,18 @@ mod tests {
             1.0,
         );
         assert_eq!(v.outcome, Outcome::WrongReason);
-        assert!(v.detail.contains("pytest: interrupted"), "{}", v.detail);
+        assert_eq!(
+            v.reason,
+            Reason::NotATestFailure {
+                code: 2,
+                preset: Preset::Pytest
+            }
+        );
+        // The wording says what pytest's exit code means.
+        assert_eq!(
+            v.detail(),
+            "exit code 2 (pytest: interrupted, e.g. a collection error) is not a test failure under the `pytest` preset"
+        );
         // Other runners keep the generic preset; a custom list is the spec's word.
         let jest = seen(captured!("jest_killed"), None);
         let v = classify(&run(Exit::Code(2)), &generic, &jest, &[], 1.0);
@@ -1232,22 +1127,119 @@ mod tests {
 
     #[test]
     fn rejected_mutations_are_ambiguous_or_no_op() {
+        use ApplyProblem as P;
+        for (v, outcome, reason) in [
+            (
+                rejected(&P::Ambiguous("2 matches".into())),
+                Outcome::Ambiguous,
+                ReasonKind::CountMismatch,
+            ),
+            (
+                rejected(&P::NoOp("no match".into())),
+                Outcome::NoOp,
+                ReasonKind::NoMatch,
+            ),
+            (
+                rejected(&P::Identical("same".into())),
+                Outcome::NoOp,
+                ReasonKind::IdenticalReplacement,
+            ),
+            (
+                rejected(&P::Binary("bin".into())),
+                Outcome::NoOp,
+                ReasonKind::BinaryFile,
+            ),
+            (
+                rejected(&P::Misindented("tabs".into())),
+                Outcome::NoOp,
+                ReasonKind::Misindented,
+            ),
+            (
+                unviable(&Exit::Code(2)),
+                Outcome::Unviable,
+                ReasonKind::CheckFailed,
+            ),
+            (
+                unreached("a.py"),
+                Outcome::Unreached,
+                ReasonKind::CanaryGreen,
+            ),
+            (
+                internal_error("boom"),
+                Outcome::InternalError,
+                ReasonKind::InternalError,
+            ),
+            (no_op_on_disk(), Outcome::NoOp, ReasonKind::UnchangedOnDisk),
+        ] {
+            assert_eq!((v.outcome, kind(&v)), (outcome, reason), "{v:?}");
+        }
+        // A rejected mutation's detail is the problem's own words.
+        assert_eq!(rejected(&P::Binary("bin".into())).detail(), "bin");
+    }
+
+    #[test]
+    fn a_subset_verdict_keeps_its_kind_and_says_which_tests() {
+        let c = cfg("generic", FailCodes::AnyNonZero);
+        let yes = [TestPattern::new("t.m::a")];
+        let killed = classify(&run(Exit::Code(1)), &c, &read(ONE_RED), &yes, 1.0);
+        for (stage, n, from) in [
+            (
+                SubsetStage::ExpectedKillers,
+                1,
+                "1 selected test: its expected killers",
+            ),
+            (
+                SubsetStage::CanaryNear,
+                2,
+                "2 selected tests: the tests its file's canary turned red that are named after it",
+            ),
+            (
+                SubsetStage::Canary,
+                2,
+                "2 selected tests: the tests its file's canary turned red,",
+            ),
+            (
+                SubsetStage::Siblings,
+                3,
+                "3 selected tests: the tests that killed other mutants of its file",
+            ),
+        ] {
+            let v = by_subset(killed.clone(), stage, n);
+            assert_eq!(
+                (v.outcome, kind(&v)),
+                (Outcome::Killed, ReasonKind::KilledByExpected)
+            );
+            assert_eq!(v.red_tests, killed.red_tests);
+            // The wording names where the tests came from.
+            let detail = v.detail();
+            assert!(
+                detail.starts_with("killed by t.m::a (a run of ") && detail.contains(from),
+                "{detail}"
+            );
+        }
+        let hung = classify(&run(Exit::Timeout), &c, &Reading::NotConfigured, &[], 1.0);
+        let v = by_subset(hung, SubsetStage::Siblings, 1);
+        assert_eq!((v.outcome, kind(&v)), (Outcome::Timeout, ReasonKind::Hang));
+    }
+
+    #[test]
+    fn a_tightening_survivor_has_no_positive_twin() {
+        let c = cfg("generic", FailCodes::AnyNonZero);
+        let green = classify(&run(Exit::Code(0)), &c, &read(NONE_RED), &[], 1.0);
         assert_eq!(
-            rejected(&ApplyProblem::Ambiguous("2 matches".into())).outcome,
-            Outcome::Ambiguous
+            green.detail(),
+            "the suite stayed green with the control removed"
         );
+        let v = tightening(green);
         assert_eq!(
-            rejected(&ApplyProblem::Identical("same".into())).outcome,
-            Outcome::NoOp
+            (v.outcome, kind(&v)),
+            (Outcome::Survived, ReasonKind::NoPositiveTwin)
         );
-        assert_eq!(
-            rejected(&ApplyProblem::Binary("bin".into())).outcome,
-            Outcome::NoOp
-        );
-        assert_eq!(unviable(&Exit::Code(2)).outcome, Outcome::Unviable);
-        assert_eq!(unreached("a.py").outcome, Outcome::Unreached);
-        assert_eq!(internal_error("boom").outcome, Outcome::InternalError);
-        assert_eq!(no_op_on_disk().outcome, Outcome::NoOp);
+        assert_eq!(v.tests_ran, vec!["t.m::a"], "the run's facts stay");
+        assert!(v.detail().contains("no positive twin"), "{v:?}");
+        // Any other verdict stands.
+        let killed = classify(&run(Exit::Code(1)), &c, &read(ONE_RED), &[], 1.0);
+        assert_eq!(tightening(killed.clone()), killed);
     }
 
     #[test]
@@ -1255,16 +1247,16 @@ mod tests {
         let generic = no_junit("generic", FailCodes::AnyNonZero);
         let broken = "E\n======\nERROR: tests.test_guard (unittest.loader._FailedTest.tests.test_guard)\n------\nImportError: Failed to import test module: tests.test_guard\n\n------\nRan 1 test in 0.000s\n\nFAILED (errors=1)\n";
         let v = classify(&run(Exit::Code(1)), &generic, &seen(broken, None), &[], 1.0);
-        assert_eq!(v.outcome, Outcome::WrongReason, "{}", v.detail);
+        assert_eq!(v.outcome, Outcome::WrongReason, "{v:?}");
         assert!(
-            v.detail.contains("unittest could not load or collect"),
-            "{}",
-            v.detail
+            matches!(&v.reason, Reason::LoadErrorInLog { runner, .. } if runner == "unittest"),
+            "{v:?}"
         );
         assert_eq!(v.red_counted, None);
         let failed = "F.\n======\nFAIL: test_b (tests.test_guard.T.test_b)\n------\nRan 2 tests in 0.000s\n\nFAILED (failures=1)\n";
         let v = classify(&run(Exit::Code(1)), &generic, &seen(failed, None), &[], 1.0);
-        assert_eq!(v.outcome, Outcome::Killed, "{}", v.detail);
+        assert_eq!(v.outcome, Outcome::Killed, "{v:?}");
+        assert_eq!(kind(&v), ReasonKind::TestsFailed);
         assert_eq!((v.tests_total, v.red_counted), (Some(2), Some(1)));
         // The demo runner's report writes a module that failed to import
         // as `<module>` / `import`: not a failing test.
@@ -1276,8 +1268,14 @@ mod tests {
             &[],
             1.0,
         );
-        assert_eq!(v.outcome, Outcome::WrongReason, "{}", v.detail);
-        assert!(v.detail.contains("failed to load"), "{}", v.detail);
+        assert_eq!(v.outcome, Outcome::WrongReason, "{v:?}");
+        assert_eq!(
+            v.reason,
+            Reason::LoadErrorInReport {
+                code: 1,
+                module: "tests.test_guard::import".into()
+            }
+        );
     }
 
     #[test]
@@ -1285,7 +1283,8 @@ mod tests {
         let generic = no_junit("generic", FailCodes::AnyNonZero);
         let jest = "Test Suites: 3 failed, 40 passed, 43 total\nTests:       28 failed, 1190 passed, 1218 total\n";
         let v = classify(&run(Exit::Code(1)), &generic, &seen(jest, None), &[], 1.0);
-        assert_eq!(v.outcome, Outcome::Killed, "{}", v.detail);
+        assert_eq!(v.outcome, Outcome::Killed, "{v:?}");
+        assert_eq!(kind(&v), ReasonKind::TestsFailed);
         assert!(v.red_tests.is_empty());
         assert_eq!((v.tests_total, v.red_counted), (Some(1218), Some(28)));
         // A per-test report names them: nothing counted beside it.

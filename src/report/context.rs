@@ -269,7 +269,7 @@ fn model_without_mutants(r: &Results) -> serde_json::Result<serde_json::Map<Stri
 
 /// Every key of a mutant in a template, sorted (the order `|items` and
 /// `|dictsort` see, as for a map): the model's fields, then the computed ones.
-pub(crate) const MUTANT_KEYS: [&str; 40] = [
+pub(crate) const MUTANT_KEYS: [&str; 41] = [
     "allowed",
     "command",
     "control",
@@ -294,6 +294,7 @@ pub(crate) const MUTANT_KEYS: [&str; 40] = [
     "log_file",
     "log_href",
     "outcome",
+    "reason",
     "red",
     "red_count",
     "red_counted",
@@ -363,6 +364,7 @@ impl MutantView {
             subset_runs,
             full_suite,
             direction,
+            reason,
             twin_reported: _,
         } = m;
         let is_allowed = m.is_allowed();
@@ -395,6 +397,7 @@ impl MutantView {
             "subset_runs" => model(subset_runs),
             "full_suite" => Value::from(*full_suite),
             "direction" => direction.map(|d| Value::from(d.as_str())).into(),
+            "reason" => reason.map(|k| Value::from(k.as_str())).into(),
             "twin_reported" => Value::from(m.is_twin_reported()),
             // The computed ones.
             "site" => Value::from(if *line > 0 {
@@ -561,6 +564,7 @@ mod tests {
             diff: Some("--- a/f.py\n+++ b/f.py\n@@ -1,2 +1,2 @@\n ctx\n-old\n+new\n".into()),
             tests_ran: vec!["a::t1".into(), "c::t3".into()],
             allowed: allowed.then(|| "covered elsewhere".into()),
+            reason: Some(crate::results::ReasonKind::TestsFailed),
             ..mutant("m-1", outcome)
         }
     }
@@ -590,6 +594,7 @@ mod tests {
                 "is_finding": is_finding(m.outcome),
                 "diff_lines": lines,
                 "direction": m.direction.map(|d| d.as_str()),
+                "reason": m.reason.map(|k| k.as_str()),
                 "red_counted": m.red_counted,
                 "twin_reported": m.is_twin_reported(),
                 "diff_href": m.diff_file.as_deref().map(href),
@@ -652,7 +657,7 @@ mod tests {
             render("{% for k, v in mutants[0]|items %}{{ k }} {% endfor %}"),
             MUTANT_KEYS.join(" ") + " "
         );
-        assert_eq!(render("{{ mutants[0]|length }}"), "40");
+        assert_eq!(render("{{ mutants[0]|length }}"), "41");
         assert_eq!(
             render("{% for l in findings[0].diff_lines %}{{ l.kind }}:{{ l.text }}|{% endfor %}"),
             "meta:--- a/f.py|meta:+++ b/f.py|hunk:@@ -1,2 +1,2 @@|ctx: ctx|del:-old|add:+new|"

@@ -290,6 +290,7 @@ pub(crate) mod tests {
             red_counted: None,
             duration_s: 0.5,
             detail: "d".into(),
+            reason: None,
             killed_by: vec![],
             exit: None,
             diff_file: None,

@@ -4,6 +4,7 @@
 
 pub mod fingerprint;
 pub mod merge;
+pub mod row;
 pub mod twins;
 
 use std::collections::BTreeMap;
@@ -14,56 +15,8 @@ use serde::{Deserialize, Serialize};
 /// The value of [`Results::schema`] this version writes.
 pub const SCHEMA: &str = "unguard/1";
 
-/// The verdict for one mutation.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord, JsonSchema,
-)]
-#[serde(rename_all = "kebab-case")]
-pub enum Outcome {
-    /// The suite went red (for the expected reason, when one is declared).
-    Killed,
-    /// The suite stayed green with the control removed: a finding.
-    Survived,
-    /// The suite hung and was killed: a result, not noise.
-    Timeout,
-    /// Red, but not because of the expected tests (collection error, coverage gate,
-    /// usage error, …): not proof.
-    WrongReason,
-    /// Emptying the file did not turn the suite red: the suite does not run this copy.
-    Unreached,
-    /// The mutant failed `test.check` (does not build): proves nothing.
-    Unviable,
-    /// The mutation changed nothing (spec error).
-    NoOp,
-    /// The pattern matched a different number of times than `count` (spec error).
-    Ambiguous,
-    /// Survived, then went red on a re-check (`--recheck-survivors`): the
-    /// suite is flaky here, so the verdict is no proof either way. Never
-    /// counted as killed.
-    Flaky,
-    /// unguard itself failed on this mutant (a bug: please report it); the
-    /// run went on with the others.
-    InternalError,
-}
-
-impl Outcome {
-    /// The outcome's name in every report (`killed`, `wrong-reason`, …), as
-    /// serialized in `outcomes.json`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Outcome::Killed => "killed",
-            Outcome::Survived => "survived",
-            Outcome::Timeout => "timeout",
-            Outcome::WrongReason => "wrong-reason",
-            Outcome::Unreached => "unreached",
-            Outcome::Unviable => "unviable",
-            Outcome::NoOp => "no-op",
-            Outcome::Ambiguous => "ambiguous",
-            Outcome::Flaky => "flaky",
-            Outcome::InternalError => "internal-error",
-        }
-    }
-}
+/// The verdict vocabulary of each row is the verdict rules' own.
+pub use crate::outcome::kinds::{Outcome, ReasonKind};
 
 /// Which way a mutation moves a control (seed 002 rule 5). Absent where it
 /// does not apply (data-fidelity operators, most hand-written specs).
@@ -170,9 +123,11 @@ pub struct MutantResult {
     pub duration_s: f64,
     /// Why this verdict, in one or two sentences.
     pub detail: String,
-    /// The test patterns the spec expects to kill it (`expect.killed_by`); a
-    /// red run in which none of them failed is wrong-reason. Empty: any red
-    /// test kills.
+    /// Which verdict rule decided it, as a stable name (`suite-green`,
+    /// `killed-by-expected`, `load-error`, …; see docs/reports.md). Absent
+    /// in files written before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<ReasonKind>,
     #[serde(default)]
     pub killed_by: Vec<String>,
     /// How the test command ended (e.g. `exit code 1`).
@@ -319,6 +274,7 @@ impl MutantResult {
             red_counted: None,
             duration_s: 0.0,
             detail,
+            reason: None,
             killed_by: Vec::new(),
             exit: None,
             diff_file: None,

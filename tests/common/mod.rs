@@ -123,6 +123,21 @@ impl Fixture {
     pub fn verdicts(&self, out_dir: &str) -> BTreeMap<String, String> {
         verdicts_in(&self.path().join(out_dir))
     }
+
+    /// `id -> reason` (the verdict rule's name, see [`reason`]) from
+    /// `outcomes.json`.
+    pub fn reasons(&self, out_dir: &str) -> BTreeMap<String, String> {
+        let o = self.outcomes(out_dir);
+        o["mutants"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| {
+                let id = m["id"].as_str().unwrap().to_string();
+                (id.clone(), reason(&o, &id).to_string())
+            })
+            .collect()
+    }
 }
 
 /// `id -> outcome` from `outcomes.json` in the output dir `out` (any path).
@@ -346,6 +361,17 @@ pub fn mutant<'a>(o: &'a serde_json::Value, id: &str) -> &'a serde_json::Value {
         .iter()
         .find(|m| m["id"] == id)
         .unwrap_or_else(|| panic!("no mutant {id}: {o}"))
+}
+
+/// The `reason` of mutant `id` in an `outcomes.json` document: the stable
+/// name of the verdict rule that decided it (`killed-by-expected`,
+/// `load-error`, …; see docs/outcomes-and-gate.md). Panics, showing the
+/// mutant, when it has none.
+pub fn reason<'a>(o: &'a serde_json::Value, id: &str) -> &'a str {
+    let m = mutant(o, id);
+    m["reason"]
+        .as_str()
+        .unwrap_or_else(|| panic!("mutant {id} has no reason: {m}"))
 }
 
 /// The SDK example's venv, or `None` after a visible skip (a failure

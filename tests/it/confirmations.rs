@@ -70,24 +70,16 @@ fn a_hang_that_does_not_reproduce_is_flaky_and_one_that_does_stays_timeout() {
         ctx(code, &out, &err)
     );
     let o = fx.outcomes("out");
-    let detail = |id: &str| {
-        o["mutants"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|m| m["id"] == id)
-            .map(|m| m["detail"].as_str().unwrap_or("").to_string())
-            .unwrap()
-    };
-    assert!(
-        detail("once").contains("the hang does not reproduce"),
-        "{}",
-        detail("once")
+    assert_eq!(reason(&o, "once"), "hang-not-reproduced");
+    assert_eq!(
+        reason(&o, "always"),
+        "hang",
+        "a confirmed hang keeps its reason"
     );
+    let detail = mutant(&o, "always")["detail"].as_str().unwrap();
     assert!(
-        detail("always").contains("hung again on its confirmation run"),
-        "{}",
-        detail("always")
+        detail.contains("hung again on its confirmation run"),
+        "the detail names the confirmation: {detail}"
     );
     assert!(fx.path().join("out/once@recheck-1.log").is_file());
 
@@ -155,10 +147,14 @@ fn a_kill_by_a_port_collision_is_not_confirmed_at_j2() {
         "an equivalent mutant was reported killed: {v:?}\n{}",
         ctx(code, &out, &err)
     );
+    let reasons = fx.reasons("out");
     for (id, o) in &v {
         if o == "flaky" {
+            assert_eq!(reasons[id], "kill-not-reproduced", "{id}");
             let log = fx.read(&format!("out/{id}@recheck-1.log"));
             assert!(!log.is_empty(), "{id}: its confirmation ran");
+        } else {
+            assert_eq!(reasons[id], "suite-green", "{id}");
         }
     }
 }

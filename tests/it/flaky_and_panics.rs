@@ -102,6 +102,8 @@ fn a_survivor_that_goes_red_on_a_recheck_is_flaky_never_killed() {
     assert_eq!(o["summary"]["flaky"], 1);
     assert_eq!(o["summary"]["killed"], 0);
     assert_eq!(o["summary"]["score"], 0.0);
+    assert_eq!(reason(&o, "other"), "survivor-not-reproduced");
+    // The detail names the re-check and how it went.
     let detail = o["mutants"][0]["detail"].as_str().unwrap();
     assert!(
         detail.contains("survived, then re-check 1 of 2 went killed"),
@@ -170,6 +172,7 @@ sys.exit(0 if m.VALUE == 1 and m.OTHER == 1 else 1)
     assert_eq!(code, 1, "{}", ctx(code, &so, &se));
     let v = fx.verdicts("out");
     assert_eq!(v["boom"], "internal-error");
+    assert_eq!(fx.reasons("out")["boom"], "internal-error");
     // The worker went on, on a fresh copy: the next mutant has its verdict.
     assert_eq!(v["after"], "killed");
     assert!(

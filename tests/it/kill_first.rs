@@ -76,10 +76,14 @@ fn expected_killers_run_alone_and_the_full_suite_only_for_a_survivor() {
         serde_json::json!(["tests.test_guard::test_rejects_big"])
     );
     assert_eq!(run["result"], "killed");
+    // A kill by a subset keeps the reason of the run that decided it; the
+    // detail says no full suite ran.
+    assert_eq!(reason(&o, "limit-checked"), "killed-by-expected");
     assert!(kill["detail"]
         .as_str()
         .unwrap()
         .contains("the full suite did not run"));
+    assert_eq!(reason(&o, "equivalent"), "suite-green");
     let survivor = mutant(&o, "equivalent");
     assert_eq!(survivor["full_suite"], true);
     assert_eq!(survivor["subset_runs"][0]["result"], "passed-on");

@@ -56,6 +56,9 @@ fn python_m_unittest_a_module_that_fails_to_import_is_wrong_reason() {
         assert_eq!(v["import-broken"], "wrong-reason", "{what}");
         assert_eq!(v["host-check"], "killed", "{what}");
         let o = fx.outcomes("out");
+        assert_eq!(reason(&o, "import-broken"), "load-error", "{what}");
+        assert_eq!(reason(&o, "host-check"), "tests-failed", "{what}");
+        // The detail names the runner and the line that showed it.
         let why = detail(&o, "import-broken");
         assert!(
             why.contains("unittest could not load or collect")
@@ -87,6 +90,7 @@ fn a_kill_read_from_a_summary_line_shows_the_count_it_gave() {
     );
     let o = fx.outcomes("out");
     let killed = mutant(&o, "host-check");
+    assert_eq!(reason(&o, "host-check"), "tests-failed");
     assert_eq!(killed["red_counted"], 1, "{killed}");
     assert_eq!(killed["tests_total"], 3, "{killed}");
     let md = std::fs::read_to_string(fx.path().join("out/report.md")).unwrap();
@@ -114,11 +118,7 @@ fn the_demo_runner_reports_an_import_failure_that_is_not_a_kill() {
     );
     assert_eq!(v["host-check"], "killed", "{}", ctx(code, &out, &err));
     let o = fx.outcomes("out");
-    assert!(
-        detail(&o, "import-broken").contains("failed to load or collect"),
-        "{}",
-        detail(&o, "import-broken")
-    );
+    assert_eq!(reason(&o, "import-broken"), "load-error");
     assert_eq!(
         mutant(&o, "host-check")["red_tests"],
         serde_json::json!(["tests.test_guard.GuardTests::test_evil_host_refused"])
@@ -170,9 +170,10 @@ fn node_test_a_file_that_fails_to_load_is_wrong_reason_with_a_relative_id() {
         serde_json::json!(["test/guard.test.js"]),
         "{broken}"
     );
+    assert_eq!(reason(&o, "load-broken"), "load-error");
     assert!(
-        detail(&o, "load-broken").contains("failed to load or collect (test/guard.test.js)"),
-        "{}",
+        detail(&o, "load-broken").contains("(test/guard.test.js)"),
+        "the detail names the file: {}",
         detail(&o, "load-broken")
     );
     // No scratch path anywhere in what the run wrote.
