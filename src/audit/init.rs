@@ -55,6 +55,14 @@ pub fn render(survey: &Survey, test: &TestConfig, test_reason: &str) -> String {
     } else {
         y.push_str("mutations:\n");
     }
+    push_mutations(&mut y, survey);
+    push_unproven(&mut y, survey);
+    y
+}
+
+/// One commented entry per control site the catalog found, with the
+/// source line it changes.
+fn push_mutations(y: &mut String, survey: &Survey) {
     let mut sources = std::collections::BTreeMap::new();
     for f in &survey.found {
         let source: &String = sources.entry(f.site.file.clone()).or_insert_with(|| {
@@ -91,6 +99,11 @@ pub fn render(survey: &Survey, test: &TestConfig, test_reason: &str) -> String {
             );
         }
     }
+}
+
+/// The comments after the mutations: controls found by presence only,
+/// expected controls not found, and the templates of semantic controls.
+fn push_unproven(y: &mut String, survey: &Survey) {
     if !survey.present.is_empty() {
         y.push_str("\n# Found, and checked by presence only (no test can kill their mutant):\n");
         for (op, site) in &survey.present {
@@ -142,5 +155,4 @@ pub fn render(survey: &Survey, test: &TestConfig, test_reason: &str) -> String {
             }
         }
     }
-    y
 }

@@ -298,6 +298,42 @@ pub(super) struct SuiteRun {
     pub additions: Vec<String>,
 }
 
+/// Put the select plugin (run only `call.select`) beside the copy and its
+/// variables into `env`; the directory that holds it, to remove after the
+/// run. `None` when there is nothing to select, or when the plugin cannot be
+/// installed for a re-check (the whole suite runs then, still a valid one).
+fn install_select(
+    call: &SuiteCall<'_>,
+    scratch: &Scratch,
+    env: &mut ChildEnv,
+) -> Result<Option<PathBuf>> {
+    let strict = call.adapter.is_some();
+    if call.select.is_empty() || !call.adapter.is_none_or(Adapter::plugin) {
+        return Ok(None);
+    }
+    // Without the plugin the whole suite runs: still a valid re-check
+    // (a strict subset whose plugin cannot be installed fails instead).
+    let lists = scratch.junit_dir.with_file_name("select");
+    let holder = scratch.tree.parent().unwrap_or(&scratch.tree).to_path_buf();
+    match select::install(&holder, &lists).and_then(|lists| {
+        select::env(
+            &holder,
+            &lists,
+            call.select,
+            call.label,
+            &env.visible(),
+            strict,
+        )
+    }) {
+        Ok(extra) => {
+            env.set.extend(extra);
+            Ok(Some(holder))
+        }
+        Err(e) if strict => Err(e),
+        Err(_) => Ok(None),
+    }
+}
+
 /// Run the suite in `scratch` as `call` says; after it, the copy is put
 /// back as it was (see [`put_back`]).
 pub(super) async fn run_suite(
@@ -329,32 +365,8 @@ pub(super) async fn run_suite(
         }
         p
     });
-    let strict = call.adapter.is_some();
     // The directory whose `conftest.py` is the select plugin, while it is there.
-    let mut plugin = None;
-    if !call.select.is_empty() && call.adapter.is_none_or(Adapter::plugin) {
-        // Without the plugin the whole suite runs: still a valid re-check
-        // (a strict subset whose plugin cannot be installed fails instead).
-        let lists = scratch.junit_dir.with_file_name("select");
-        let holder = scratch.tree.parent().unwrap_or(&scratch.tree).to_path_buf();
-        match select::install(&holder, &lists).and_then(|lists| {
-            select::env(
-                &holder,
-                &lists,
-                call.select,
-                call.label,
-                &env.visible(),
-                strict,
-            )
-        }) {
-            Ok(extra) => {
-                env.set.extend(extra);
-                plugin = Some(holder);
-            }
-            Err(e) if strict => return Err(e),
-            Err(_) => {}
-        }
-    }
+    let plugin = install_select(&call, scratch, &mut env)?;
     // A subset is unguard's own command: a coverage gate there fails every
     // subset on the unmutated copy (a few tests cover little), so it is off
     // (pytest-cov here; jest's and vitest's in their adapters' commands).

@@ -95,6 +95,35 @@ pub fn judge(
     (summary, gate)
 }
 
+/// What the undetected mutants are, by kind, for the gate's reason.
+fn undetected_parts(summary: &Summary, timeouts_undetected: usize) -> Vec<String> {
+    let mut parts = Vec::new();
+    if summary.survived > 0 {
+        parts.push(format!(
+            "{} survived (a control whose removal turns nothing red)",
+            summary.survived
+        ));
+    }
+    if summary.wrong_reason > 0 {
+        parts.push(format!(
+            "{} red for the wrong reason (not proof)",
+            summary.wrong_reason
+        ));
+    }
+    if summary.flaky > 0 {
+        parts.push(format!(
+            "{} flaky (survived, then red on a re-check)",
+            summary.flaky
+        ));
+    }
+    if timeouts_undetected > 0 {
+        parts.push(format!(
+            "{timeouts_undetected} timed out, counted as survived (--timeout-is survived)"
+        ));
+    }
+    parts
+}
+
 /// The gate's verdict on a summary: every reason that applies and the most
 /// serious exit code (interrupted, internal error, stale spec, gate failed,
 /// timeout under `--timeout-is error`, in that order).
@@ -129,30 +158,7 @@ pub fn evaluate(
     let mut gate_failed = false;
     if undetected > config.max_survived {
         gate_failed = true;
-        let mut parts = Vec::new();
-        if summary.survived > 0 {
-            parts.push(format!(
-                "{} survived (a control whose removal turns nothing red)",
-                summary.survived
-            ));
-        }
-        if summary.wrong_reason > 0 {
-            parts.push(format!(
-                "{} red for the wrong reason (not proof)",
-                summary.wrong_reason
-            ));
-        }
-        if summary.flaky > 0 {
-            parts.push(format!(
-                "{} flaky (survived, then red on a re-check)",
-                summary.flaky
-            ));
-        }
-        if timeouts_undetected > 0 {
-            parts.push(format!(
-                "{timeouts_undetected} timed out, counted as survived (--timeout-is survived)"
-            ));
-        }
+        let parts = undetected_parts(summary, timeouts_undetected);
         reasons.push(format!(
             "{undetected} undetected mutant(s) where max_survived allows {}: {}",
             config.max_survived,

@@ -388,6 +388,72 @@ fn non_utf8_hint(content: &[u8], pattern: &Pattern) -> String {
     )
 }
 
+/// `count: N` holds only when the pattern matched exactly N times; the
+/// error names the first lines it matched.
+fn check_count(
+    what: &str,
+    count: Count,
+    matches: &[Range<usize>],
+    lines: &mut LineCounter<'_>,
+) -> Result<(), ApplyProblem> {
+    match count {
+        Count::Exactly(n) if matches.len() != n => {
+            let shown: Vec<String> = matches
+                .iter()
+                .take(5)
+                .map(|r| lines.line_at(r.start).to_string())
+                .collect();
+            Err(ApplyProblem::Ambiguous(format!(
+                "{what} matches {} times (lines {}{}), the spec expects exactly {n}",
+                matches.len(),
+                shown.join(", "),
+                if matches.len() > 5 { ", …" } else { "" }
+            )))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Write `body` into `mutated` with every match of `re` replaced by
+/// `replace` (captures expanded); each site's end in `mutated` goes to
+/// `mutated_ends`, the first replacement's text to `first_replacement`.
+/// Returns where the last match ends in `body`.
+fn write_regex_sites(
+    re: &Regex,
+    body: &[u8],
+    replace: &str,
+    mutated: &mut Vec<u8>,
+    mutated_ends: &mut Vec<usize>,
+    first_replacement: &mut Vec<u8>,
+) -> usize {
+    let mut last = 0;
+    for (i, caps) in re.captures_iter(body).enumerate() {
+        let whole = caps.get(0).expect("group 0 is the match").range();
+        mutated.extend_from_slice(&body[last..whole.start]);
+        let at = mutated.len();
+        caps.expand(replace.as_bytes(), mutated);
+        mutated_ends.push(mutated.len());
+        if i == 0 {
+            first_replacement.extend_from_slice(&mutated[at..]);
+        }
+        last = whole.end;
+    }
+    last
+}
+
+/// A file with a NUL byte is binary: unguard mutates text files only.
+fn refuse_binary(content: &[u8]) -> Result<(), ApplyProblem> {
+    match content.iter().position(|b| *b == 0) {
+        Some(nul) => {
+            let (line, _) = line_col(content, nul);
+            Err(ApplyProblem::Binary(format!(
+                "file looks binary (a NUL byte on line {line}); unguard mutates text files only"
+            )))
+        }
+        None => Ok(()),
+    }
+}
+
 /// Apply the mutation to `content` in memory.
 pub fn apply(
     pattern: &Pattern,
@@ -395,12 +461,7 @@ pub fn apply(
     count: Count,
     content: &[u8],
 ) -> Result<Applied, ApplyProblem> {
-    if let Some(nul) = content.iter().position(|b| *b == 0) {
-        let (line, _) = line_col(content, nul);
-        return Err(ApplyProblem::Binary(format!(
-            "file looks binary (a NUL byte on line {line}); unguard mutates text files only"
-        )));
-    }
+    refuse_binary(content)?;
     let (bom, body) = split_bom(content);
     let what = match pattern {
         Pattern::Literal { .. } => "find text",
@@ -425,22 +486,7 @@ pub fn apply(
         pos: 0,
         line: 1,
     };
-    match count {
-        Count::Exactly(n) if matches.len() != n => {
-            let shown: Vec<String> = matches
-                .iter()
-                .take(5)
-                .map(|r| lines.line_at(r.start).to_string())
-                .collect();
-            return Err(ApplyProblem::Ambiguous(format!(
-                "{what} matches {} times (lines {}{}), the spec expects exactly {n}",
-                matches.len(),
-                shown.join(", "),
-                if matches.len() > 5 { ", …" } else { "" }
-            )));
-        }
-        _ => {}
-    }
+    check_count(what, count, &matches, &mut lines)?;
     // Line breaks in `replace` follow the file's convention.
     let replace: Cow<str> = if replace.contains('\n') && mostly_crlf(body) {
         Cow::Owned(to_crlf(replace))
@@ -450,13 +496,11 @@ pub fn apply(
     let mut mutated = Vec::with_capacity(content.len() + replace.len());
     mutated.extend_from_slice(bom);
     let mut first_replacement = Vec::new();
-    let mut reindented = None;
     // Where each site ends in the mutated file.
     let mut mutated_ends = Vec::with_capacity(matches.len());
-    let mut last = 0;
-    match &compiled {
+    let (last, reindented) = match &compiled {
         None => {
-            reindented = write_literal_sites(
+            let reindented = write_literal_sites(
                 pattern,
                 body,
                 &matches,
@@ -464,26 +508,24 @@ pub fn apply(
                 &mut mutated,
                 &mut mutated_ends,
             )?;
-            last = matches.last().map_or(0, |r| r.end);
             if let Some(&end) = mutated_ends.first() {
                 let start = bom.len() + matches[0].start;
                 first_replacement.extend_from_slice(&mutated[start..end]);
             }
+            (matches.last().map_or(0, |r| r.end), reindented)
         }
         Some(re) => {
-            for (i, caps) in re.captures_iter(body).enumerate() {
-                let whole = caps.get(0).expect("group 0 is the match").range();
-                mutated.extend_from_slice(&body[last..whole.start]);
-                let at = mutated.len();
-                caps.expand(replace.as_bytes(), &mut mutated);
-                mutated_ends.push(mutated.len());
-                if i == 0 {
-                    first_replacement.extend_from_slice(&mutated[at..]);
-                }
-                last = whole.end;
-            }
+            let last = write_regex_sites(
+                re,
+                body,
+                &replace,
+                &mut mutated,
+                &mut mutated_ends,
+                &mut first_replacement,
+            );
+            (last, None)
         }
-    }
+    };
     mutated.extend_from_slice(&body[last..]);
     let in_file: Vec<Range<usize>> = matches
         .iter()

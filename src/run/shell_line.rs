@@ -4,6 +4,9 @@
 //! `||`, `;`, `|`, `&`). Each word keeps its raw text (re-emitted as the
 //! project wrote it) beside its unquoted value (what is looked at).
 
+use std::iter::Peekable;
+use std::str::Chars;
+
 /// One shell word.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Word {
@@ -56,30 +59,7 @@ pub fn commands(script: &str) -> Option<Vec<Simple>> {
                 }
                 None => {}
             },
-            '\'' | '"' => {
-                let w = cur.get_or_insert_with(empty);
-                w.raw.push(c);
-                loop {
-                    let n = chars.next()?;
-                    w.raw.push(n);
-                    if n == '\n' {
-                        line += 1;
-                    }
-                    if n == c {
-                        break;
-                    }
-                    if c == '"' && n == '\\' {
-                        let e = chars.next()?;
-                        w.raw.push(e);
-                        if !matches!(e, '"' | '\\' | '$' | '`') {
-                            w.value.push('\\');
-                        }
-                        w.value.push(e);
-                        continue;
-                    }
-                    w.value.push(n);
-                }
-            }
+            '\'' | '"' => read_quoted(c, &mut chars, cur.get_or_insert_with(empty), &mut line)?,
             '#' if cur.is_none() => {
                 for n in chars.by_ref() {
                     if n == '\n' {
@@ -104,19 +84,7 @@ pub fn commands(script: &str) -> Option<Vec<Simple>> {
             ' ' | '\t' | '\r' => flush(&mut cur, &mut words),
             // A GitHub Actions expression is one word, spaces and all.
             '$' if chars.clone().take(2).eq(['{', '{']) => {
-                let w = cur.get_or_insert_with(empty);
-                w.raw.push('$');
-                w.value.push('$');
-                while let Some(n) = chars.next() {
-                    w.raw.push(n);
-                    w.value.push(n);
-                    if n == '}' && chars.peek() == Some(&'}') {
-                        chars.next();
-                        w.raw.push('}');
-                        w.value.push('}');
-                        break;
-                    }
-                }
+                read_expression(&mut chars, cur.get_or_insert_with(empty))
             }
             _ => {
                 if cur.is_none() && words.is_empty() {
@@ -131,6 +99,56 @@ pub fn commands(script: &str) -> Option<Vec<Simple>> {
     flush(&mut cur, &mut words);
     end(&mut words, &mut out, start_line);
     Some(out)
+}
+
+/// The rest of a quoted part opened by `quote` (`'` or `"`) into `w`: raw
+/// text as written, value without the quotes (inside `"`, a backslash
+/// escapes only `"`, `\\`, `$` and `` ` ``); newlines counted into `line`.
+/// `None` when the quote is never closed.
+fn read_quoted(
+    quote: char,
+    chars: &mut Peekable<Chars<'_>>,
+    w: &mut Word,
+    line: &mut usize,
+) -> Option<()> {
+    w.raw.push(quote);
+    loop {
+        let n = chars.next()?;
+        w.raw.push(n);
+        if n == '\n' {
+            *line += 1;
+        }
+        if n == quote {
+            return Some(());
+        }
+        if quote == '"' && n == '\\' {
+            let e = chars.next()?;
+            w.raw.push(e);
+            if !matches!(e, '"' | '\\' | '$' | '`') {
+                w.value.push('\\');
+            }
+            w.value.push(e);
+            continue;
+        }
+        w.value.push(n);
+    }
+}
+
+/// A GitHub Actions expression (`${{ … }}`, the `$` already read) into `w`,
+/// spaces and all, up to its closing `}}`.
+fn read_expression(chars: &mut Peekable<Chars<'_>>, w: &mut Word) {
+    w.raw.push('$');
+    w.value.push('$');
+    while let Some(n) = chars.next() {
+        w.raw.push(n);
+        w.value.push(n);
+        if n == '}' && chars.peek() == Some(&'}') {
+            chars.next();
+            w.raw.push('}');
+            w.value.push('}');
+            break;
+        }
+    }
 }
 
 fn empty() -> Word {
