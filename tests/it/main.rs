@@ -29,6 +29,7 @@ mod kill_first_adapters;
 mod kill_first_confirm;
 mod kill_first_jest_cargo;
 mod kill_first_sdk;
+mod layout;
 mod leaked_daemons;
 mod load_failures;
 mod one_line_per_site;
