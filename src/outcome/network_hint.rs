@@ -10,7 +10,7 @@
 
 use std::path::Path;
 
-use crate::audit::detect::project_command::NETWORK_WORDS;
+use crate::audit::detect::invocation::NETWORK_WORDS;
 use crate::outcome::reading::junit::{Reading, TestCase};
 
 /// Why a red test looks like the network.

@@ -1,0 +1,215 @@
+//! The commands a project's task files run, each with its `file:line`:
+//! a `Makefile`/`justfile` target's recipe, a tox environment's
+//! `commands`, a nox session's `session.run(...)` calls.
+
+use std::path::Path;
+
+use crate::run::shell_line::{self, Word};
+
+fn read(root: &Path, rel: &str) -> String {
+    std::fs::read_to_string(root.join(rel)).unwrap_or_default()
+}
+
+/// Simple `VAR = value` assignments of a Makefile (`=`, `:=`, `?=`, `::=`).
+fn make_vars(text: &str) -> Vec<(String, String)> {
+    text.lines()
+        .filter(|l| !l.starts_with('\t'))
+        .filter_map(|l| {
+            let (k, v) = l.split_once('=')?;
+            let k = k.trim_end_matches([':', '?', '+', ' ']).trim();
+            (!k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+                .then(|| (k.to_string(), v.trim().to_string()))
+        })
+        .collect()
+}
+
+/// The recipe lines of `target` in the repo's Makefile or justfile, as
+/// `(file:line, words)`, with simple variables expanded.
+pub fn recipe(root: &Path, tool: &str, target: &str) -> Option<Vec<(String, Vec<Word>)>> {
+    let names: &[&str] = if tool == "just" {
+        &["justfile", "Justfile"]
+    } else {
+        &["GNUmakefile", "makefile", "Makefile"]
+    };
+    let file = names.iter().find(|n| root.join(n).is_file())?;
+    let text = read(root, file);
+    let lines: Vec<&str> = text.lines().collect();
+    let vars = make_vars(&text);
+    let head = lines.iter().position(|l| {
+        let Some((name, rest)) = l.split_once(':') else {
+            return false;
+        };
+        // `test:` / `test *ARGS:` (just) / `test: deps`, never `X := y`.
+        !rest.starts_with('=')
+            && !l.starts_with([' ', '\t', '#', '.'])
+            && name.split_whitespace().next() == Some(target)
+    })?;
+    let mut out = Vec::new();
+    for (k, l) in lines.iter().enumerate().skip(head + 1) {
+        if l.trim().is_empty() {
+            continue;
+        }
+        if !l.starts_with(['\t', ' ']) {
+            break;
+        }
+        let mut s = l.trim().trim_start_matches(['@', '-', '+']).to_string();
+        if tool == "make" {
+            s = s.replace("$$", "\u{0}");
+            for (name, value) in &vars {
+                s = s
+                    .replace(&format!("$({name})"), value)
+                    .replace(&format!("${{{name}}}"), value);
+            }
+            s = s.replace("$(MAKE)", "make").replace('\u{0}', "$");
+            if s.contains("$(") {
+                continue;
+            }
+        } else if s.contains("{{") {
+            continue;
+        }
+        for simple in shell_line::commands(&s).unwrap_or_default() {
+            out.push((format!("{file}:{}", k + 1), simple.words));
+        }
+    }
+    Some(out)
+}
+
+/// An INI file's `[section]` → `key` value (continuation lines joined with
+/// newlines) and the line it starts on.
+fn ini_value(text: &str, section: &str, key: &str) -> Option<(String, usize)> {
+    let mut in_section = false;
+    let mut value: Option<(String, usize)> = None;
+    for (k, l) in text.lines().enumerate() {
+        let t = l.trim();
+        if t.starts_with('[') {
+            if value.is_some() {
+                break;
+            }
+            in_section = t == format!("[{section}]");
+            continue;
+        }
+        if !in_section {
+            continue;
+        }
+        if let Some((v, _)) = &mut value {
+            if l.starts_with([' ', '\t']) || t.is_empty() {
+                v.push('\n');
+                v.push_str(t);
+                continue;
+            }
+            break;
+        }
+        if let Some((name, v)) = t.split_once('=') {
+            if name.trim() == key {
+                value = Some((v.trim().to_string(), k + 1));
+            }
+        }
+    }
+    value
+}
+
+/// The commands of tox environment `env` (else the first of `envlist`),
+/// with tox's substitutions resolved.
+pub fn tox_commands(root: &Path, env: Option<&str>) -> Option<Vec<(String, Vec<Word>)>> {
+    let text = read(root, "tox.ini");
+    let env = match env {
+        Some(e) => e.split(',').next().unwrap_or(e).trim().to_string(),
+        None => ini_value(&text, "tox", "envlist")
+            .or_else(|| ini_value(&text, "tox", "env_list"))
+            .and_then(|(v, _)| {
+                v.split([',', '\n'])
+                    .map(str::trim)
+                    .find(|e| !e.is_empty() && !e.contains('{'))
+                    .map(str::to_string)
+            })
+            .unwrap_or_else(|| "py".into()),
+    };
+    let (value, line) = ini_value(&text, &format!("testenv:{env}"), "commands")
+        .or_else(|| ini_value(&text, "testenv", "commands"))?;
+    let mut out = Vec::new();
+    for (k, l) in value.lines().enumerate() {
+        let mut s = l.to_string();
+        while let Some(start) = s.find("{posargs") {
+            let end = s[start..].find('}')? + start;
+            let default = s[start + "{posargs".len()..end]
+                .strip_prefix(':')
+                .unwrap_or("")
+                .to_string();
+            s.replace_range(start..=end, &default);
+        }
+        let s = s
+            .replace("{toxinidir}", ".")
+            .replace("{envpython}", "python")
+            .replace("{envbindir}/", "");
+        if s.contains('{') {
+            continue;
+        }
+        for simple in shell_line::commands(&s).unwrap_or_default() {
+            out.push((format!("tox.ini:{}", line + k), simple.words));
+        }
+    }
+    Some(out)
+}
+
+/// The `session.run(...)` calls (string arguments only) of nox session
+/// `session` (else the first of `nox.options.sessions`, else the first).
+pub fn nox_commands(root: &Path, session: Option<&str>) -> Option<Vec<(String, Vec<Word>)>> {
+    let text = read(root, "noxfile.py");
+    let lines: Vec<&str> = text.lines().collect();
+    let default = lines.iter().find_map(|l| {
+        let rest = l.trim().strip_prefix("nox.options.sessions")?;
+        let q = rest.find(['"', '\''])?;
+        let quote = rest[q..].chars().next()?;
+        let name = rest[q + 1..].split(quote).next()?;
+        Some(name.to_string())
+    });
+    let wanted = session.map(str::to_string).or(default);
+    // Every `def NAME(session…)` right under a `@nox.session` decorator.
+    let mut sessions = Vec::new();
+    for (k, l) in lines.iter().enumerate() {
+        let Some(rest) = l.strip_prefix("def ") else {
+            continue;
+        };
+        let decorated = lines[..k]
+            .iter()
+            .rev()
+            .take_while(|p| p.starts_with('@') || p.starts_with(' ') || p.starts_with(')'))
+            .any(|p| p.starts_with("@nox.session"));
+        let name = rest.split('(').next().unwrap_or("").trim();
+        if decorated {
+            sessions.push((name.to_string(), k));
+        }
+    }
+    let (_, def) = match &wanted {
+        Some(w) => sessions.iter().find(|(n, _)| n == w)?,
+        None => sessions.first()?,
+    };
+    let mut out = Vec::new();
+    for (k, l) in lines.iter().enumerate().skip(def + 1) {
+        if !l.trim().is_empty() && !l.starts_with([' ', '\t']) {
+            break;
+        }
+        let Some(start) = l.find("session.run(") else {
+            continue;
+        };
+        let args = &l[start + "session.run(".len()..];
+        let mut words = Vec::new();
+        for a in args.split(',') {
+            let a = a.trim().trim_end_matches(')').trim();
+            let Some(q) = a.chars().next().filter(|c| *c == '"' || *c == '\'') else {
+                continue;
+            };
+            let Some(v) = a.strip_prefix(q).and_then(|a| a.strip_suffix(q)) else {
+                continue;
+            };
+            words.push(Word {
+                raw: shell_line::quote(v),
+                value: v.to_string(),
+            });
+        }
+        if !words.is_empty() {
+            out.push((format!("noxfile.py:{}", k + 1), words));
+        }
+    }
+    Some(out)
+}
