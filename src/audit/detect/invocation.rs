@@ -38,6 +38,10 @@ pub enum Call {
     Script {
         script: String,
         recursive: bool,
+        /// The call as written (tool first) when it selects packages
+        /// (`--filter`, `-F`, `--workspace`): run so, the project's own
+        /// selection.
+        selected: Option<Vec<Word>>,
     },
     /// A JavaScript runner called directly (`vitest run`, `npx jest`).
     JsRunner {
@@ -227,7 +231,7 @@ fn call_of(words: &[Word]) -> Option<Call> {
             args: rest.to_vec(),
             uv,
         },
-        "npm" | "pnpm" | "yarn" => script_call(base(&words[i]), rest)?,
+        "npm" | "pnpm" | "yarn" => script_call(&words[i..])?,
         "npx" | "pnpx" => {
             let k = rest.iter().position(|w| !w.value.starts_with('-'))?;
             js_runner(&rest[k..])?
@@ -315,17 +319,25 @@ fn selects_only_network(call: &Call) -> bool {
 }
 
 /// `npm test`, `npm run X`, `pnpm -r test`, `yarn workspaces run test` …
-fn script_call(tool: &str, rest: &[Word]) -> Option<Call> {
+/// `words` is the whole call, the tool first.
+fn script_call(words: &[Word]) -> Option<Call> {
+    let tool = base(words.first()?);
+    let rest = &words[1..];
     let mut recursive = false;
+    let mut selects = false;
     let mut k = 0;
     let mut positional: Vec<&str> = Vec::new();
     while let Some(w) = rest.get(k) {
         let v = w.value.as_str();
         match v {
             "-r" | "--recursive" | "--workspaces" | "-ws" => recursive = true,
-            "--filter" | "-F" | "-w" | "--workspace" | "--prefix" | "-C" => return None,
+            "--filter" | "-F" | "-w" | "--workspace" => {
+                selects = true;
+                k += 1;
+            }
+            "--prefix" | "-C" => return None,
             "workspaces" if tool == "yarn" => recursive = true,
-            _ if v.starts_with("--filter") || v.starts_with("--workspace=") => return None,
+            _ if v.starts_with("--filter=") || v.starts_with("--workspace=") => selects = true,
             _ if v.starts_with('-') => {}
             _ => positional.push(v),
         }
@@ -341,6 +353,7 @@ fn script_call(tool: &str, rest: &[Word]) -> Option<Call> {
     ok.then(|| Call::Script {
         script: script.to_string(),
         recursive,
+        selected: selects.then(|| words.to_vec()),
     })
 }
 

@@ -84,6 +84,47 @@ pub fn script_command(
     })
 }
 
+/// A package script call that selects packages (`pnpm -r --filter
+/// '!@acme/e2e' test`, `npm test -w packages/server`), run as written with
+/// the project's own package manager: its selection is the project's.
+/// `None` when no package of the workspace at `workdir` has `script`, or
+/// the workspace lies outside `root`.
+pub fn as_written(
+    root: &Path,
+    workdir: Option<&str>,
+    script: &str,
+    words: &[shell_line::Word],
+) -> Option<ScriptRun> {
+    let dir = match workdir {
+        Some(w) => root.join(w),
+        None => root.to_path_buf(),
+    };
+    let dir = dir.canonicalize().ok()?;
+    if !dir.starts_with(root.canonicalize().ok()?) {
+        return None;
+    }
+    if !has_script(&dir, script) && workspace_packages(&dir, script).is_empty() {
+        return None;
+    }
+    let tool = match words
+        .first()
+        .map(|w| w.value.rsplit('/').next().unwrap_or(""))
+    {
+        Some("pnpm") => JsTool::Pnpm,
+        Some("yarn") => JsTool::Yarn,
+        _ => JsTool::Npm,
+    };
+    Some(ScriptRun {
+        command: words
+            .iter()
+            .map(|w| w.raw.as_str())
+            .collect::<Vec<_>>()
+            .join(" "),
+        setup: (!dir.join("node_modules").is_dir()).then(|| format!("{} install", tool.name())),
+        how: "run as written with the project's package manager (its package selection kept)",
+    })
+}
+
 fn js_tool(dir: &Path) -> JsTool {
     if dir.join("pnpm-workspace.yaml").is_file() || dir.join("pnpm-lock.yaml").is_file() {
         JsTool::Pnpm

@@ -15,12 +15,14 @@
 use std::path::Path;
 
 use crate::audit::detect::ci_workflow;
-use crate::audit::detect::invocation::{clean_dir, recognize, tokens, Call, Found};
+use crate::audit::detect::invocation::{clean_dir, recognize, tokens, Call, Found, NETWORK_WORDS};
+use crate::audit::detect::task_files;
 use crate::audit::detect::test_command::TestCommand;
 use crate::audit::detect::translate::{translate, Cx};
-use crate::run::shell_line;
+use crate::run::shell_line::{self, Word};
 
-/// Job or step labels that are not the unit tests.
+/// Job or step labels that are not the unit tests: tooling jobs, and
+/// every suite of [`OTHER_SUITES`].
 const NOT_UNIT: &[&str] = &[
     "lint",
     "linting",
@@ -31,29 +33,91 @@ const NOT_UNIT: &[&str] = &[
     "release",
     "publish",
     "deploy",
-    "e2e",
-    "live",
-    "integration",
-    "benchmark",
-    "benchmarks",
-    "bench",
     "format",
     "typecheck",
     "mypy",
 ];
 
+/// Words that name a suite other than the unit tests: end-to-end, live,
+/// integration, contract (pact), accuracy or evaluation (an LLM's
+/// answers), benchmark, smoke and conformance suites. A job or step with
+/// one in its name is skipped; a workflow with one in its name, or a
+/// command that selects one (`pytest tests/contract`, `pnpm run
+/// test:accuracy`), is taken only when nothing else is found.
+const OTHER_SUITES: &[&str] = &[
+    "e2e",
+    "live",
+    "integration",
+    "integrations",
+    "integtest",
+    "integtests",
+    "contract",
+    "contracts",
+    "pact",
+    "accuracy",
+    "eval",
+    "evals",
+    "evaluation",
+    "evaluations",
+    "benchmark",
+    "benchmarks",
+    "bench",
+    "smoke",
+    "conformance",
+    "acceptance",
+    "perf",
+    "performance",
+];
+
+/// Whether a label or name says the step is not the unit tests.
+fn not_unit_label(s: &str) -> bool {
+    tokens(s)
+        .iter()
+        .any(|t| NOT_UNIT.contains(&t.as_str()) || OTHER_SUITES.contains(&t.as_str()))
+}
+
+/// Whether a command selects another suite ([`OTHER_SUITES`], or a
+/// network word): its words, leaving out assignments, what it excludes
+/// (`--ignore …`, `--deselect …`, a `'!pkg'` filter) and what a marker or
+/// keyword expression negates (`-m "not live"`).
+fn selects_other_suite(words: &[Word]) -> bool {
+    let mut skip_next = false;
+    for w in words {
+        let v = w.value.as_str();
+        if std::mem::take(&mut skip_next) || shell_line::assignment(w).is_some() {
+            continue;
+        }
+        if ["--ignore", "--ignore-glob", "--deselect", "--exclude"].contains(&v) {
+            skip_next = true;
+            continue;
+        }
+        if v.starts_with('!') || v.starts_with("--ignore") || v.starts_with("--deselect") {
+            continue;
+        }
+        let t = tokens(v);
+        let named = t.iter().enumerate().any(|(k, word)| {
+            (OTHER_SUITES.contains(&word.as_str()) || NETWORK_WORDS.contains(&word.as_str()))
+                && (k == 0 || t[k - 1] != "not")
+        });
+        if named {
+            return true;
+        }
+    }
+    false
+}
+
 /// The project's own test command, or `None` when it declares none unguard
 /// can translate.
 pub fn project_command(root: &Path, files: &[String]) -> Option<TestCommand> {
     let cx = Cx { root, files };
+    // The first step of a label-gated job, of a workflow named for another
+    // suite, or that selects another suite: taken only when nothing else is.
+    let mut other: Option<TestCommand> = None;
     for step in ci_workflow::run_steps(root) {
-        if step
-            .labels
-            .iter()
-            .any(|l| tokens(l).iter().any(|t| NOT_UNIT.contains(&t.as_str())))
-        {
+        if step.labels.iter().any(|l| not_unit_label(l)) {
             continue;
         }
+        let aside = step.gated || step.workflow.iter().any(|w| not_unit_label(w));
         let Some(workdir) = step.workdir.as_deref().map_or(Some(None), |w| {
             ci_workflow::resolve(w).and_then(|w| clean_dir(&w).map(Some))
         }) else {
@@ -62,10 +126,18 @@ pub fn project_command(root: &Path, files: &[String]) -> Option<TestCommand> {
         let mut env = step.env.clone();
         let mut workdir = workdir.flatten();
         for simple in shell_line::commands(&step.script).unwrap_or_default() {
-            let at = format!("{}:{}", step.file, step.line_of(root, simple.line));
+            let at = step
+                .callers
+                .iter()
+                .map(|c| format!("{c} → "))
+                .chain([format!("{}:{}", step.file, step.line_of(root, simple.line))])
+                .collect::<String>();
             if let Some(found) = recognize(&simple.words, &mut env, &mut workdir, &at) {
                 if let Some(t) = translate(&cx, &found, 0) {
-                    return Some(t);
+                    if !aside && !selects_other_suite(&simple.words) {
+                        return Some(t);
+                    }
+                    other.get_or_insert(t);
                 }
             }
         }
@@ -108,11 +180,14 @@ pub fn project_command(root: &Path, files: &[String]) -> Option<TestCommand> {
             }
         }
     }
-    for (file, call) in [
-        ("tox.ini", Call::Tox { env: None }),
-        ("noxfile.py", Call::Nox { session: None }),
+    for (present, call) in [
+        (task_files::has_tox(root), Call::Tox { env: None }),
+        (
+            root.join("noxfile.py").is_file(),
+            Call::Nox { session: None },
+        ),
     ] {
-        if root.join(file).is_file() {
+        if present {
             let found = Found {
                 env: Vec::new(),
                 workdir: None,
@@ -125,7 +200,7 @@ pub fn project_command(root: &Path, files: &[String]) -> Option<TestCommand> {
             }
         }
     }
-    None
+    other
 }
 
 #[cfg(test)]

@@ -202,9 +202,22 @@ pub(super) fn translate(cx: &Cx, f: &Found, depth: usize) -> Option<TestCommand>
     };
     let made = match &f.call {
         Call::Pytest { args, uv } => pytest_command(cx, f, &lead, args, *uv),
-        Call::Script { script, recursive } => {
-            let run =
-                package_scripts::script_command(cx.root, f.workdir.as_deref(), script, *recursive)?;
+        Call::Script {
+            script,
+            recursive,
+            selected,
+        } => {
+            let run = match selected {
+                Some(words) => {
+                    package_scripts::as_written(cx.root, f.workdir.as_deref(), script, words)?
+                }
+                None => package_scripts::script_command(
+                    cx.root,
+                    f.workdir.as_deref(),
+                    script,
+                    *recursive,
+                )?,
+            };
             Made {
                 setup: run.setup,
                 ..Made::generic(Runner::Npm, format!("{lead}{}", run.command), run.how)
