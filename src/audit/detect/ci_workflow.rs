@@ -184,15 +184,24 @@ pub fn resolve(value: &str) -> Option<String> {
 
 /// Whether a job's `if:` lets it run on a pull request only when the pull
 /// request carries a label, or only on an event other than a pull request
-/// (`github.event_name == 'push'`).
+/// (`github.event_name == 'push'`). Every `||` alternative must be so.
 fn gated_if(cond: &serde_json::Value) -> bool {
     let Some(c) = scalar(cond) else { return false };
     let c = c.replace([' ', '\n'], "");
+    c.split("||").all(gated_part)
+}
+
+/// One `||` alternative of a job's `if:` (see [`gated_if`]).
+fn gated_part(c: &str) -> bool {
     // A label that must be there (`contains(….labels.*.name, 'x')`,
-    // `github.event.label.name == 'x'`), not one that must be absent.
+    // `github.event.label.name == 'x'`), not one that must be absent
+    // (`!contains(…)`, `github.event.action != 'labeled'`).
     let needs_label = c.match_indices("label").any(|(at, _)| {
-        let call = c[..at].rfind("contains(");
-        !call.is_some_and(|k| c[..k].ends_with('!'))
+        let before = &c[..at];
+        let negated_call = before
+            .rfind("contains(")
+            .is_some_and(|k| before[..k].ends_with('!'));
+        !negated_call && !before.ends_with("!='") && !before.ends_with("!=\"")
     });
     needs_label
         || ["==", "!="].iter().any(|op| {
@@ -415,5 +424,7 @@ mod tests {
         ));
         assert!(!g("github.event_name == 'pull_request'"));
         assert!(!g("always()"));
+        // Either a push or a pull request from a fork; never on a label event.
+        assert!(!g("github.event.action != 'labeled' && (github.event_name == 'push' || github.event.pull_request.head.repo.full_name != github.repository)"));
     }
 }
