@@ -10,7 +10,7 @@
 
 use std::path::Path;
 
-use crate::audit::detect::project_command::NETWORK_WORDS;
+use crate::audit::detect::invocation::NETWORK_WORDS;
 use crate::outcome::reading::model::TestCase;
 use crate::outcome::reading::Reading;
 
@@ -63,14 +63,17 @@ pub fn note(junit: &Reading, log: &Path, root: &Path, command: &str) -> Option<S
         .iter()
         .map(|c| why(c, root, &log).map(|w| (*c, w)))
         .collect::<Option<_>>()?;
-    let flag = if command.contains("pytest") {
-        pytest_flag(&whys, root)
+    let (flag, proposed) = if command.contains("pytest") {
+        let parts = pytest_flag(&whys, root);
+        (render(&parts), with_pytest_flag(command, &parts))
     } else if command.contains("go test") {
         let names: Vec<String> = whys
             .iter()
             .map(|(c, _)| c.name.split('/').next().unwrap_or(&c.name).to_string())
             .collect();
-        format!("-skip '^({})$'", names.join("|"))
+        let flag = format!("-skip '^({})$'", names.join("|"));
+        let proposed = with_flag(command, &flag);
+        (flag, proposed)
     } else {
         return None;
     };
@@ -96,7 +99,7 @@ pub fn note(junit: &Reading, log: &Path, root: &Path, command: &str) -> Option<S
         "  = every red test looks like it needs the network or a live service: {}{more}; \
          deselect them with `{flag}`\n{PROPOSE}`{}`",
         listed.join(", "),
-        with_flag(command, &flag)
+        proposed
     ))
 }
 
@@ -199,9 +202,77 @@ fn markers(c: &TestCase, root: &Path) -> Vec<String> {
     out
 }
 
-/// The pytest flag that deselects `whys`: `-m "not live"` for markers,
+/// pytest's options as `(option, value)`: the flag of [`pytest_flag`].
+type Options = Vec<(&'static str, String)>;
+
+/// `options` as a flag: `-m "not live" -k "not e2e" --deselect a::b`.
+fn render(options: &Options) -> String {
+    options
+        .iter()
+        .map(|(o, v)| match *o {
+            "--deselect" => format!("{o} {}", crate::run::shell::quote(v)),
+            _ => format!("{o} {}", expression(v)),
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// A marker or keyword expression as one shell word (double quotes,
+/// unless it holds what they would expand).
+fn expression(v: &str) -> String {
+    if v.contains(['"', '$', '`', '\\']) {
+        crate::run::shell::quote(v)
+    } else {
+        format!("\"{v}\"")
+    }
+}
+
+/// `command` with the pytest `options` added. pytest keeps only the last
+/// `-m` (and `-k`): where the command already selects with one, the new
+/// expression is joined to it (`-m "(unit) and not live"`) instead of
+/// replacing the project's selection.
+fn with_pytest_flag(command: &str, options: &Options) -> String {
+    let words: Vec<crate::run::shell_line::Word> = crate::run::shell_line::commands(command)
+        .unwrap_or_default()
+        .into_iter()
+        .flat_map(|c| c.words)
+        .collect();
+    // The words after pytest itself (`python -m pytest` has its own `-m`).
+    let start = words
+        .iter()
+        .position(|w| w.value == "pytest" || w.value.ends_with("/pytest"))
+        .map_or(words.len(), |k| k + 1);
+    let after = command
+        .rfind("pytest")
+        .map_or(command.len(), |k| k + "pytest".len());
+    let mut out = command.trim_end().to_string();
+    let mut added = Vec::new();
+    for (o, v) in options {
+        let own = words[start.min(words.len())..]
+            .windows(2)
+            .rev()
+            .find(|p| p[0].value == *o);
+        let written = own.map(|p| format!("{o} {}", p[1].raw));
+        match (own, written) {
+            (Some(p), Some(written)) if out[after.min(out.len())..].contains(&written) => {
+                let joined = format!("{o} {}", expression(&format!("({}) and {v}", p[1].value)));
+                let at =
+                    after.min(out.len()) + out[after.min(out.len())..].rfind(&written).unwrap_or(0);
+                out.replace_range(at..at + written.len(), &joined);
+            }
+            _ => added.push((*o, v.clone())),
+        }
+    }
+    if added.is_empty() {
+        out
+    } else {
+        format!("{out} {}", render(&added))
+    }
+}
+
+/// The pytest options that deselect `whys`: `-m "not live"` for markers,
 /// `-k "not e2e"` for names, `--deselect` for the rest.
-fn pytest_flag(whys: &[(&TestCase, Why)], root: &Path) -> String {
+fn pytest_flag(whys: &[(&TestCase, Why)], root: &Path) -> Options {
     let mut marks: Vec<&str> = Vec::new();
     let mut names: Vec<&str> = Vec::new();
     let mut ids: Vec<String> = Vec::new();
@@ -230,17 +301,17 @@ fn pytest_flag(whys: &[(&TestCase, Why)], root: &Path) -> String {
             .collect::<Vec<_>>()
             .join(" and ")
     };
-    let mut parts = Vec::new();
+    let mut parts: Options = Vec::new();
     if !marks.is_empty() {
-        parts.push(format!("-m \"{}\"", not(&marks)));
+        parts.push(("-m", not(&marks)));
     }
     if !names.is_empty() {
-        parts.push(format!("-k \"{}\"", not(&names)));
+        parts.push(("-k", not(&names)));
     }
     for id in ids {
-        parts.push(format!("--deselect {}", crate::run::shell::quote(&id)));
+        parts.push(("--deselect", id));
     }
-    parts.join(" ")
+    parts
 }
 
 #[cfg(test)]

@@ -167,10 +167,6 @@ pub fn assignment(w: &Word) -> Option<(&str, &str)> {
     ok.then_some((name, value))
 }
 
-/// `value` as one shell word: [`crate::run::shell::quote`] (named here too
-/// for the readers of project commands, which re-emit words).
-pub use crate::run::shell::quote;
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -211,9 +207,7 @@ mod tests {
             c[1].words[0]
         );
         assert_eq!(assignment(&c[1].words[1]), None);
-        assert_eq!(quote("not live"), "'not live'");
         let c = commands("pytest ${{ matrix.extra }} -x").unwrap();
         assert_eq!(values(&c[0]), ["pytest", "${{ matrix.extra }}", "-x"]);
-        assert_eq!(quote("tests/"), "tests/");
     }
 }

@@ -223,3 +223,188 @@ fn a_baseline_red_only_in_live_tests_names_the_flag_and_the_command() {
     ]);
     assert_eq!(code, 0, "{}", ctx(code, &out, &err));
 }
+
+/// The pytest step of the reusable workflow below (line 9).
+const SHARED: &str = r#"name: Shared checks
+on:
+  workflow_call:
+jobs:
+  test:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+      - run: PYTHONPATH=src pytest tests/ -m "not live"
+"#;
+
+#[test]
+fn a_reusable_workflow_called_on_pull_requests_is_followed_into() {
+    let fx = live_repo(&[
+        (
+            ".github/workflows/main.yml",
+            "name: CI\non:\n  pull_request:\njobs:\n  checks:\n    uses: ./.github/workflows/shared.yml\n",
+        ),
+        (".github/workflows/shared.yml", SHARED),
+        // Triggered only by workflow_call and called by no one: never read.
+        (
+            ".github/workflows/a-nightly.yml",
+            "on:\n  workflow_call:\njobs:\n  t:\n    steps:\n      - run: pytest tests/test_live.py\n",
+        ),
+    ]);
+    let want = "PYTHONPATH=src .venv/bin/python -m pytest tests/ -m \"not live\" -q -p no:cacheprovider --junitxml={junit}";
+    let line = init_command_line(&fx);
+    assert!(
+        line.contains(&serde_json::to_string(want).unwrap()),
+        "{line}"
+    );
+    assert!(
+        line.contains("from .github/workflows/main.yml:6 → .github/workflows/shared.yml:9 `PYTHONPATH=src pytest"),
+        "{line}"
+    );
+    let (_, md) = audit_green(&fx);
+    assert!(
+        md.contains(".github/workflows/main.yml:6 → .github/workflows/shared.yml:9"),
+        "{md}"
+    );
+}
+
+#[test]
+fn a_pnpm_filter_is_kept_as_the_projects_selection() {
+    let fx = Fixture::git(&[
+        (
+            "package.json",
+            "{\"name\": \"mono\", \"private\": true, \"scripts\": {\"test:all\": \"pnpm -r test\"}}",
+        ),
+        ("pnpm-workspace.yaml", "packages:\n  - 'packages/*'\n"),
+        (
+            ".github/workflows/main.yml",
+            "on: [pull_request]\njobs:\n  test:\n    steps:\n      - run: pnpm install\n      - run: pnpm -r --filter '!@acme/e2e' test\n      - run: pnpm --filter=@acme/server -F @acme/client test\n",
+        ),
+        (
+            "packages/server/package.json",
+            "{\"name\": \"@acme/server\", \"scripts\": {\"test\": \"vitest run\"}}",
+        ),
+        ("packages/server/src/index.ts", "export const x = 1;\n"),
+        (
+            "packages/e2e/package.json",
+            "{\"name\": \"@acme/e2e\", \"scripts\": {\"test\": \"vitest run\"}}",
+        ),
+    ]);
+    let line = init_command_line(&fx);
+    assert!(
+        line.contains(&serde_json::to_string("pnpm -r --filter '!@acme/e2e' test").unwrap()),
+        "{line}"
+    );
+    assert!(
+        line.contains("from .github/workflows/main.yml:6 `pnpm -r --filter '!@acme/e2e' test`"),
+        "{line}"
+    );
+}
+
+#[test]
+fn tox_configured_in_pyproject_toml_is_read_like_tox_ini() {
+    let ci = "on: pull_request\njobs:\n  t:\n    steps:\n      - run: uv run tox\n";
+    let native = "[project]\nname = \"inventory\"\n\n[tool.tox]\nenv_list = [\"py\", \"lint\"]\n\n[tool.tox.env_run_base]\ncommands = [\n    [\n        \"pytest\",\n        { replace = \"posargs\", default = [\"tests\", \"-m\", \"not live\", \"--cov=inventory\"], extend = true },\n    ],\n]\n\n[tool.tox.env.lint]\ncommands = [[\"ruff\", \"check\"]]\n";
+    let fx = live_repo(&[(".github/workflows/ci.yml", ci), ("pyproject.toml", native)]);
+    let line = init_command_line(&fx);
+    assert!(
+        line.contains(".venv/bin/python -m pytest tests -m 'not live' -q -p no:cacheprovider --junitxml={junit}"),
+        "{line}"
+    );
+    assert!(
+        line.contains("from .github/workflows/ci.yml:5 `uv run tox`, which runs pyproject.toml:10"),
+        "{line}"
+    );
+    let (_, md) = audit_green(&fx);
+    assert!(
+        md.contains("ci.yml:5 `uv run tox`, which runs pyproject.toml:10"),
+        "{md}"
+    );
+    let legacy = "[project]\nname = \"inventory\"\n\n[tool.tox]\nlegacy_tox_ini = \"\"\"\n[tox]\nenvlist = py\n\n[testenv]\ncommands =\n    pytest {posargs:tests} -m 'not live'\n\"\"\"\n";
+    let fx = live_repo(&[("pyproject.toml", legacy)]);
+    let line = init_command_line(&fx);
+    assert!(
+        line.contains(".venv/bin/python -m pytest tests -m 'not live' -q"),
+        "{line}"
+    );
+    assert!(line.contains("pyproject.toml:11"), "{line}");
+}
+
+#[test]
+fn the_unit_suite_is_preferred_over_gated_and_other_suites() {
+    let fx = live_repo(&[
+        // A job that runs on a pull request only with a label.
+        (
+            ".github/workflows/a.yml",
+            "name: Extras\non: [pull_request]\njobs:\n  checks:\n    if: contains(github.event.pull_request.labels.*.name, 'full-ci')\n    steps:\n      - run: pytest tests/\n",
+        ),
+        // A command that selects the contract suite.
+        (
+            ".github/workflows/b.yml",
+            "name: Verify\non: [pull_request]\njobs:\n  verify:\n    steps:\n      - run: pytest -m contract tests/\n",
+        ),
+        // A workflow named for the accuracy suite.
+        (
+            ".github/workflows/c.yml",
+            "name: Accuracy\non: [pull_request]\njobs:\n  run:\n    steps:\n      - run: pytest tests/\n",
+        ),
+        // A job that runs only on another event than a pull request.
+        (
+            ".github/workflows/d.yml",
+            "on: [pull_request, push]\njobs:\n  full:\n    if: github.event_name == 'push'\n    steps:\n      - run: pytest tests/\n",
+        ),
+        (
+            ".github/workflows/test.yml",
+            "on: [pull_request]\njobs:\n  unit:\n    steps:\n      - run: PYTHONPATH=src pytest tests/ -m \"not live\"\n",
+        ),
+    ]);
+    let line = init_command_line(&fx);
+    assert!(
+        line.contains(
+            "from .github/workflows/test.yml:5 `PYTHONPATH=src pytest tests/ -m \"not live\"`"
+        ),
+        "{line}"
+    );
+    // With nothing else, the other suite is still the project's command.
+    let fx = live_repo(&[(
+        ".github/workflows/b.yml",
+        "name: Verify\non: [pull_request]\njobs:\n  verify:\n    steps:\n      - run: pytest -m contract tests/\n",
+    )]);
+    assert!(
+        init_command_line(&fx).contains("from .github/workflows/b.yml:6"),
+        "the contract step, taken when nothing else is"
+    );
+}
+
+#[test]
+fn the_network_flag_joins_the_projects_own_marker_expression() {
+    let fx = live_repo(&[(
+        ".github/workflows/ci.yml",
+        "on: [pull_request]\njobs:\n  unit:\n    steps:\n      - run: PYTHONPATH=src pytest tests/ -m \"not slow\"\n",
+    )]);
+    let (code, out, err) = fx.run(&["audit", ".", "--out", "out-a", "--timeout", "60s"]);
+    assert_eq!(code, 4, "{}", ctx(code, &out, &err));
+    let line = err
+        .lines()
+        .find(|l| l.contains("audit without them: unguard audit . --test-command '"))
+        .unwrap_or_else(|| panic!("no proposal:\n{err}"));
+    // pytest keeps only the last `-m`: the two expressions are joined.
+    assert!(line.contains("-m \"(not slow) and not live\" -q"), "{line}");
+    assert_eq!(line.matches(" -m \"").count(), 1, "{line}");
+    let cmd = line
+        .split("--test-command '")
+        .nth(1)
+        .and_then(|c| c.strip_suffix('\''))
+        .unwrap()
+        .replace("'\\''", "'");
+    let (code, out, err) = fx.run(&[
+        "audit",
+        ".",
+        "--out",
+        "out-b",
+        "--timeout",
+        "60s",
+        "--test-command",
+        &cmd,
+    ]);
+    assert_eq!(code, 0, "{}", ctx(code, &out, &err));
+}

@@ -6,6 +6,12 @@
 //! and the environment the workflow, job and step set; values with a
 //! `${{ }}` expression unguard cannot resolve are left out. A workflow that
 //! does not parse is skipped, never an error: detection falls back.
+//!
+//! A job that calls a local reusable workflow (`uses:
+//! ./.github/workflows/x.yml`, which runs `on: workflow_call`) is followed
+//! into it: its steps come in the caller's place, with their own file and
+//! line and the caller's `uses:` line. A workflow triggered only by
+//! `workflow_call` is read through its callers, never on its own.
 
 use std::path::Path;
 
@@ -49,6 +55,7 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Ordered<T> {
 #[derive(Deserialize, Default)]
 #[serde(default)]
 struct Workflow {
+    name: Option<String>,
     on: serde_json::Value,
     // YAML 1.1 readers take a bare `on` for `true`.
     #[serde(rename = "true")]
@@ -75,6 +82,9 @@ struct RunDefaults {
 #[serde(default)]
 struct Job {
     name: Option<String>,
+    #[serde(rename = "if")]
+    if_: Option<serde_json::Value>,
+    uses: Option<Spanned<String>>,
     env: Ordered<serde_json::Value>,
     defaults: Defaults,
     steps: Vec<Step>,
@@ -109,6 +119,16 @@ pub struct RunStep {
     pub env: Vec<(String, String)>,
     /// Whether the workflow runs on pull requests (else: on push).
     pub on_pull_request: bool,
+    /// The workflow's name and file name (and a caller's, for a reusable
+    /// workflow): what the whole workflow is for.
+    pub workflow: Vec<String>,
+    /// Whether the job (or a job calling its workflow) runs on a pull
+    /// request only when it carries a label, or only on another event
+    /// (its `if:`), or the workflow's pull-request trigger is a label.
+    pub gated: bool,
+    /// `file:line` of the `uses:` of each job that called this step's
+    /// workflow, outermost first (empty for a step of a triggered workflow).
+    pub callers: Vec<String>,
 }
 
 impl RunStep {
@@ -162,8 +182,152 @@ pub fn resolve(value: &str) -> Option<String> {
     (!v.contains("${{")).then_some(v)
 }
 
+/// Whether a job's `if:` lets it run on a pull request only when the pull
+/// request carries a label, or only on an event other than a pull request
+/// (`github.event_name == 'push'`). Every `||` alternative must be so.
+fn gated_if(cond: &serde_json::Value) -> bool {
+    let Some(c) = scalar(cond) else { return false };
+    let c = c.replace([' ', '\n'], "");
+    c.split("||").all(gated_part)
+}
+
+/// One `||` alternative of a job's `if:` (see [`gated_if`]).
+fn gated_part(c: &str) -> bool {
+    // A label that must be there (`contains(….labels.*.name, 'x')`,
+    // `github.event.label.name == 'x'`), not one that must be absent
+    // (`!contains(…)`, `github.event.action != 'labeled'`).
+    let needs_label = c.match_indices("label").any(|(at, _)| {
+        let before = &c[..at];
+        let negated_call = before
+            .rfind("contains(")
+            .is_some_and(|k| before[..k].ends_with('!'));
+        !negated_call && !before.ends_with("!='") && !before.ends_with("!=\"")
+    });
+    needs_label
+        || ["==", "!="].iter().any(|op| {
+            c.split(&format!("github.event_name{op}"))
+                .skip(1)
+                .any(|rest| {
+                    let event: String = rest
+                        .trim_start_matches(['\'', '"'])
+                        .chars()
+                        .take_while(|ch| ch.is_ascii_alphanumeric() || *ch == '_')
+                        .collect();
+                    // `== 'push'` excludes pull requests; `!= 'pull_request'` too.
+                    (*op == "==") != event.starts_with("pull_request")
+                })
+        })
+}
+
+/// Whether a workflow's pull-request trigger fires only when a label is
+/// added or removed (`pull_request: types: [labeled]`).
+fn label_triggered(on: &serde_json::Value) -> bool {
+    ["pull_request", "pull_request_target"].iter().any(|e| {
+        on[*e]["types"].as_array().is_some_and(|t| {
+            !t.is_empty()
+                && t.iter()
+                    .all(|v| v.as_str().is_some_and(|v| v.ends_with("labeled")))
+        })
+    })
+}
+
+/// The local workflow a job's `uses:` names (`./.github/workflows/x.yml`,
+/// repo-relative without the `./`), if it is one.
+fn local_workflow(uses: &str) -> Option<String> {
+    let rel = uses.trim().strip_prefix("./")?;
+    let name = rel.strip_prefix(".github/workflows/")?;
+    (!name.contains('/') && !name.contains("..") && !name.contains('@')).then(|| rel.to_string())
+}
+
+/// What a step inherits from the jobs that called its workflow.
+#[derive(Clone, Default)]
+struct Caller {
+    labels: Vec<String>,
+    workflow: Vec<String>,
+    gated: bool,
+    callers: Vec<String>,
+    /// Workflow files on the way (no file is entered twice).
+    seen: Vec<String>,
+}
+
+/// The run steps of workflow `rel` (repo-relative), for a workflow that
+/// runs on pull requests (`on_pr`) or on push, called through `caller`.
+fn steps_of(root: &Path, rel: &str, on_pr: bool, caller: &Caller, out: &mut Vec<RunStep>) {
+    let text = std::fs::read_to_string(root.join(rel)).unwrap_or_default();
+    let Ok(wf) = serde_saphyr::from_str::<Workflow>(&text) else {
+        return;
+    };
+    let on = if wf.on.is_null() { &wf.on_bool } else { &wf.on };
+    let stem = rel.rsplit('/').next().unwrap_or(rel);
+    let stem = stem.rsplit_once('.').map_or(stem, |(s, _)| s);
+    let mut workflow = caller.workflow.clone();
+    workflow.extend(wf.name.clone());
+    workflow.push(stem.to_string());
+    let env_of = |m: &Ordered<serde_json::Value>, into: &mut Vec<(String, String)>| {
+        for (k, v) in &m.0 {
+            into.retain(|(n, _)| n != k);
+            if let Some(v) = scalar(v).and_then(|v| resolve(&v)) {
+                into.push((k.clone(), v));
+            }
+        }
+    };
+    for (id, job) in &wf.jobs.0 {
+        let mut labels = caller.labels.clone();
+        labels.extend([Some(id.clone()), job.name.clone()].into_iter().flatten());
+        let gated = caller.gated || label_triggered(on) || job.if_.as_ref().is_some_and(gated_if);
+        if let Some(uses) = &job.uses {
+            let Some(called) = local_workflow(&uses.value) else {
+                continue;
+            };
+            if caller.seen.contains(&called) || caller.seen.len() > 3 {
+                continue;
+            }
+            let mut inner = Caller {
+                labels,
+                workflow: workflow.clone(),
+                gated,
+                callers: caller.callers.clone(),
+                seen: caller.seen.clone(),
+            };
+            inner
+                .callers
+                .push(format!("{rel}:{}", uses.referenced.line()));
+            inner.seen.push(called.clone());
+            steps_of(root, &called, on_pr, &inner, out);
+            continue;
+        }
+        for step in &job.steps {
+            let Some(run) = &step.run else { continue };
+            let mut env = Vec::new();
+            env_of(&wf.env, &mut env);
+            env_of(&job.env, &mut env);
+            env_of(&step.env, &mut env);
+            let workdir = step
+                .working_directory
+                .clone()
+                .or_else(|| job.defaults.run.working_directory.clone())
+                .or_else(|| wf.defaults.run.working_directory.clone());
+            let mut labels = labels.clone();
+            labels.extend(step.name.clone());
+            out.push(RunStep {
+                file: rel.to_string(),
+                line: run.referenced.line() as usize,
+                script: run.value.clone(),
+                labels,
+                workdir,
+                env,
+                on_pull_request: on_pr,
+                workflow: workflow.clone(),
+                gated,
+                callers: caller.callers.clone(),
+            });
+        }
+    }
+}
+
 /// The run steps of every workflow of `root`, pull-request workflows first
-/// (each group by file name), in each file in job and step order.
+/// (each group by file name), in each file in job and step order; a job
+/// calling a local reusable workflow gives that workflow's steps.
 pub fn run_steps(root: &Path) -> Vec<RunStep> {
     let dir = root.join(".github/workflows");
     let mut files: Vec<String> = std::fs::read_dir(&dir)
@@ -189,46 +353,17 @@ pub fn run_steps(root: &Path) -> Vec<RunStep> {
             continue;
         }
         let rel = format!(".github/workflows/{name}");
-        let env_of = |m: &Ordered<serde_json::Value>, into: &mut Vec<(String, String)>| {
-            for (k, v) in &m.0 {
-                into.retain(|(n, _)| n != k);
-                if let Some(v) = scalar(v).and_then(|v| resolve(&v)) {
-                    into.push((k.clone(), v));
-                }
-            }
+        let caller = Caller {
+            seen: vec![rel.clone()],
+            ..Caller::default()
         };
-        for (id, job) in &wf.jobs.0 {
-            for step in &job.steps {
-                let Some(run) = &step.run else { continue };
-                let mut env = Vec::new();
-                env_of(&wf.env, &mut env);
-                env_of(&job.env, &mut env);
-                env_of(&step.env, &mut env);
-                let workdir = step
-                    .working_directory
-                    .clone()
-                    .or_else(|| job.defaults.run.working_directory.clone())
-                    .or_else(|| wf.defaults.run.working_directory.clone());
-                let labels = [Some(id.clone()), job.name.clone(), step.name.clone()]
-                    .into_iter()
-                    .flatten()
-                    .collect();
-                let step = RunStep {
-                    file: rel.clone(),
-                    line: run.referenced.line() as usize,
-                    script: run.value.clone(),
-                    labels,
-                    workdir,
-                    env,
-                    on_pull_request: on_pr,
-                };
-                if on_pr {
-                    pr.push(step)
-                } else {
-                    push.push(step)
-                }
-            }
-        }
+        steps_of(
+            root,
+            &rel,
+            on_pr,
+            &caller,
+            if on_pr { &mut pr } else { &mut push },
+        );
     }
     pr.extend(push);
     pr
@@ -272,5 +407,24 @@ mod tests {
             resolve("${{ github.workspace }}/src").as_deref(),
             Some("$PWD/src")
         );
+    }
+
+    #[test]
+    fn a_job_is_gated_by_a_required_label_or_another_event() {
+        let g = |c: &str| gated_if(&serde_json::Value::String(c.into()));
+        assert!(g(
+            "contains(github.event.pull_request.labels.*.name, 'full')"
+        ));
+        assert!(g("github.event_name == 'push'"));
+        assert!(g(
+            "github.event_name != 'pull_request' || contains(x.labels, 'a')"
+        ));
+        assert!(!g(
+            "!contains(github.event.pull_request.labels.*.name, 'skip-ci')"
+        ));
+        assert!(!g("github.event_name == 'pull_request'"));
+        assert!(!g("always()"));
+        // Either a push or a pull request from a fork; never on a label event.
+        assert!(!g("github.event.action != 'labeled' && (github.event_name == 'push' || github.event.pull_request.head.repo.full_name != github.repository)"));
     }
 }

@@ -4,58 +4,16 @@
 
 pub mod ci_workflow;
 pub mod environment;
+pub mod invocation;
+pub mod package_scripts;
 pub mod project_command;
+pub mod task_files;
+pub mod test_command;
+pub mod translate;
 
 use std::path::Path;
 
-use crate::spec::Command;
-
-/// The test runner unguard will drive.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Runner {
-    Pytest,
-    Unittest,
-    Npm,
-    Cargo,
-    Go,
-}
-
-impl Runner {
-    pub fn name(&self) -> &'static str {
-        match self {
-            Runner::Pytest => "pytest",
-            Runner::Unittest => "unittest",
-            Runner::Npm => "npm test",
-            Runner::Cargo => "cargo test",
-            Runner::Go => "go test",
-        }
-    }
-}
-
-/// The test command as it goes into a spec.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TestCommand {
-    pub runner: Runner,
-    pub command: String,
-    /// `{junit}` when the command writes a JUnit report there.
-    pub junit: Option<String>,
-    /// `pytest` or `generic` (which exit codes mean "tests failed").
-    pub preset: crate::spec::Preset,
-    /// Why this command (shown to the user).
-    pub reason: String,
-    /// The command that sets up the environment the repo declares but does
-    /// not have (`uv sync`, `pnpm install`, …): said when the baseline is red.
-    pub setup: Option<String>,
-    /// Where the project itself runs this command (`file:line`, and
-    /// `a → b` when one calls the other), when it was read, not guessed.
-    pub from: Option<String>,
-}
-
-impl TestCommand {
-    pub fn spec_command(&self) -> Command {
-        Command::Shell(self.command.clone())
-    }
-}
+pub use test_command::{Runner, TestCommand};
 
 /// What `detect` found.
 #[derive(Debug, Clone, Default)]
