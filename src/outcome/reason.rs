@@ -60,7 +60,7 @@ pub enum Reason {
     NoFailedTestInReport {
         /// The test command's exit code.
         code: i32,
-        /// Tests in the report.
+        /// Entries in the report ([`crate::outcome::reading::model::Report::total`]).
         total: usize,
     },
     /// `source` (a report or a summary line) counts `total` tests, none red.
@@ -86,7 +86,7 @@ pub enum Reason {
     TestsFailed {
         /// Tests that failed or errored.
         red: usize,
-        /// Tests in the report.
+        /// Entries in the report ([`crate::outcome::reading::model::Report::total`]).
         total: usize,
     },
     /// `red` of `total` tests failed, as `source` counts them.
