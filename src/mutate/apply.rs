@@ -38,6 +38,7 @@ impl ApplyProblem {
             ApplyProblem::Misindented(_) => "indentation",
         }
     }
+    /// What went wrong, in the words of the mutant's `detail`.
     pub fn detail(&self) -> &str {
         match self {
             ApplyProblem::NoOp(d)
@@ -62,13 +63,16 @@ impl ApplyProblem {
 /// A successfully applied mutation.
 #[derive(Debug, Clone)]
 pub struct Applied {
+    /// The whole mutated file.
     pub mutated: Vec<u8>,
     /// 1-based line and column of the first match (where the pattern is
     /// anchored; the site's line every output shows is [`Change::line`]).
     pub line: usize,
+    /// 1-based column (in characters) of the first match.
     pub col: usize,
     /// 1-based line and column just after the first match.
     pub end_line: usize,
+    /// 1-based column (in characters) just after the first match.
     pub end_col: usize,
     /// What replaced the first match (capture groups expanded).
     pub replacement: String,

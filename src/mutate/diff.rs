@@ -22,12 +22,18 @@ use std::ops::Range;
 /// the mutant (at that site).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Change {
+    /// The site's line (1-based): the line of the first changed byte.
     pub line: usize,
+    /// 1-based column (in characters) where the region starts.
     pub col: usize,
+    /// 1-based line where the region ends.
     pub end_line: usize,
+    /// 1-based column (in characters) just after the region's last
+    /// character.
     pub end_col: usize,
-    /// Byte range of the region in the original file.
+    /// Byte range of the region in the original file: its start.
     pub start: usize,
+    /// The end of the region's byte range (exclusive).
     pub end: usize,
     /// The text that replaces the region.
     pub replacement: String,

@@ -12,7 +12,9 @@ pub enum Pattern {
     /// Literal text; unless `exact_whitespace`, every whitespace run matches any
     /// whitespace run (including line breaks) in the file.
     Literal {
+        /// `find:`: the text as the spec writes it.
         text: String,
+        /// `exact_whitespace: true`: whitespace must match byte for byte.
         exact_whitespace: bool,
     },
     /// A regular expression (Rust `regex` syntax), `$1`/`${name}` in the replacement.
@@ -23,14 +25,19 @@ pub enum Pattern {
 /// when unset) or every one there is (`count: all`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Count {
+    /// `count: N` (1 when unset): exactly N matches, all replaced; any
+    /// other number makes the mutant `ambiguous`.
     Exactly(usize),
+    /// `count: all`: every match is replaced, however many (at least one).
     All,
 }
 
 /// The group a `$…` reference in a regex replacement names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GroupRef<'a> {
+    /// A group by number (`$1`, `${2}`; `$0` is the whole match).
     Number(usize),
+    /// A named group (`$name`, `${name}`).
     Name(&'a str),
 }
 
@@ -57,6 +64,7 @@ impl<'a> GroupRef<'a> {
 pub struct CaptureRef<'a> {
     /// The reference as written: `$1`, `$name`, `${1}`.
     pub written: &'a str,
+    /// The group it names.
     pub group: GroupRef<'a>,
     /// Written `${…}`.
     pub braced: bool,
@@ -109,6 +117,7 @@ pub fn capture_refs(replace: &str) -> Vec<CaptureRef<'_>> {
 /// would expand to nothing, silently.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BadCaptureRef {
+    /// What is wrong, naming the reference as written.
     pub message: String,
     /// One line telling the user what to write instead.
     pub fix: String,

@@ -41,6 +41,8 @@ pub enum Outcome {
 }
 
 impl Outcome {
+    /// The outcome's name as `outcomes.json` and the reports spell it
+    /// (`killed`, `wrong-reason`, …).
     pub fn as_str(self) -> &'static str {
         match self {
             Outcome::Killed => "killed",

@@ -433,6 +433,8 @@ pub enum CanaryVerdict {
     CouldNotRun(String),
 }
 
+/// What a canary run that ended so shows: red or hung is reach, green is
+/// not; Ctrl-C and a command that could not start give no verdict.
 pub fn canary(exit: &Exit) -> CanaryVerdict {
     match exit {
         Exit::Interrupted => CanaryVerdict::Interrupted,
@@ -452,7 +454,13 @@ pub enum BaselineVerdict {
     Interrupted,
     /// Not usable: every verdict would be meaningless. `tail` says whether
     /// the end of the log helps explain it.
-    Red { reason: String, tail: bool },
+    Red {
+        /// Why the baseline is unusable: the error's sentence.
+        reason: String,
+        /// Whether the end of the log helps explain it (the error then
+        /// shows its last lines).
+        tail: bool,
+    },
 }
 
 /// Judge a baseline run: green only when the exit is 0 and the JUnit report

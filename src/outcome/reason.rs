@@ -13,7 +13,10 @@ use crate::spec::Preset;
 #[derive(Debug, Clone, PartialEq)]
 pub enum Reason {
     /// The suite was still running after `timeout_s` seconds.
-    Hang { timeout_s: f64 },
+    Hang {
+        /// The mutant's timeout, in seconds.
+        timeout_s: f64,
+    },
     /// Stopped by Ctrl-C before the suite finished.
     Interrupted,
     /// The test command could not start (the error).
@@ -24,44 +27,90 @@ pub enum Reason {
     /// by signal N.
     ShellSignal(i32),
     /// This exit code is no test failure under `preset`.
-    NotATestFailure { code: i32, preset: Preset },
+    NotATestFailure {
+        /// The test command's exit code.
+        code: i32,
+        /// The spec's preset, whose exit-code table says so.
+        preset: Preset,
+    },
     /// Red, and the JUnit report could not be read (the error).
-    NoJunitReport { code: i32, error: String },
+    NoJunitReport {
+        /// The test command's exit code.
+        code: i32,
+        /// Why the report could not be read (missing, malformed).
+        error: String,
+    },
     /// The JUnit report shows this module failing to load or collect.
-    LoadErrorInReport { code: i32, module: String },
+    LoadErrorInReport {
+        /// The test command's exit code.
+        code: i32,
+        /// The report's id of the module (or collector) that broke.
+        module: String,
+    },
     /// The log shows `runner` failing to load the suite (its `line`).
     LoadErrorInLog {
+        /// The test command's exit code.
         code: i32,
+        /// The runner the log line belongs to (`pytest`, `unittest`).
         runner: String,
+        /// The log's line that shows the load or collection error.
         line: String,
     },
     /// The JUnit report counts `total` tests, none red.
-    NoFailedTestInReport { code: i32, total: usize },
+    NoFailedTestInReport {
+        /// The test command's exit code.
+        code: i32,
+        /// Entries in the report ([`crate::outcome::reading::model::Report::total`]).
+        total: usize,
+    },
     /// `source` (a report or a summary line) counts `total` tests, none red.
     NoFailedTestCounted {
+        /// The test command's exit code.
         code: i32,
+        /// What counted the tests, as the sentence names it (`pytest's
+        /// JUnit report`, `jest's summary line`).
         source: String,
+        /// Tests that `source` counts as run.
         total: usize,
     },
     /// Tests failed (`red`, ids), none of them an `expected` killer.
     OtherTestsFailed {
+        /// The mutant's `killed_by` patterns, as the spec writes them.
         expected: Vec<String>,
+        /// Report ids of the tests that failed or errored.
         red: Vec<String>,
     },
     /// These expected killers failed.
     KilledBy(Vec<String>),
     /// `red` of `total` tests in the JUnit report failed.
-    TestsFailed { red: usize, total: usize },
+    TestsFailed {
+        /// Tests that failed or errored.
+        red: usize,
+        /// Entries in the report ([`crate::outcome::reading::model::Report::total`]).
+        total: usize,
+    },
     /// `red` of `total` tests failed, as `source` counts them.
     TestsCounted {
+        /// Tests that failed or errored.
         red: usize,
+        /// Tests that `source` counts as run.
         total: usize,
+        /// What counted the tests, as the sentence names it (`pytest's
+        /// JUnit report`, `jest's summary line`).
         source: String,
     },
     /// Red with a test-failure code; no JUnit report configured.
-    SuiteFailedNoReport { code: i32 },
+    SuiteFailedNoReport {
+        /// The test command's exit code.
+        code: i32,
+    },
     /// Red with a test-failure code; `runners` left no summary or report.
-    SuiteFailedNoSummary { code: i32, runners: String },
+    SuiteFailedNoSummary {
+        /// The test command's exit code.
+        code: i32,
+        /// The runners the log names (`pytest`, `pytest and jest`).
+        runners: String,
+    },
     /// The suite stayed green.
     SuiteGreen,
     /// A tightening mutant's suite stayed green.
@@ -70,16 +119,25 @@ pub enum Reason {
     /// made of a first one.
     Derived(Box<Derived>),
     /// Emptying `file` left the suite green.
-    CanaryGreen { file: String },
+    CanaryGreen {
+        /// The mutated file the canary emptied, relative to the project root.
+        file: String,
+    },
     /// Emptying `file` turned the suite red, but of the expected `killers`
     /// those that `ran` stayed green (none ran, when empty).
     KillersNotReached {
+        /// The mutated file the canary emptied, relative to the project root.
         file: String,
+        /// The mutant's `killed_by` patterns, as the spec writes them.
         killers: Vec<String>,
+        /// Report ids of the expected killers that ran and stayed green.
         ran: Vec<String>,
     },
     /// The mutant fails `test.check`, ending so.
-    CheckFailed { exit: String },
+    CheckFailed {
+        /// How `test.check` ended, as [`crate::run::Exit::describe`] says it.
+        exit: String,
+    },
     /// The mutation was written, but the file on disk did not change.
     UnchangedOnDisk,
     /// The mutation never applied.
@@ -94,31 +152,51 @@ pub enum Reason {
 pub enum Derived {
     /// Survived, then re-check `k` of `rechecks` (log `log`) gave `again`.
     SurvivorNotReproduced {
+        /// Which re-check (from 1) went another way.
         k: usize,
+        /// Re-checks a survivor gets (`--recheck-survivors`).
         rechecks: usize,
+        /// The re-check's own reason.
         again: Reason,
+        /// The re-check's log, a file name in the output directory.
         log: String,
     },
     /// Killed (`first`), then re-check `k` of `rechecks` gave `again`.
     KillNotReproduced {
+        /// The first run's reason (the kill).
         first: Reason,
+        /// Which re-check (from 1) went another way.
         k: usize,
+        /// Re-checks a kill gets (`--recheck-kills`).
         rechecks: usize,
+        /// The re-check's own reason.
         again: Reason,
+        /// The re-check's log, a file name in the output directory.
         log: String,
     },
     /// Timed out (`first`), then the confirmation run gave `again`.
     HangNotReproduced {
+        /// The first run's reason (the hang).
         first: Reason,
+        /// The confirmation run's own reason.
         again: Reason,
+        /// The confirmation run's log, a file name in the output directory.
         log: String,
     },
     /// Timed out (`first`), and hung again on its confirmation run.
-    HangConfirmed { first: Reason, log: String },
+    HangConfirmed {
+        /// The first run's reason (the hang).
+        first: Reason,
+        /// The confirmation run's log, a file name in the output directory.
+        log: String,
+    },
     /// A verdict a run of `tests` tests of `stage` decided (kill-first).
     BySubset {
+        /// The subset run's own reason (a kill or a hang).
         verdict: Reason,
+        /// Which kill-first stage chose the subset.
         stage: SubsetStage,
+        /// Tests in the subset.
         tests: usize,
     },
 }

@@ -128,6 +128,8 @@ pub struct MutantResult {
     /// in files written before it existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<ReasonKind>,
+    /// The mutant's `expect.killed_by` patterns, as the spec writes them
+    /// (empty when it declares none).
     #[serde(default)]
     pub killed_by: Vec<String>,
     /// How the test command ended (e.g. `exit code 1`).

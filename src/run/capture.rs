@@ -37,7 +37,9 @@ pub const DRAIN_LIMIT: Duration = Duration::from_millis(500);
 
 /// A pipe: the read end for unguard, the write end (twice) for the child.
 pub struct Pipe {
+    /// The end unguard reads the output from.
     pub read: OwnedFd,
+    /// The end the child writes its stdout and stderr to.
     pub write: OwnedFd,
 }
 
@@ -51,7 +53,9 @@ pub fn pipe() -> std::io::Result<Pipe> {
 /// What the capture saw.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Captured {
+    /// Bytes of output read, in all.
     pub total: u64,
+    /// Bytes of output left out of the log (between its head and its tail).
     pub omitted: u64,
     /// The pipe was still open when draining stopped.
     pub cut_off: bool,

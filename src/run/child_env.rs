@@ -129,8 +129,11 @@ impl ChildEnv {
 /// Where a run happens: the user's checkout (`root`, canonical), the copy
 /// standing in for it and the run's cwd in the copy.
 pub struct Place<'a> {
+    /// The user's checkout (the target root), canonical.
     pub root: &'a Path,
+    /// The scratch copy standing in for `root`.
     pub copy: &'a Path,
+    /// The run's working directory, in the copy.
     pub cwd: &'a Path,
 }
 

@@ -90,6 +90,7 @@ pub struct Setup {
     /// The control socket: unguard's end and the supervisor's (its stdin).
     /// `None`: spawned directly, without a supervisor.
     pub control: Option<(UnixStream, OwnedFd)>,
+    /// The run's own cgroup; `None` when it runs without one.
     pub cgroup: Option<Cgroup>,
     /// `auto` left the cgroup out: a join took this long.
     pub slow_join: Option<Duration>,
@@ -160,6 +161,8 @@ impl Setup {
     }
 }
 
+/// The program supervisors are started from: unguard's own binary,
+/// through `/proc/self/exe`.
 pub fn self_exe() -> &'static str {
     SELF_EXE
 }
@@ -230,6 +233,7 @@ impl Cgroup {
         None
     }
 
+    /// The cgroup's directory (under the cgroup v2 mount).
     pub fn dir(&self) -> &Path {
         &self.dir
     }

@@ -28,6 +28,7 @@ use crate::run::child_env::ChildEnv;
 use crate::run::isolation::Setup;
 use crate::spec::Command;
 
+/// How one run of a command ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Exit {
     /// The command exited with this code.
@@ -43,6 +44,8 @@ pub enum Exit {
 }
 
 impl Exit {
+    /// How it ended, in a few words for logs and details (`exit code 1`,
+    /// `killed by signal 9`, `timed out (process group killed)`).
     pub fn describe(&self) -> String {
         match self {
             Exit::Code(c) => format!("exit code {c}"),
@@ -54,21 +57,29 @@ impl Exit {
     }
 }
 
+/// One finished run of a command.
 #[derive(Debug, Clone)]
 pub struct RunResult {
+    /// How it ended.
     pub exit: Exit,
+    /// Wall-clock time from the start of the run until its command ended
+    /// (or could not start).
     pub duration: Duration,
 }
 
 /// What to run and where.
 pub struct Invocation<'a> {
+    /// The command, before its placeholders are expanded.
     pub command: &'a Command,
+    /// The directory it runs in (in the scratch copy).
     pub cwd: &'a Path,
     /// unguard's own environment with these changes (see [`crate::run::child_env`]).
     pub env: ChildEnv,
     /// Placeholders like `{junit}` → value, expanded in the command.
     pub substitutions: Vec<(&'static str, String)>,
+    /// The run's log file: a header, then the command's output.
     pub log: &'a Path,
+    /// How long the command may run before its process group is killed.
     pub timeout: Duration,
     /// One line for the log header (what this run is).
     pub label: String,

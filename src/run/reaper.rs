@@ -61,6 +61,9 @@ static REAPING: Mutex<()> = Mutex::new(());
 
 static RUN_COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
+/// A token unique to one run (this process's pid and a counter), set in the
+/// run's environment so that its processes are found after they leave its
+/// group (see the module doc).
 pub fn new_run_token() -> String {
     let n = RUN_COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     format!("{}-{n}", std::process::id())

@@ -20,7 +20,9 @@ pub struct Word {
 /// 0-based offset of the physical line it starts on.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Simple {
+    /// Its words, in order, assignments included.
     pub words: Vec<Word>,
+    /// 0-based offset of the physical line it starts on.
     pub line: usize,
 }
 

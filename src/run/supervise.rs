@@ -63,7 +63,9 @@ pub struct Options {
 /// How the command ended, as the supervisor saw it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum End {
+    /// It exited with this code.
     Code(i32),
+    /// It died from this signal.
     Signal(i32),
     /// The command could not be started (the message names it).
     SpawnFailed(String),
@@ -84,6 +86,8 @@ pub struct Report {
 }
 
 impl Report {
+    /// The report as the supervisor writes it to the control socket: one
+    /// `key value` line per fact known.
     pub fn encode(&self) -> String {
         let one_line = |s: &str| s.replace(['\n', '\r'], " ");
         let mut out = String::new();

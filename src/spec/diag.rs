@@ -12,6 +12,7 @@ pub struct Diagnostic {
     pub line: u64,
     /// 1-based column; 0 when the position is unknown.
     pub col: u64,
+    /// What is wrong, in one line.
     pub message: String,
     /// Pre-rendered source excerpt with a caret under the column.
     pub snippet: Option<String>,
@@ -20,6 +21,8 @@ pub struct Diagnostic {
 }
 
 impl Diagnostic {
+    /// A problem at `path:line:col` (0 for an unknown position), with no
+    /// snippet and no fix yet.
     pub fn new(path: impl Into<String>, line: u64, col: u64, message: impl Into<String>) -> Self {
         Diagnostic {
             path: path.into(),
@@ -51,6 +54,7 @@ impl Diagnostic {
         self
     }
 
+    /// Attach the one line that tells the user what to change.
     pub fn with_fix(mut self, fix: impl Into<String>) -> Self {
         self.fix = Some(fix.into());
         self
@@ -75,6 +79,7 @@ pub struct SourceLines {
 }
 
 impl SourceLines {
+    /// Index `text` by line (a leading BOM dropped, line breaks made `\n`).
     pub fn new(text: &str) -> SourceLines {
         let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         let text = if text.contains('\r') {
@@ -249,9 +254,11 @@ pub fn render_lines(lines: &[&str], first: u64, line: u64, col: u64) -> String {
 pub struct Diagnostics(pub Vec<Diagnostic>);
 
 impl Diagnostics {
+    /// Add one problem to the list.
     pub fn push(&mut self, d: Diagnostic) {
         self.0.push(d);
     }
+    /// Whether no problem was found.
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }

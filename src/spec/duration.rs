@@ -11,6 +11,7 @@ use std::time::Duration;
 /// A duration that does not parse (see [`parse_duration`]).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum BadDuration {
+    /// Not one or more numbers each with a known unit.
     #[error("expected a number with a unit, like `45s`, `2m` or `1m30s`")]
     Unparsable,
     /// Well formed, but beyond what a duration holds (2^64 nanoseconds).

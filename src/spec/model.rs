@@ -18,6 +18,8 @@ pub enum Command {
 }
 
 impl Command {
+    /// The command as one line for logs and messages (an argv joined by
+    /// spaces, unquoted).
     pub fn display(&self) -> String {
         match self {
             Command::Shell(s) => s.clone(),
@@ -36,6 +38,7 @@ pub enum FailCodes {
 }
 
 impl FailCodes {
+    /// Whether exit code `code` means the tests failed.
     pub fn is_test_failure(&self, code: i32) -> bool {
         match self {
             FailCodes::AnyNonZero => code != 0,
@@ -65,6 +68,7 @@ impl Preset {
         }
     }
 
+    /// The preset's name as the spec and a verdict's detail write it.
     pub fn as_str(self) -> &'static str {
         match self {
             Preset::Pytest => "pytest",
@@ -89,21 +93,30 @@ impl std::fmt::Display for Preset {
     }
 }
 
+/// `test.timeout`: how long one run of the suite may take before its
+/// process group is killed and the mutant counts as a `timeout`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum TimeoutSetting {
-    /// max(20 s, 5 × baseline duration).
+    /// `auto`: max(20 s, 5 × baseline duration).
     Auto,
+    /// A duration the spec gives (`45s`).
     Fixed(Duration),
 }
 
 /// The effective test configuration for one mutant (global merged with overrides).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct TestConfig {
+    /// `test.command`: what runs the suite.
     pub command: Command,
     /// Where the command writes JUnit XML; may contain `{junit}`.
     pub junit: Option<String>,
+    /// `test.timeout`: the limit on one run of the suite.
     pub timeout: TimeoutSetting,
+    /// `test.env`: variables set for the command as given, never rewritten
+    /// (see [`crate::run::child_env`]).
     pub env: BTreeMap<String, String>,
+    /// Which exit codes mean the tests failed (from `preset` or
+    /// `fail_codes`).
     pub fail_codes: FailCodes,
     /// The preset that set `fail_codes`.
     pub preset: Preset,
@@ -146,41 +159,66 @@ pub enum SuiteGit {
 /// A source position inside a spec file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SpecPos {
+    /// The spec (or included) file, as diagnostics name it.
     pub path: String,
+    /// 1-based line.
     pub line: u64,
+    /// 1-based column.
     pub col: u64,
 }
 
+/// One validated entry of `mutations:`: where to change what, and what
+/// should catch it.
 #[derive(Debug, Clone)]
 pub struct MutationSpec {
+    /// `id:`: unique and stable; names the mutant's `.diff` and `.log`
+    /// files.
     pub id: String,
+    /// `control:`: the security control this mutation removes (trimmed,
+    /// never empty).
     pub control: String,
+    /// `rule:`: free text naming the rule behind the control, shown in
+    /// reports.
     pub rule: Option<String>,
     /// `direction:` `loosen` or `tighten` (seed 002 rule 5), when declared.
     pub direction: Option<Direction>,
     /// Path relative to the target root, with `/` separators.
     pub file: String,
+    /// `find:` or `regex:`: what to match in `file`.
     pub pattern: Pattern,
+    /// `replace:`: what each match becomes, as the spec writes it.
     pub replace: String,
+    /// `count:`: how many matches there must be (default exactly one).
     pub count: Count,
+    /// `canary:` (default true): whether `file` gets a canary run (the
+    /// file emptied); a canary that stays green makes the mutant
+    /// `unreached`.
     pub canary: bool,
+    /// `expect.killed_by`: the tests that must fail for a kill, as the
+    /// spec writes them (see [`crate::outcome::reading::model::TestPattern`]).
     pub killed_by: Vec<String>,
+    /// `timeout:`: this mutant's own limit on a run, over `test.timeout`.
     pub timeout: Option<Duration>,
+    /// The effective test config: the top-level `test` with this
+    /// mutation's `test:` merged over it.
     pub test: TestConfig,
     /// Where the mutation is declared (its `id:`).
     pub pos: SpecPos,
 }
 
+/// A loaded, validated `unguard.yaml` with its includes.
 #[derive(Debug, Clone)]
 pub struct Spec {
     /// Canonical target root; every relative path resolves against it.
     pub root: PathBuf,
+    /// The spec file, as given to [`load`](super::load).
     pub spec_path: PathBuf,
     /// The top-level `test` block, what mutations inherit. Its `command` is
     /// empty when the spec sets none there (every mutation sets its own).
     pub test: TestConfig,
     /// Extra ignored directories to symlink into every copy.
     pub link: Vec<String>,
+    /// Every mutation, the spec's own then each include's, in file order.
     pub mutations: Vec<MutationSpec>,
     /// `gate:` (flags override it).
     pub gate: GateConfig,

@@ -24,12 +24,16 @@ pub fn display_path(p: &Path) -> String {
 /// Why a path is not a relative path inside the target root (see [`check_rel_path`]).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum BadRelPath {
+    /// Empty, or only whitespace.
     #[error("empty path")]
     Empty,
+    /// A `..` anywhere in it (the path as written).
     #[error("path `{0}` leaves the target root (`..`)")]
     LeavesRoot(String),
+    /// An absolute path (as written).
     #[error("path `{0}` is absolute")]
     Absolute(String),
+    /// Only `.` components: the root itself (the path as written).
     #[error("path `{0}` names the root itself")]
     IsRoot(String),
 }

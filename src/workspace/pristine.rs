@@ -18,7 +18,10 @@ use crate::workspace::manifest::Manifest;
 pub struct Pristine {
     /// Held for its `Drop`: removes the whole dir.
     _area: Area,
+    /// The clean copy's root: what every scratch copy is made and restored
+    /// from.
     pub tree: PathBuf,
+    /// What it holds: the files copied and the directories linked.
     pub manifest: Arc<Manifest>,
     /// Set once a run left debris in a copy (the warning is printed once).
     debris_seen: AtomicBool,

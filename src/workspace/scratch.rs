@@ -23,8 +23,11 @@ use crate::workspace::tree_state::{Rec, Reference, TreeState};
 pub struct Scratch {
     /// Held for its `Drop`: removes the whole scratch area.
     _area: Area,
+    /// The copy the suite runs in (`tree/`).
     pub tree: PathBuf,
+    /// The private `PYTHONPYCACHEPREFIX` (`pycache/`).
     pub pycache: PathBuf,
+    /// Where a run's JUnit report is written (`junit/`).
     pub junit_dir: PathBuf,
     /// This run's own dirs (see [`RunDirs`]), emptied after it.
     pub run: RunDirs,
@@ -166,6 +169,7 @@ impl Scratch {
         Ok(())
     }
 
+    /// The bytes of the copy's file at `rel` (relative to its root).
     pub fn read(&self, rel: &str) -> Result<Vec<u8>> {
         let path = self.tree.join(rel);
         std::fs::read(&path).with_context(|| format!("reading {}", path.display()))

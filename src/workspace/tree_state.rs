@@ -81,6 +81,7 @@ impl Rec {
         self.mtime
     }
 
+    /// The entry at `p` as it is now (a symlink itself, never its target).
     pub fn lstat(p: &Path) -> std::io::Result<Rec> {
         p.symlink_metadata().map(|m| Rec::of(&m))
     }
@@ -246,6 +247,7 @@ impl TreeState {
         self.entries
     }
 
+    /// Whether the copy holds no entry at all.
     pub fn is_empty(&self) -> bool {
         self.entries == 0
     }

@@ -29,6 +29,7 @@ pub enum Reading {
     /// The test config has no `test.junit`, and the log shows no runner
     /// unguard reads: tests are not counted.
     NotConfigured,
+    /// The configured report, read.
     Read(Report),
     /// Configured, but no readable report appeared.
     Unreadable(ReportError),

@@ -5,18 +5,30 @@
 
 use std::path::{Path, PathBuf};
 
+/// How one test case ended, as its report entry says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Status {
+    /// Ran green.
     Passed,
+    /// An assertion failed (JUnit `<failure>`).
     Failed,
+    /// Errored outside its assertions: setup, teardown, or a module that
+    /// failed to load (JUnit `<error>`).
     Error,
+    /// Skipped (JUnit `<skipped>`): neither red nor green.
     Skipped,
 }
 
+/// One entry of a test report: a test, or a module that failed to load
+/// ([`TestCase::is_load_error`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TestCase {
+    /// The JUnit `classname` (pytest: the dotted module path and class);
+    /// empty when the runner gives none.
     pub classname: String,
+    /// The JUnit `name`: the test itself.
     pub name: String,
+    /// How it ended.
     pub status: Status,
 }
 
@@ -29,6 +41,7 @@ impl TestCase {
             format!("{}::{}", self.classname, self.name)
         }
     }
+    /// Whether it failed or errored.
     pub fn is_red(&self) -> bool {
         matches!(self.status, Status::Failed | Status::Error)
     }
@@ -54,15 +67,20 @@ impl TestCase {
 /// (`reportTestSuiteErrors`): a file that did not load, not a test.
 const JEST_SUITE_ERROR: &str = "Test suite failed to run";
 
+/// One run's test report, whichever reader filled it (JUnit XML, `go test
+/// -json`, libtest's text).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Report {
+    /// Every entry, in the report's order.
     pub cases: Vec<TestCase>,
 }
 
 impl Report {
+    /// Entries in the report, skipped ones and load errors included.
     pub fn total(&self) -> usize {
         self.cases.len()
     }
+    /// The entries that failed or errored.
     pub fn red(&self) -> Vec<&TestCase> {
         self.cases.iter().filter(|c| c.is_red()).collect()
     }
@@ -142,10 +160,20 @@ impl Report {
 pub enum ReportError {
     /// No file where the report should be.
     #[error("no JUnit report at {path}: {reason}")]
-    Missing { path: PathBuf, reason: String },
+    Missing {
+        /// Where the report should be.
+        path: PathBuf,
+        /// Why it could not be read (the I/O error).
+        reason: String,
+    },
     /// The file is there but is not a JUnit report.
     #[error("malformed JUnit XML at byte {position}: {reason}")]
-    Malformed { position: u64, reason: String },
+    Malformed {
+        /// Byte offset in the file where parsing failed.
+        position: u64,
+        /// The XML parser's error.
+        reason: String,
+    },
     /// Well-formed XML, but no `<testsuite>` or `<testsuites>` element.
     #[error("not a JUnit report: no <testsuite> or <testsuites> element")]
     NotJunit,
@@ -178,6 +206,7 @@ pub struct TestPattern {
 }
 
 impl TestPattern {
+    /// Compile a `killed_by` pattern as the spec writes it.
     pub fn new(pattern: &str) -> TestPattern {
         let norm = normalise(pattern);
         let re = format!(
@@ -192,9 +221,11 @@ impl TestPattern {
             re: regex::Regex::new(&re).expect("escaped pattern is a valid regex"),
         }
     }
+    /// The pattern as the spec wrote it.
     pub fn raw(&self) -> &str {
         &self.raw
     }
+    /// Whether `case`'s id (`classname::name`) matches the pattern.
     pub fn matches(&self, case: &TestCase) -> bool {
         self.re.is_match(&case.id())
     }

@@ -21,8 +21,12 @@ use crate::outcome::reading::strip_ansi;
 /// A test runner unguard recognises in a log.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Runner {
+    /// pytest: its `== … in 0.12s ==` summary line, or the JUnit report it
+    /// wrote.
     Pytest,
+    /// jest: its `Tests: … total` summary line.
     Jest,
+    /// vitest: its ` Tests  5 passed (5)` summary line.
     Vitest,
     /// `go test`: its `-json` event stream, or its plain result lines.
     GoTest,
@@ -34,6 +38,7 @@ pub enum Runner {
 }
 
 impl Runner {
+    /// The runner's name in a verdict's detail (`pytest`, `go test`).
     pub fn name(self) -> &'static str {
         match self {
             Runner::Pytest => "pytest",
@@ -50,7 +55,9 @@ impl Runner {
 /// wrapper that runs pytest twice).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Counts {
+    /// Tests that passed.
     pub passed: usize,
+    /// Tests that failed an assertion.
     pub failed: usize,
     /// Tests that errored (pytest: an error in a test's setup or teardown,
     /// or a module that failed to collect).
@@ -490,8 +497,13 @@ fn marker(line: &str) -> Option<Runner> {
 /// log names it).
 #[derive(Debug, Clone)]
 pub struct Observed {
+    /// Every runner seen, in order of first appearance (pytest first when
+    /// only its report shows it ran).
     pub runners: Vec<Runner>,
+    /// The summary lines' counts, added up; `None` without a summary line.
     pub counts: Option<Counts>,
+    /// The per-test report: pytest's JUnit file, else `go test -json`'s or
+    /// libtest's lines in the log; `None` when there is none.
     pub report: Option<Report>,
     /// The log's line showing pytest could not load or collect the suite.
     pub load_error: Option<String>,

@@ -27,7 +27,9 @@ pub use portable::*;
 /// The signals unguard sends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Signal {
+    /// SIGTERM: the polite stop, first.
     Term,
+    /// SIGKILL: what is left after the grace period.
     Kill,
 }
 
@@ -146,6 +148,7 @@ pub fn no_inherited_fds() {
 /// A child process of unguard, as seen by [`children_of_self`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ChildProc {
+    /// Its process id.
     pub pid: i32,
     /// Exited, waiting to be reaped.
     pub zombie: bool,

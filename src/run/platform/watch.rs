@@ -13,8 +13,12 @@ pub enum Event {
     /// moved, written, or its metadata changed. `gone`: the watch itself
     /// ended (its inode was deleted).
     Touched {
+        /// The watch descriptor [`Watcher::add`] returned.
         wd: i32,
+        /// The entry of the watched directory; `None` for the watched
+        /// inode itself.
         name: Option<OsString>,
+        /// The watch itself ended (its inode was deleted).
         gone: bool,
     },
     /// The kernel's queue overflowed: events were lost.
@@ -61,6 +65,7 @@ mod linux {
     }
 
     impl Watcher {
+        /// A new inotify instance with no watches yet.
         pub fn new() -> io::Result<Watcher> {
             let fd = inotify::init(CreateFlags::CLOEXEC | CreateFlags::NONBLOCK)?;
             Ok(Watcher { fd })
@@ -118,18 +123,22 @@ mod portable {
 
     use super::Event;
 
+    /// No change notification here: every call fails or sees nothing.
     #[derive(Debug)]
     pub struct Watcher;
 
     impl Watcher {
+        /// Always `Unsupported`: the caller walks the copy instead.
         pub fn new() -> io::Result<Watcher> {
             Err(io::Error::from(io::ErrorKind::Unsupported))
         }
 
+        /// Always `Unsupported`.
         pub fn add(&self, _path: &Path) -> io::Result<i32> {
             Err(io::Error::from(io::ErrorKind::Unsupported))
         }
 
+        /// No events, ever.
         pub fn drain(&self) -> io::Result<Vec<Event>> {
             Ok(Vec::new())
         }
