@@ -12,6 +12,7 @@
 //! onto all of it.
 
 #![warn(clippy::too_many_lines)]
+#![warn(missing_docs)]
 
 pub mod audit;
 pub mod catalog;

@@ -16,15 +16,22 @@ use std::path::{Path, PathBuf};
 /// A Python environment manager, from the files that declare it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PyManager {
+    /// `uv.lock` or `[tool.uv]`: `uv run`.
     Uv,
+    /// `poetry.lock` or `[tool.poetry]`: `poetry run`.
     Poetry,
+    /// `pdm.lock` or `[tool.pdm]`: `pdm run`.
     Pdm,
+    /// `hatch.toml` or `[tool.hatch.envs]`: `hatch run`.
     Hatch,
+    /// `tox.ini` or `[tool.tox]`: the default environment's commands.
     Tox,
+    /// `noxfile.py`: the default session's commands.
     Nox,
 }
 
 impl PyManager {
+    /// The manager's command name (`uv`, `poetry`, …), as in messages.
     pub fn name(self) -> &'static str {
         match self {
             PyManager::Uv => "uv",
@@ -258,12 +265,16 @@ pub fn src_first(files: &[String]) -> &'static str {
 /// A JavaScript package manager.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum JsTool {
+    /// `pnpm-lock.yaml` or `pnpm-workspace.yaml`.
     Pnpm,
+    /// `yarn.lock` (yarn classic).
     Yarn,
+    /// `package-lock.json`, or no lock file at all.
     Npm,
 }
 
 impl JsTool {
+    /// The tool's command name (`pnpm`, `yarn`, `npm`).
     pub fn name(self) -> &'static str {
         match self {
             JsTool::Pnpm => "pnpm",
@@ -276,6 +287,7 @@ impl JsTool {
 /// Where a package's `test` script runs from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JsEnv {
+    /// The package manager the workspace root declares.
     pub tool: JsTool,
     /// The workspace root (the dir to copy and run from): the package
     /// itself when it is not part of a workspace.
@@ -310,6 +322,7 @@ impl JsEnv {
         }
     }
 
+    /// Why this command, for `init`'s comment and the audit report.
     pub fn reason(&self) -> String {
         if self.package_dir.is_empty() {
             format!("package.json has a `test` script; {}", self.tool.name())

@@ -30,13 +30,19 @@ pub fn names_network(s: &str) -> bool {
 /// A recognized test invocation.
 #[derive(Debug, Clone)]
 pub enum Call {
+    /// pytest, bare or through a runner (`uv run`, `poetry run`, `python -m`,
+    /// `coverage run -m`).
     Pytest {
+        /// The words after `pytest`: the project's selection (paths, `-m`, `-k`).
         args: Vec<Word>,
+        /// Whether it ran through `uv run` (kept only where uv is installed).
         uv: bool,
     },
     /// A package script (`npm test`, `pnpm -r test`, `yarn run test:unit`).
     Script {
+        /// The script's name in package.json (`test`, `test:unit`).
         script: String,
+        /// Run in every workspace package (`-r`, `--recursive`, `--workspaces`).
         recursive: bool,
         /// The call as written (tool first) when it selects packages
         /// (`--filter`, `-F`, `--workspace`): run so, the project's own
@@ -45,23 +51,34 @@ pub enum Call {
     },
     /// A JavaScript runner called directly (`vitest run`, `npx jest`).
     JsRunner {
+        /// The runner and its arguments, as written.
         words: Vec<Word>,
     },
+    /// `go test`.
     Go {
+        /// The words after `go test` (packages, flags).
         args: Vec<Word>,
     },
+    /// `cargo test`.
     Cargo {
+        /// The words after `cargo test`.
         args: Vec<Word>,
     },
     /// `make TARGET` / `just TARGET`.
     Target {
+        /// `make` or `just`.
         tool: &'static str,
+        /// The target or recipe name (`test`, `unit`).
         target: String,
     },
+    /// `tox`, followed into the environment's commands.
     Tox {
+        /// The environment `-e` names; `None`: the default `env_list`.
         env: Option<String>,
     },
+    /// `nox`, followed into the session's commands.
     Nox {
+        /// The session `-s`/`--session`/`-e` names; `None`: the default sessions.
         session: Option<String>,
     },
 }
@@ -70,11 +87,15 @@ pub enum Call {
 /// runs with, and where it was read.
 #[derive(Debug, Clone)]
 pub struct Found {
+    /// Variables set for the call (the step's `env:` and leading assignments).
     pub env: Vec<(String, String)>,
+    /// The directory it runs in, relative to the root (`working-directory:`, `cd dir &&`).
     pub workdir: Option<String>,
+    /// The test invocation itself.
     pub call: Call,
-    /// `file:line`, and the line as written.
+    /// `file:line` where it was read (empty for a guess).
     pub at: String,
+    /// The line as written there.
     pub text: String,
 }
 

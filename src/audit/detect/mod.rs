@@ -18,11 +18,16 @@ pub use test_command::{Runner, TestCommand};
 /// What `detect` found.
 #[derive(Debug, Clone, Default)]
 pub struct Detected {
+    /// Python sources outside the tests (`.py`).
     pub python: bool,
+    /// TypeScript or JavaScript sources outside the tests.
     pub typescript: bool,
+    /// Go sources outside the tests (`.go`).
     pub go: bool,
     /// SDKs seen, e.g. `mcp 2.x (MCPServer)`.
     pub sdks: Vec<String>,
+    /// The test command to run: the project's own (CI, Makefile, tox, nox,
+    /// package.json) or, failing that, the guess; `None` when nothing runs tests.
     pub test: Option<TestCommand>,
     /// Ignored environment dirs that runs need (linked into every copy).
     pub env_dirs: Vec<String>,

@@ -8,14 +8,20 @@ use crate::spec::Command;
 /// The test runner unguard will drive.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Runner {
+    /// pytest (the JUnit report comes from `--junitxml`).
     Pytest,
+    /// Python's unittest (no per-test report: exit code only).
     Unittest,
+    /// A package.json script or a JavaScript runner (vitest, jest, mocha).
     Npm,
+    /// `cargo test`.
     Cargo,
+    /// `go test` (per-test results from `-json`).
     Go,
 }
 
 impl Runner {
+    /// The runner as named in messages (`pytest`, `npm test`, …).
     pub fn name(&self) -> &'static str {
         match self {
             Runner::Pytest => "pytest",
@@ -30,7 +36,9 @@ impl Runner {
 /// The test command as it goes into a spec.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TestCommand {
+    /// Which runner the command drives.
     pub runner: Runner,
+    /// The shell command, run from the target root.
     pub command: String,
     /// `{junit}` when the command writes a JUnit report there.
     pub junit: Option<String>,
@@ -47,6 +55,7 @@ pub struct TestCommand {
 }
 
 impl TestCommand {
+    /// The command as a spec's `test.command` (a shell string).
     pub fn spec_command(&self) -> Command {
         Command::Shell(self.command.clone())
     }
