@@ -181,7 +181,17 @@ fn sites_of(files: &[FileShapes]) -> Vec<ShapeSite> {
                 Some((false, true)) => false,
                 _ => continue,
             };
-            let (control, evidence) = match vocab::name(&p.evidence) {
+            // Its own words, else those of a guard that calls it.
+            let naming = vocab::name(&p.evidence).or_else(|| {
+                files.iter().flat_map(|f| &f.guards).find_map(|g| {
+                    g.calls
+                        .iter()
+                        .any(|(c, _)| *c == p.name)
+                        .then(|| vocab::name(&g.evidence))
+                        .flatten()
+                })
+            });
+            let (control, evidence) = match naming {
                 Some(n) => (n.control, n.terms.join(", ")),
                 None => (GUARD.to_string(), format!("{}()", p.name)),
             };
@@ -252,4 +262,104 @@ pub fn scan(
         })
         .map(|s| s.site)
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sites(file: &str, code: &str) -> Vec<(String, String, usize)> {
+        find(file, code.as_bytes())
+            .into_iter()
+            .map(|s| {
+                let mutated = String::from_utf8(s.site.apply(code.as_bytes())).unwrap();
+                (s.site.operator, mutated, s.site.changed_line)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn python_refusal_guards_are_named_or_generic() {
+        let code = "def run(q, mode):\n    if mode == 'write' and settings.read_only:\n        raise ToolError('server is in read-only mode')\n    if not q:\n        raise ValueError('empty')\n    return q\n";
+        let s = sites("src/app.py", code);
+        assert_eq!(s.len(), 2, "{s:?}");
+        assert_eq!(s[0].0, "read-only-enforced");
+        assert!(
+            s[0].1.contains("    if False:\n        raise ToolError"),
+            "{}",
+            s[0].1
+        );
+        assert_eq!(s[0].2, 2);
+        assert_eq!(s[1].0, GUARD);
+        // Not a refusal: logging, an upstream status translated, a script guard.
+        let neg = "def f(r):\n    if r.status_code == 403:\n        raise PermissionError('forbidden')\n    if debug:\n        log.info('x')\nif __name__ == '__main__':\n    raise SystemExit(main())\n";
+        assert!(
+            sites("src/a.py", neg).is_empty(),
+            "{:?}",
+            sites("src/a.py", neg)
+        );
+    }
+
+    #[test]
+    fn typescript_refusal_guards_answer_4xx_or_throw() {
+        let code = "function h(req: Req, res: Res) {\n  if (!req.headers.authorization) {\n    res.status(401).json({ error: 'unauthorized' });\n    return;\n  }\n  if (body.length > MAX_BODY_SIZE) throw new Error('payload too large');\n}\n";
+        let s = sites("src/server.ts", code);
+        let ids: Vec<&str> = s.iter().map(|x| x.0.as_str()).collect();
+        assert_eq!(ids, ["auth-required", "body-size-limited"], "{s:?}");
+        assert!(s[0].1.contains("if (false) {"), "{}", s[0].1);
+        let neg = "function f(x: number) {\n  if (x > 1) {\n    console.log('big');\n  }\n}\n";
+        assert!(sites("src/a.ts", neg).is_empty());
+    }
+
+    #[test]
+    fn go_refusal_guards_keep_their_variables_used() {
+        let code = "package p\n\nfunc limit(q string) error {\n\tif n := len(q); n > maxQueryLength {\n\t\treturn fmt.Errorf(\"query too long: %d\", n)\n\t}\n\tv, err := load(q)\n\tif err != nil {\n\t\treturn nil, err\n\t}\n\t_ = v\n\treturn nil\n}\n";
+        let s = sites("pkg/a.go", code);
+        assert_eq!(s.len(), 1, "{s:?}");
+        assert_eq!(s[0].0, "input-size-limited");
+        assert!(
+            s[0].1
+                .contains("if n := len(q); false && (n > maxQueryLength) {"),
+            "{}",
+            s[0].1
+        );
+        // `if err != nil { return nil, err }` passes an error on: named only by
+        // a check that produced it.
+        let named = "package p\n\nfunc h(r *Req) error {\n\tif err := verifyBearerToken(r); err != nil {\n\t\treturn err\n\t}\n\treturn nil\n}\n";
+        let s = sites("pkg/h.go", named);
+        assert_eq!(s.len(), 1, "{s:?}");
+        assert_eq!(s[0].0, "auth-required");
+    }
+
+    #[test]
+    fn security_predicates_always_accept_in_the_polarity_their_callers_refuse() {
+        let py = "def is_path_allowed(p) -> bool:\n    \"\"\"Inside the root?\"\"\"\n    return p.startswith(ROOT)\n\ndef read(p):\n    if not is_path_allowed(p):\n        raise PermissionError('path escapes the allowed root')\n    return open(p).read()\n";
+        let s = sites("src/fs.py", py);
+        let pred = s
+            .iter()
+            .find(|x| x.1.contains("return True\n"))
+            .expect("predicate site");
+        assert!(
+            pred.1
+                .contains("\"\"\"Inside the root?\"\"\"\n    return True\n    return p.startswith"),
+            "{}",
+            pred.1
+        );
+        assert_eq!(pred.0, "path-contained");
+        let go = "package p\n\nfunc isBlockedHost(h string) bool {\n\treturn h == \"169.254.169.254\"\n}\n\nfunc fetch(h string) error {\n\tif isBlockedHost(h) {\n\t\treturn errors.New(\"blocked host\")\n\t}\n\treturn nil\n}\n";
+        let s = sites("pkg/f.go", go);
+        let pred = s
+            .iter()
+            .find(|x| x.1.contains("if true {"))
+            .expect("predicate site");
+        assert!(
+            pred.1
+                .contains("if true {\n\t\treturn false\n\t}\n\treturn h =="),
+            "{}",
+            pred.1
+        );
+        // Never called from a guard: not a site.
+        let lonely = "def is_admin(u):\n    return u.role == 'admin'\n";
+        assert!(sites("src/u.py", lonely).is_empty());
+    }
 }
