@@ -135,6 +135,10 @@ pub struct ScopeArgs {
     /// docs/, examples/, benchmarks/, vendored and built code.
     #[arg(long)]
     pub no_default_excludes: bool,
+    /// Also list refusal guards found by shape whose control the vocabulary
+    /// does not name, as generic `guard` sites (after the named ones).
+    #[arg(long)]
+    pub guards: bool,
 }
 
 impl ScopeArgs {
@@ -147,6 +151,7 @@ impl ScopeArgs {
             &self.controls,
             !self.no_default_excludes,
         )
+        .map(|s| s.with_generic_guards(self.guards))
     }
 }
 

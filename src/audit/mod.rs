@@ -127,10 +127,13 @@ pub fn survey_in(
         }
         None => detect::detect(&root, &manifest.entries),
     };
-    let operators: Vec<&'static Operator> = applicable(&detected, OperatorKind::Audit)
+    let mut operators: Vec<&'static Operator> = applicable(&detected, OperatorKind::Audit)
         .into_iter()
         .filter(|op| scope.keeps_control(op))
         .collect();
+    if scope.generic_guards() {
+        operators.push(catalog::shape::guard_operator());
+    }
     let entries: Vec<String> = manifest
         .entries
         .iter()
@@ -145,7 +148,7 @@ pub fn survey_in(
             &entries,
         ));
     let skipped_by_default = scope.defaults_skipped(&entries).len();
-    let (presence, sites): (Vec<Site>, Vec<Site>) =
+    let (presence, mut sites): (Vec<Site>, Vec<Site>) =
         catalog::scan_where(catalog::catalog(), &root, &entries, |op, file| {
             scope.admits(op, file)
         })
@@ -162,6 +165,16 @@ pub fn survey_in(
             Some((*op, s))
         })
         .collect();
+    // Controls found by shape (catalog/shape/), where no operator found one.
+    let shaped = catalog::shape::scan(
+        &root,
+        &entries,
+        &sites,
+        scope.generic_guards(),
+        |f| scope.admits_file(f),
+        |op, f| scope.admits(op, f),
+    );
+    sites.extend(shaped);
     let (found, unanchored) = sites_to_mutations(&root, &operators, sites);
     Ok(Survey {
         root,
@@ -356,7 +369,11 @@ pub fn listed(survey: &Survey) -> Vec<Listed<'_>> {
             text: text(&site.file, line),
         });
     }
-    rows.sort_by(|a, b| (a.file, a.line, a.control).cmp(&(b.file, b.line, b.control)));
+    // Generic guards (found by shape, control not named) rank after named sites.
+    let generic = |r: &Listed<'_>| r.control == catalog::shape::GUARD;
+    rows.sort_by(|a, b| {
+        (generic(a), a.file, a.line, a.control).cmp(&(generic(b), b.file, b.line, b.control))
+    });
     rows
 }
 

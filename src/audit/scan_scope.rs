@@ -74,6 +74,9 @@ pub struct ScanScope {
     /// Files the default excludes would skip that start the server
     /// ([`crate::audit::server_entry`]): scanned like files named by `--file`.
     entries: Vec<String>,
+    /// List refusal guards whose control the vocabulary does not name, as
+    /// generic `guard` sites (`--guards`).
+    guards: bool,
 }
 
 impl Default for ScanScope {
@@ -84,6 +87,7 @@ impl Default for ScanScope {
             controls: Vec::new(),
             default_excludes: true,
             entries: Vec::new(),
+            guards: false,
         }
     }
 }
@@ -196,6 +200,7 @@ impl ScanScope {
             controls: controls.to_vec(),
             default_excludes,
             entries: Vec::new(),
+            guards: false,
         })
     }
 
@@ -205,6 +210,17 @@ impl ScanScope {
     pub fn with_entries(mut self, entries: Vec<String>) -> ScanScope {
         self.entries = entries;
         self
+    }
+
+    /// This scope, listing generic `guard` sites too (or not).
+    pub fn with_generic_guards(mut self, on: bool) -> ScanScope {
+        self.guards = on;
+        self
+    }
+
+    /// Are generic `guard` sites listed?
+    pub fn generic_guards(&self) -> bool {
+        self.guards
     }
 
     /// Does `op` scan `file`? (The operator's own `files`/`exclude` globs
@@ -230,6 +246,16 @@ impl ScanScope {
             return false;
         }
         true
+    }
+
+    /// Does the scope read `file` for source controls, whichever control is
+    /// asked (the `--control` filter is applied per site)?
+    pub fn admits_file(&self, file: &str) -> bool {
+        let all = ScanScope {
+            controls: Vec::new(),
+            ..self.clone()
+        };
+        all.admits(crate::catalog::shape::guard_operator(), file)
     }
 
     /// Does the scope keep `op` at all?

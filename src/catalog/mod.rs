@@ -19,6 +19,7 @@
 mod grammar;
 mod load;
 mod matcher;
+pub mod shape;
 
 use std::path::Path;
 use std::sync::OnceLock;

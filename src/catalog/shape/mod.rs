@@ -1,0 +1,365 @@
+//! Finding controls by their shape, not their spelling.
+//!
+//! The catalog's operators match the spellings seen so far; a server that
+//! spells its checks differently slips through them. This module finds the
+//! shapes almost every control has, in every language, on the tree-sitter
+//! tree ([`refusal`]: an `if` whose body refuses; [`predicate`]: a check
+//! function whose verdict gates a refusal), and names the control from the
+//! words around the site with the vocabulary table ([`vocab`],
+//! `vocabulary.yaml`): the condition, the refusal's message and status code,
+//! the error's name, the enclosing function's name.
+//!
+//! A site the vocabulary names becomes a site of that catalog control. A
+//! site it cannot name is a generic [`GUARD`] site, listed only on request
+//! (`--guards`) and after the named ones. A site an operator of the catalog
+//! already found (same file, within the guard's lines) is not doubled.
+
+mod predicate;
+mod refusal;
+mod vocab;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::OnceLock;
+
+use ast_grep_core::AstGrep;
+
+use super::grammar::Grammar;
+use super::matcher::Doc;
+use super::{Group, Language, Operator, OperatorKind, Site};
+
+/// The control id of a refusal guard the vocabulary does not name.
+pub const GUARD: &str = "guard";
+
+/// Which shape a site has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    /// An `if` whose body refuses; the mutant never takes it.
+    RefusalGuard,
+    /// A check function whose verdict gates a refusal; the mutant always accepts.
+    SecurityPredicate,
+}
+
+/// A site found by shape.
+#[derive(Debug, Clone)]
+pub struct ShapeSite {
+    /// The site, its `operator` being the control it is named after (or [`GUARD`]).
+    pub site: Site,
+    /// Its shape.
+    pub shape: Shape,
+    /// Why: the vocabulary terms that named it, or the refusing statement
+    /// of a generic guard.
+    pub evidence: String,
+    /// 1-based lines the guard (or the predicate's first statement) spans.
+    pub lines: (usize, usize),
+}
+
+/// The operator generic guards are listed under: not in the catalog (no
+/// matcher finds it; the shape finder does).
+pub fn guard_operator() -> &'static Operator {
+    static OP: OnceLock<Operator> = OnceLock::new();
+    OP.get_or_init(|| Operator {
+        id: GUARD.to_string(),
+        control: "A branch that refuses (raise, throw, an error value, an HTTP 4xx answer) is taken when it must be; its control is not named by the vocabulary.".to_string(),
+        rule: "002/6".to_string(),
+        check: None,
+        group: Group::Input,
+        languages: vec![Language::Python, Language::TypeScript, Language::Go],
+        files: vec!["**/*".to_string()],
+        exclude: Vec::new(),
+        expected: false,
+        presence_only: false,
+        direction: Some(crate::results::Direction::Loosen),
+        twin_of: None,
+        kind: OperatorKind::Audit,
+        sdk: String::new(),
+        note: Some("Found by shape (src/catalog/shape/): add a word to vocabulary.yaml to name its control.".to_string()),
+        template: None,
+        positive: Vec::new(),
+        negative: Vec::new(),
+        matchers: Vec::new(),
+    })
+}
+
+/// What one file offers: its guards, its check functions, its source.
+struct FileShapes {
+    file: String,
+    grammar: Grammar,
+    source: Vec<u8>,
+    offset: usize,
+    guards: Vec<refusal::Guard>,
+    predicates: Vec<predicate::Predicate>,
+}
+
+fn parse(file: &str, source: Vec<u8>) -> Option<FileShapes> {
+    let grammar = Grammar::for_path(file)?;
+    if source.contains(&0) {
+        return None;
+    }
+    let offset = if source.starts_with(b"\xEF\xBB\xBF") {
+        3
+    } else {
+        0
+    };
+    let text = std::str::from_utf8(&source[offset..]).ok()?.to_string();
+    let tree: AstGrep<Doc> = AstGrep::try_new(&text, grammar).ok()?;
+    let root = tree.root();
+    let guards = refusal::guards(grammar, &root);
+    let predicates = predicate::predicates(grammar, &root, &text);
+    Some(FileShapes {
+        file: file.to_string(),
+        grammar,
+        source,
+        offset,
+        guards,
+        predicates,
+    })
+}
+
+fn site(control: &str, f: &FileShapes, range: std::ops::Range<usize>, replacement: String) -> Site {
+    let range = range.start + f.offset..range.end + f.offset;
+    let src = &f.source;
+    let (line, col) = crate::mutate::line_col(src, range.start);
+    let (end_line, end_col) = crate::mutate::line_col(src, range.end);
+    let changed_line =
+        crate::mutate::first_changed_line_of_edit(src, range.clone(), replacement.as_bytes())
+            .unwrap_or(line);
+    Site {
+        operator: control.to_string(),
+        file: f.file.clone(),
+        start: range.start,
+        end: range.end,
+        line,
+        col,
+        end_line,
+        end_col,
+        changed_line,
+        original: String::from_utf8_lossy(&src[range]).into_owned(),
+        replacement,
+    }
+}
+
+/// The shape sites of parsed files: guards, and the predicates some guard
+/// (in any of the files) calls with one polarity.
+fn sites_of(files: &[FileShapes]) -> Vec<ShapeSite> {
+    // Predicate name -> the polarities guards call it with.
+    let mut called: BTreeMap<&str, (bool, bool)> = BTreeMap::new();
+    for f in files {
+        for g in &f.guards {
+            for (name, negated) in &g.calls {
+                let e = called.entry(name.as_str()).or_default();
+                if *negated {
+                    e.0 = true;
+                } else {
+                    e.1 = true;
+                }
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for f in files {
+        for g in &f.guards {
+            let named = vocab::name(&g.evidence);
+            if named.is_none() && g.propagation {
+                continue;
+            }
+            let (control, evidence) = match named {
+                Some(n) => (n.control, n.terms.join(", ")),
+                None => (GUARD.to_string(), g.refusal.clone()),
+            };
+            out.push(ShapeSite {
+                site: site(&control, f, g.range.clone(), g.replacement.clone()),
+                shape: Shape::RefusalGuard,
+                evidence,
+                lines: g.lines,
+            });
+        }
+        for p in &f.predicates {
+            // Negated calls refuse on "no": accepting is `true`.
+            let accept = match called.get(p.name.as_str()) {
+                Some((true, false)) => true,
+                Some((false, true)) => false,
+                _ => continue,
+            };
+            // Its own words, else those of a guard that calls it.
+            let naming = vocab::name(&p.evidence).or_else(|| {
+                files.iter().flat_map(|f| &f.guards).find_map(|g| {
+                    g.calls
+                        .iter()
+                        .any(|(c, _)| *c == p.name)
+                        .then(|| vocab::name(&g.evidence))
+                        .flatten()
+                })
+            });
+            let (control, evidence) = match naming {
+                Some(n) => (n.control, n.terms.join(", ")),
+                None => (GUARD.to_string(), format!("{}()", p.name)),
+            };
+            let original = String::from_utf8_lossy(
+                &f.source[p.range.start + f.offset..p.range.end + f.offset],
+            )
+            .into_owned();
+            let s = site(
+                &control,
+                f,
+                p.range.clone(),
+                p.mutant(f.grammar, accept, &original),
+            );
+            let l = s.changed_line;
+            out.push(ShapeSite {
+                site: s,
+                shape: Shape::SecurityPredicate,
+                evidence,
+                lines: (l, l),
+            });
+        }
+    }
+    out
+}
+
+/// The shape sites of one file on its own (its guards, and its predicates
+/// its own guards call); for tests and snippets.
+pub fn find(file: &str, source: &[u8]) -> Vec<ShapeSite> {
+    parse(file, source.to_vec())
+        .map(|f| sites_of(std::slice::from_ref(&f)))
+        .unwrap_or_default()
+}
+
+/// The shape sites of `files` under `root` (those `admits_file` keeps are
+/// read) that `admits` keeps (asked with the named control's operator, or
+/// [`guard_operator`]), generic guards only
+/// with `generic`, and none where `found` (the catalog's sites) already has
+/// a site in the same file within the guard's lines.
+pub fn scan(
+    root: &Path,
+    files: &[String],
+    found: &[Site],
+    generic: bool,
+    admits_file: impl Fn(&str) -> bool,
+    admits: impl Fn(&Operator, &str) -> bool,
+) -> Vec<Site> {
+    let parsed: Vec<FileShapes> = files
+        .iter()
+        .filter(|f| Grammar::for_path(f).is_some() && admits_file(f))
+        .filter_map(|f| std::fs::read(root.join(f)).ok().and_then(|s| parse(f, s)))
+        .collect();
+    sites_of(&parsed)
+        .into_iter()
+        .filter(|s| {
+            let op = if s.site.operator == GUARD {
+                generic.then(guard_operator)
+            } else {
+                super::operator(&s.site.operator)
+            };
+            op.is_some_and(|op| op.applies_to(&s.site.file) && admits(op, &s.site.file))
+        })
+        .filter(|s| {
+            !found.iter().any(|c| {
+                c.file == s.site.file
+                    && (c.changed_line == s.site.changed_line
+                        || (s.lines.0..=s.lines.1).contains(&c.changed_line))
+            })
+        })
+        .map(|s| s.site)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sites(file: &str, code: &str) -> Vec<(String, String, usize)> {
+        find(file, code.as_bytes())
+            .into_iter()
+            .map(|s| {
+                let mutated = String::from_utf8(s.site.apply(code.as_bytes())).unwrap();
+                (s.site.operator, mutated, s.site.changed_line)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn python_refusal_guards_are_named_or_generic() {
+        let code = "def run(q, mode):\n    if mode == 'write' and settings.read_only:\n        raise ToolError('server is in read-only mode')\n    if not q:\n        raise ValueError('empty')\n    return q\n";
+        let s = sites("src/app.py", code);
+        assert_eq!(s.len(), 2, "{s:?}");
+        assert_eq!(s[0].0, "read-only-enforced");
+        assert!(
+            s[0].1.contains("    if False:\n        raise ToolError"),
+            "{}",
+            s[0].1
+        );
+        assert_eq!(s[0].2, 2);
+        assert_eq!(s[1].0, GUARD);
+        // Not a refusal: logging, an upstream status translated, a script guard.
+        let neg = "def f(r):\n    if r.status_code == 403:\n        raise PermissionError('forbidden')\n    if debug:\n        log.info('x')\nif __name__ == '__main__':\n    raise SystemExit(main())\n";
+        assert!(
+            sites("src/a.py", neg).is_empty(),
+            "{:?}",
+            sites("src/a.py", neg)
+        );
+    }
+
+    #[test]
+    fn typescript_refusal_guards_answer_4xx_or_throw() {
+        let code = "function h(req: Req, res: Res) {\n  if (!req.headers.authorization) {\n    res.status(401).json({ error: 'unauthorized' });\n    return;\n  }\n  if (body.length > MAX_BODY_SIZE) throw new Error('payload too large');\n}\n";
+        let s = sites("src/server.ts", code);
+        let ids: Vec<&str> = s.iter().map(|x| x.0.as_str()).collect();
+        assert_eq!(ids, ["auth-required", "body-size-limited"], "{s:?}");
+        assert!(s[0].1.contains("if (false) {"), "{}", s[0].1);
+        let neg = "function f(x: number) {\n  if (x > 1) {\n    console.log('big');\n  }\n}\n";
+        assert!(sites("src/a.ts", neg).is_empty());
+    }
+
+    #[test]
+    fn go_refusal_guards_keep_their_variables_used() {
+        let code = "package p\n\nfunc limit(q string) error {\n\tif n := len(q); n > maxQueryLength {\n\t\treturn fmt.Errorf(\"query too long: %d\", n)\n\t}\n\tv, err := load(q)\n\tif err != nil {\n\t\treturn nil, err\n\t}\n\t_ = v\n\treturn nil\n}\n";
+        let s = sites("pkg/a.go", code);
+        assert_eq!(s.len(), 1, "{s:?}");
+        assert_eq!(s[0].0, "input-size-limited");
+        assert!(
+            s[0].1
+                .contains("if n := len(q); false && (n > maxQueryLength) {"),
+            "{}",
+            s[0].1
+        );
+        // `if err != nil { return nil, err }` passes an error on: named only by
+        // a check that produced it.
+        let named = "package p\n\nfunc h(r *Req) error {\n\tif err := verifyBearerToken(r); err != nil {\n\t\treturn err\n\t}\n\treturn nil\n}\n";
+        let s = sites("pkg/h.go", named);
+        assert_eq!(s.len(), 1, "{s:?}");
+        assert_eq!(s[0].0, "auth-required");
+    }
+
+    #[test]
+    fn security_predicates_always_accept_in_the_polarity_their_callers_refuse() {
+        let py = "def is_path_allowed(p) -> bool:\n    \"\"\"Inside the root?\"\"\"\n    return p.startswith(ROOT)\n\ndef read(p):\n    if not is_path_allowed(p):\n        raise PermissionError('path escapes the allowed root')\n    return open(p).read()\n";
+        let s = sites("src/fs.py", py);
+        let pred = s
+            .iter()
+            .find(|x| x.1.contains("return True\n"))
+            .expect("predicate site");
+        assert!(
+            pred.1
+                .contains("\"\"\"Inside the root?\"\"\"\n    return True\n    return p.startswith"),
+            "{}",
+            pred.1
+        );
+        assert_eq!(pred.0, "path-contained");
+        let go = "package p\n\nfunc isBlockedHost(h string) bool {\n\treturn h == \"169.254.169.254\"\n}\n\nfunc fetch(h string) error {\n\tif isBlockedHost(h) {\n\t\treturn errors.New(\"blocked host\")\n\t}\n\treturn nil\n}\n";
+        let s = sites("pkg/f.go", go);
+        let pred = s
+            .iter()
+            .find(|x| x.1.contains("if true {"))
+            .expect("predicate site");
+        assert!(
+            pred.1
+                .contains("if true {\n\t\treturn false\n\t}\n\treturn h =="),
+            "{}",
+            pred.1
+        );
+        // Never called from a guard: not a site.
+        let lonely = "def is_admin(u):\n    return u.role == 'admin'\n";
+        assert!(sites("src/u.py", lonely).is_empty());
+    }
+}

@@ -1,0 +1,337 @@
+//! The refusal-guard shape: an `if` whose body refuses. Python
+//! (`raise`, `return False`/`None` in a check function, an HTTP 4xx answer),
+//! TypeScript/JavaScript (`throw`, `res.status(4xx)`, `isError: true`,
+//! `process.exit`, `return false`/`null` in a check) and Go (a new error
+//! value: `fmt.Errorf`, `errors.New`, `Err…` sentinels, `…Error(…)`
+//! constructors; `http.Error`, `WriteHeader(4xx)`, `panic`, `log.Fatal`,
+//! `os.Exit`; `return false` in a check). The mutant makes the branch never
+//! taken, in a form that still compiles: `False` (Python), `(false)`
+//! (TypeScript), `false && (cond)` (Go: every variable the condition reads
+//! stays used).
+//!
+//! A Go `if err != nil { return …, err }` only passes an error on; it counts
+//! as a guard only when the words of the call that produced `err` name a
+//! control (`if err := verifyToken(r); err != nil`), never as a generic one.
+
+use std::ops::Range;
+
+use ast_grep_core::Node;
+use regex::Regex;
+
+use super::super::grammar::Grammar;
+use super::super::matcher::Doc;
+use super::vocab::{words, Evidence};
+
+/// One refusal guard found in a file.
+#[derive(Debug, Clone)]
+pub(crate) struct Guard {
+    /// The condition's byte range (the text the mutant replaces).
+    pub range: Range<usize>,
+    /// The condition that is never true.
+    pub replacement: String,
+    /// 1-based first and last line of the whole `if` (for de-duplication).
+    pub lines: (usize, usize),
+    /// The words that name its control.
+    pub evidence: Evidence,
+    /// The refusing statement, first line, trimmed (listed for generic guards).
+    pub refusal: String,
+    /// Only passes an error on: reported only when named.
+    pub propagation: bool,
+    /// Names of the functions called in the condition (or the call that
+    /// produced the checked error), with whether the call is negated.
+    pub calls: Vec<(String, bool)>,
+}
+
+/// Longest body (in lines) still read as a guard rather than a code path.
+const MAX_BODY_LINES: usize = 14;
+
+fn re(s: &str) -> Regex {
+    Regex::new(s).expect("a valid regex")
+}
+
+fn lines_of(n: &Node<'_, Doc>) -> usize {
+    n.end_pos().line() - n.start_pos().line() + 1
+}
+
+/// The statements directly in a body (a block's children, or the single
+/// statement of a brace-less TypeScript `if`).
+pub(crate) fn statements<'r>(body: &Node<'r, Doc>) -> Vec<Node<'r, Doc>> {
+    match body.kind().as_ref() {
+        // Go wraps a block's statements in a `statement_list`.
+        "block" | "statement_block" | "statement_list" => body
+            .named_children()
+            .filter(|c| c.kind() != "comment")
+            .flat_map(|c| {
+                if c.kind() == "statement_list" {
+                    statements(&c)
+                } else {
+                    vec![c]
+                }
+            })
+            .collect(),
+        _ => vec![body.clone()],
+    }
+}
+
+/// The name of the function or method `n` sits in.
+pub(crate) fn enclosing_name(n: &Node<'_, Doc>) -> String {
+    for a in n.ancestors() {
+        match a.kind().as_ref() {
+            "function_definition"
+            | "function_declaration"
+            | "method_declaration"
+            | "method_definition"
+            | "func_literal"
+            | "generator_function_declaration" => {
+                return a
+                    .field("name")
+                    .map(|x| x.text().to_string())
+                    .unwrap_or_default();
+            }
+            "arrow_function" | "function_expression" => {
+                // `const isAllowed = (…) => …`: the declarator's name.
+                if let Some(p) = a.parent().filter(|p| p.kind() == "variable_declarator") {
+                    return p
+                        .field("name")
+                        .map(|x| x.text().to_string())
+                        .unwrap_or_default();
+                }
+            }
+            _ => {}
+        }
+    }
+    String::new()
+}
+
+/// Does a function name read like a check (`is_allowed`, `validateX`,
+/// `verifyToken`, `checkScope`, `hostAllowed`, `ensure_safe`)?
+pub(crate) fn check_name(name: &str) -> bool {
+    let w = words(name);
+    let first = w.first().map(String::as_str).unwrap_or("");
+    let last = w.last().map(String::as_str).unwrap_or("");
+    matches!(
+        first,
+        "is" | "has" | "can" | "may" | "should" | "must" | "ensure" | "require"
+    ) || [
+        "valid", "verif", "check", "authori", "authenti", "allow", "permit", "safe",
+    ]
+    .iter()
+    .any(|p| first.starts_with(p) || last.starts_with(p))
+}
+
+/// Which statements refuse, per language.
+struct Refusals {
+    status_4xx: Regex,
+    error_call: Regex,
+    go_error: Regex,
+}
+
+impl Refusals {
+    fn new() -> Refusals {
+        Refusals {
+            status_4xx: re(
+                r"(?i)\b(status(_?code)?\s*[=:(]\s*|\.code\(\s*|sendStatus\(\s*|writeHead\(\s*|HTTP_|status\.HTTP_|http\.Status)(4\d\d|BadRequest|Unauthori[sz]ed|Forbidden|NotFound|MethodNotAllowed|Conflict|RequestEntityTooLarge|TooManyRequests|MisdirectedRequest|UnprocessableEntity)",
+            ),
+            error_call: re(r"(?i)(error|denied|deny|forbid|reject|refus|unauthori)\w*\s*\("),
+            go_error: re(
+                r"\bfmt\.Errorf\(|\berrors\.New\(|\b[A-Z]?\w*Err[A-Z]\w*|\b\w*\.?[A-Z]\w*Error\w*\(|\bstatus\.Error",
+            ),
+        }
+    }
+
+    /// The refusing statement among `body`'s direct statements, if any.
+    fn refusing<'r>(
+        &self,
+        g: Grammar,
+        body: &[Node<'r, Doc>],
+        in_check: bool,
+        checked_err: Option<&str>,
+    ) -> Option<Node<'r, Doc>> {
+        body.iter()
+            .find(|s| self.refuses(g, s, in_check, checked_err))
+            .cloned()
+    }
+
+    fn refuses(
+        &self,
+        g: Grammar,
+        s: &Node<'_, Doc>,
+        in_check: bool,
+        checked_err: Option<&str>,
+    ) -> bool {
+        let text = s.text();
+        let value = || {
+            text.trim_start_matches("return")
+                .trim()
+                .trim_end_matches(';')
+                .trim()
+                .to_string()
+        };
+        match (g, s.kind().as_ref()) {
+            (Grammar::Python, "raise_statement") => true,
+            (Grammar::Python, "return_statement") => {
+                let v = value();
+                (in_check && matches!(v.as_str(), "False" | "None"))
+                    || self.status_4xx.is_match(&v)
+                    || self.error_call.is_match(&v)
+            }
+            (Grammar::TypeScript | Grammar::Tsx, "throw_statement") => true,
+            (Grammar::TypeScript | Grammar::Tsx, "return_statement") => {
+                let v = value();
+                (in_check && matches!(v.as_str(), "false" | "null" | "undefined"))
+                    || self.status_4xx.is_match(&v)
+                    || v.contains("isError: true")
+                    || self.error_call.is_match(&v)
+            }
+            (Grammar::TypeScript | Grammar::Tsx, "expression_statement") => {
+                self.status_4xx.is_match(&text) || text.contains("process.exit(")
+            }
+            (Grammar::Go, "return_statement") => {
+                let v = value();
+                let parts: Vec<&str> = v.split(',').map(str::trim).collect();
+                if let Some(e) = checked_err {
+                    // `return nil, err`: passes the checked error on.
+                    if parts.last() == Some(&e) {
+                        return true;
+                    }
+                }
+                (in_check && parts.first() == Some(&"false"))
+                    || self.go_error.is_match(&v)
+                    || self.status_4xx.is_match(&v)
+            }
+            (Grammar::Go, "expression_statement") => {
+                text.starts_with("http.Error(")
+                    || text.starts_with("panic(")
+                    || text.starts_with("log.Fatal")
+                    || text.starts_with("os.Exit(")
+                    || (text.contains("WriteHeader(") && self.status_4xx.is_match(&text))
+            }
+            _ => false,
+        }
+    }
+}
+
+/// The functions a condition calls, each with whether it is negated
+/// (`not f(x)`, `!f(x)`): a refusal taken when the call says no.
+fn calls_in(cond: &Node<'_, Doc>) -> Vec<(String, bool)> {
+    let mut out = Vec::new();
+    for n in cond.dfs() {
+        if n.kind() != "call" && n.kind() != "call_expression" {
+            continue;
+        }
+        let Some(f) = n.field("function") else {
+            continue;
+        };
+        let name = f.text().rsplit('.').next().unwrap_or("").to_string();
+        let parent = n.ancestors().find(|a| {
+            !matches!(
+                a.kind().as_ref(),
+                "parenthesized_expression" | "await" | "await_expression"
+            )
+        });
+        let negated = parent.is_some_and(|a| {
+            a.kind() == "not_operator"
+                || a.kind() == "unary_expression" && a.text().starts_with('!')
+        });
+        out.push((name, negated));
+    }
+    out
+}
+
+/// Every refusal guard in a parsed file.
+pub(crate) fn guards(g: Grammar, root: &Node<'_, Doc>) -> Vec<Guard> {
+    let r = Refusals::new();
+    let err_check = re(r"^\s*(\w*[Ee]rr\w*)\s*!=\s*nil\s*$");
+    let upstream_status = re(
+        r"(?i)status_?code\b[^\n]*\b[45]\d\d\b|\bstatus\b\s*(===?|!==?|in)\s*[\[(]?\s*[45]\d\d\b",
+    );
+    let mut out = Vec::new();
+    for n in root.dfs() {
+        let kind = n.kind();
+        if !matches!(kind.as_ref(), "if_statement" | "elif_clause") {
+            continue;
+        }
+        let (Some(cond), Some(body)) = (n.field("condition"), n.field("consequence")) else {
+            continue;
+        };
+        if lines_of(&body) > MAX_BODY_LINES {
+            continue;
+        }
+        let ctext = cond.text().to_string();
+        if ctext.contains(":=") && g == Grammar::Python
+            || ctext.contains("__name__")
+            || ctext.trim_matches(['(', ')', ' ']).is_empty()
+            || matches!(
+                ctext.trim_matches(['(', ')', ' ']),
+                "false" | "False" | "true" | "True"
+            )
+        {
+            continue;
+        }
+        // Translating an upstream's answer (`if resp.status_code == 403: raise …`)
+        // is error handling, not a control of this server.
+        if upstream_status.is_match(&ctext) {
+            continue;
+        }
+        let fname = enclosing_name(&n);
+        let in_check = check_name(&fname);
+        let checked_err = (g == Grammar::Go)
+            .then(|| err_check.captures(&ctext).map(|c| c[1].to_string()))
+            .flatten();
+        let stmts = statements(&body);
+        let Some(refusal) = r.refusing(g, &stmts, in_check, checked_err.as_deref()) else {
+            continue;
+        };
+        let mut site_text = ctext.clone();
+        let mut calls = calls_in(&cond);
+        if checked_err.is_some() {
+            // What produced the error: the initializer, else the statement before.
+            let producer = n
+                .field("initializer")
+                .or_else(|| n.prev().filter(|p| p.kind() != "comment"));
+            // Named only by the check that produced the error
+            // (`if err := verifyToken(r); err != nil`), not by its arguments.
+            calls = producer
+                .map(|p| calls_in(&p).into_iter().map(|(c, _)| (c, true)).collect())
+                .unwrap_or_default();
+            let checks: Vec<&str> = calls
+                .iter()
+                .map(|(c, _)| c.as_str())
+                .filter(|c| check_name(c))
+                .collect();
+            if checks.is_empty() {
+                continue;
+            }
+            site_text = checks.join(" ");
+        }
+        let (range, replacement) = match g {
+            Grammar::Python => (cond.range(), "False".to_string()),
+            Grammar::TypeScript | Grammar::Tsx => (cond.range(), "(false)".to_string()),
+            Grammar::Go => (cond.range(), format!("false && ({ctext})")),
+        };
+        out.push(Guard {
+            range,
+            replacement,
+            lines: (n.start_pos().line() + 1, n.end_pos().line() + 1),
+            evidence: Evidence {
+                site: words(&site_text),
+                refusal: if checked_err.is_some() {
+                    Vec::new()
+                } else {
+                    words(&body.text())
+                },
+                name: words(&fname),
+            },
+            refusal: refusal
+                .text()
+                .lines()
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_string(),
+            propagation: checked_err.is_some(),
+            calls,
+        });
+    }
+    out
+}
