@@ -135,8 +135,15 @@ pub struct ScopeArgs {
     /// docs/, examples/, benchmarks/, vendored and built code.
     #[arg(long)]
     pub no_default_excludes: bool,
-    /// Also list refusal guards found by shape whose control the vocabulary
-    /// does not name, as generic `guard` sites (after the named ones).
+    /// Also find controls by their shape (refusal guards, security
+    /// predicates), named by the vocabulary table. Experimental: on the
+    /// servers the catalog was tuned on it adds few sites at a lower
+    /// precision (docs/catalog.md, "Shapes").
+    #[arg(long)]
+    pub shapes: bool,
+    /// With `--shapes`, also list the refusal guards whose control the
+    /// vocabulary does not name, as generic `guard` sites (after the named
+    /// ones). Implies `--shapes`.
     #[arg(long)]
     pub guards: bool,
 }
@@ -151,7 +158,7 @@ impl ScopeArgs {
             &self.controls,
             !self.no_default_excludes,
         )
-        .map(|s| s.with_generic_guards(self.guards))
+        .map(|s| s.with_shapes(self.shapes || self.guards, self.guards))
     }
 }
 

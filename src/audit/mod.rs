@@ -166,15 +166,17 @@ pub fn survey_in(
         })
         .collect();
     // Controls found by shape (catalog/shape/), where no operator found one.
-    let shaped = catalog::shape::scan(
-        &root,
-        &entries,
-        &sites,
-        scope.generic_guards(),
-        |f| scope.admits_file(f),
-        |op, f| scope.admits(op, f),
-    );
-    sites.extend(shaped);
+    if scope.shapes() {
+        let shaped = catalog::shape::scan(
+            &root,
+            &entries,
+            &sites,
+            scope.generic_guards(),
+            |f| scope.admits_file(f),
+            |op, f| scope.admits(op, f),
+        );
+        sites.extend(shaped);
+    }
     let (found, unanchored) = sites_to_mutations(&root, &operators, sites);
     Ok(Survey {
         root,

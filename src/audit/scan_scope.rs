@@ -74,6 +74,8 @@ pub struct ScanScope {
     /// Files the default excludes would skip that start the server
     /// ([`crate::audit::server_entry`]): scanned like files named by `--file`.
     entries: Vec<String>,
+    /// Find controls by shape too (`--shapes`; `catalog::shape`).
+    shapes: bool,
     /// List refusal guards whose control the vocabulary does not name, as
     /// generic `guard` sites (`--guards`).
     guards: bool,
@@ -87,6 +89,7 @@ impl Default for ScanScope {
             controls: Vec::new(),
             default_excludes: true,
             entries: Vec::new(),
+            shapes: false,
             guards: false,
         }
     }
@@ -200,6 +203,7 @@ impl ScanScope {
             controls: controls.to_vec(),
             default_excludes,
             entries: Vec::new(),
+            shapes: false,
             guards: false,
         })
     }
@@ -212,10 +216,17 @@ impl ScanScope {
         self
     }
 
-    /// This scope, listing generic `guard` sites too (or not).
-    pub fn with_generic_guards(mut self, on: bool) -> ScanScope {
-        self.guards = on;
+    /// This scope, finding controls by shape too (or not), and with them
+    /// the generic `guard` sites (or not; only with shapes).
+    pub fn with_shapes(mut self, shapes: bool, guards: bool) -> ScanScope {
+        self.shapes = shapes;
+        self.guards = shapes && guards;
         self
+    }
+
+    /// Are controls found by shape too?
+    pub fn shapes(&self) -> bool {
+        self.shapes
     }
 
     /// Are generic `guard` sites listed?

@@ -10,6 +10,7 @@ mod action;
 mod audit_and_init;
 mod audit_environments;
 mod audit_scope;
+mod audit_shapes;
 mod catalog;
 mod clean_runs;
 mod confirmations;

@@ -27,6 +27,7 @@ use ast_grep_core::AstGrep;
 use super::grammar::Grammar;
 use super::matcher::Doc;
 use super::{Group, Language, Operator, OperatorKind, Site};
+use crate::globs::Globs;
 
 /// The control id of a refusal guard the vocabulary does not name.
 pub const GUARD: &str = "guard";
@@ -65,8 +66,8 @@ pub fn guard_operator() -> &'static Operator {
         check: None,
         group: Group::Input,
         languages: vec![Language::Python, Language::TypeScript, Language::Go],
-        files: vec!["**/*".to_string()],
-        exclude: Vec::new(),
+        files: Globs::new(&["**/*"]).unwrap_or_default(),
+        exclude: Globs::default(),
         expected: false,
         presence_only: false,
         direction: Some(crate::results::Direction::Loosen),
