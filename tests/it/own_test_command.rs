@@ -136,6 +136,25 @@ fn a_makefile_test_target_is_followed_into_its_recipe() {
     assert!(md.contains("Makefile:5"), "{md}");
 }
 
+/// The CI step runs the repository's own test script (`script/test`, as
+/// many Go and Ruby projects do): it is followed into the command it runs.
+#[test]
+fn a_test_script_of_the_repository_is_followed_into_its_command() {
+    let ci = "name: CI\non: [pull_request]\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: actions/checkout@v4\n      - run: script/test\n";
+    let script = "#!/bin/sh\n# Run the unit tests.\nset -e\ncd \"$(dirname \"$0\")/..\"\nPYTHONPATH=src exec pytest -m 'not live' tests\n";
+    let fx = live_repo(&[(".github/workflows/ci.yml", ci), ("script/test", script)]);
+    let want = "PYTHONPATH=src .venv/bin/python -m pytest -m 'not live' tests -q -p no:cacheprovider --junitxml={junit}";
+    let line = init_command_line(&fx);
+    assert!(
+        line.contains(&serde_json::to_string(want).unwrap()),
+        "{line}"
+    );
+    assert!(line.contains(".github/workflows/ci.yml:8"), "{line}");
+    assert!(line.contains("script/test:5"), "{line}");
+    let (_, md) = audit_green(&fx);
+    assert!(md.contains(&format!("Test command: `{want}`")), "{md}");
+}
+
 #[test]
 fn a_pnpm_workspace_runs_each_packages_tests_as_its_ci_does() {
     if Command::new("npm").arg("--version").output().is_err() {

@@ -64,6 +64,13 @@ pub enum Call {
         /// The words after `cargo test`.
         args: Vec<Word>,
     },
+    /// A test script of the repository itself (`script/test`,
+    /// `./scripts/run_tests.sh`, `bash ci/test.sh`), followed into the
+    /// commands it runs.
+    RepoScript {
+        /// The script's path relative to the repository root.
+        path: String,
+    },
     /// `make TARGET` / `just TARGET`.
     Target {
         /// `make` or `just`.
@@ -230,7 +237,9 @@ fn call_of(words: &[Word]) -> Option<Call> {
     loop {
         let w = words.get(i)?;
         match base(w) {
-            "time" | "xvfb-run" => i += 1,
+            "time" | "xvfb-run" | "exec" => i += 1,
+            // `bash script/test.sh`: the script is the call.
+            "bash" | "sh" if at(i + 1).is_some_and(|a| !a.starts_with('-')) => i += 1,
             "timeout" => i += 2,
             "env" => {
                 i += 1;
@@ -306,9 +315,24 @@ fn call_of(words: &[Word]) -> Option<Call> {
                 .map(|w| w.value.clone());
             Call::Nox { session: s }
         }
-        _ => return None,
+        _ => repo_script(&words[i])?,
     };
     (!selects_only_network(&call)).then_some(call)
+}
+
+/// A word that runs a test script of the repository (`script/test`,
+/// `./scripts/run_tests.sh`, `ci/test.sh`): a relative path inside the
+/// repo whose file name says test. Whether the file exists is checked when
+/// it is followed.
+fn repo_script(w: &Word) -> Option<Call> {
+    let path = w.value.trim_start_matches("./");
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let inside =
+        !path.starts_with('/') && !path.contains('$') && !path.split('/').any(|p| p == "..");
+    let scripted = w.value.contains('/') || name.ends_with(".sh");
+    (inside && scripted && name.to_ascii_lowercase().contains("test")).then(|| Call::RepoScript {
+        path: path.to_string(),
+    })
 }
 
 /// A call that runs the network tests only (`pytest -m live`, `npm run
@@ -335,6 +359,7 @@ fn selects_only_network(call: &Call) -> bool {
         }
         Call::Script { script, .. } => names_network(script),
         Call::Target { target, .. } => names_network(target),
+        Call::RepoScript { path } => names_network(path),
         Call::Tox { env: Some(e) } | Call::Nox { session: Some(e) } => names_network(e),
         _ => false,
     }

@@ -1,6 +1,7 @@
 //! The commands a project's task files run, each with its `file:line`:
 //! a `Makefile`/`justfile` target's recipe, a tox environment's
-//! `commands`, a nox session's `session.run(...)` calls.
+//! `commands`, a nox session's `session.run(...)` calls, the commands of a
+//! test script of the repository (`script/test`).
 
 use std::path::Path;
 
@@ -22,6 +23,37 @@ fn make_vars(text: &str) -> Vec<(String, String)> {
                 .then(|| (k.to_string(), v.trim().to_string()))
         })
         .collect()
+}
+
+/// The commands of the repository's script `rel` (a regular file inside
+/// `root`, at most 64 KiB of text), as `(file:line, words)`; `None` when
+/// there is no such file or it is not shell text.
+pub fn script_lines(root: &Path, rel: &str) -> Option<Vec<(String, Vec<Word>)>> {
+    let path = root.join(rel);
+    let meta = std::fs::symlink_metadata(&path).ok()?;
+    if !meta.is_file() || meta.len() > 64 * 1024 {
+        return None;
+    }
+    let text = std::fs::read_to_string(&path).ok()?;
+    let commands = shell_line::commands(&text)?;
+    Some(
+        commands
+            .into_iter()
+            .filter(|c| !goes_to_the_repo_root(&c.words))
+            .map(|c| (format!("{rel}:{}", c.line + 1), c.words))
+            .collect(),
+    )
+}
+
+/// `cd "$(dirname "$0")/.."`, `cd "$(git rev-parse --show-toplevel)"`: a
+/// script going to the repository's root, where unguard runs it anyway.
+fn goes_to_the_repo_root(words: &[Word]) -> bool {
+    words.first().is_some_and(|w| w.value == "cd")
+        && words.get(1).is_some_and(|w| {
+            ["$0", "BASH_SOURCE", "dirname", "rev-parse"]
+                .iter()
+                .any(|k| w.value.contains(k))
+        })
 }
 
 /// The recipe lines of `target` in the repo's Makefile or justfile, as

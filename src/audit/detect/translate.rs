@@ -272,6 +272,12 @@ pub(super) fn translate(cx: &Cx, f: &Found, depth: usize) -> Option<TestCommand>
                 depth,
             );
         }
+        Call::RepoScript { path } => {
+            if f.workdir.is_some() {
+                return None;
+            }
+            return follow(cx, f, task_files::script_lines(cx.root, path)?, from, depth);
+        }
         Call::Tox { env } => {
             return follow(
                 cx,
