@@ -145,7 +145,7 @@ def referenced_paths(code):
     return [p for p in paths if p and p[0] in ("crate", "super", "self")]
 
 
-def resolve(path, here, is_dir_module, modules):
+def resolve(path, here, modules):
     """The file-module a path names: the longest prefix of its absolute form that is a file."""
     if path[0] == "crate":
         absolute = list(path[1:])
@@ -249,9 +249,8 @@ def main():
             failures.append(
                 f"{os.path.relpath(path)}: {len(lines)} lines of non-test code (at most {MAX_CODE_LINES}; split it)"
             )
-        is_dir = path.endswith("mod.rs") or path.endswith("lib.rs")
         for p in referenced_paths(strip_comments_and_strings(code)):
-            target = resolve(p, here, is_dir, modules)
+            target = resolve(p, here, modules)
             if target == here or here[: len(target)] == target:
                 continue  # itself or an ancestor
             edges.setdefault(here, set()).add(target)

@@ -237,9 +237,12 @@ impl ScanScope {
     /// Does `op` scan `file`? (The operator's own `files`/`exclude` globs
     /// are checked by the catalog.)
     pub fn admits(&self, op: &Operator, file: &str) -> bool {
-        if !self.controls.is_empty() && !self.controls.contains(&op.id) {
-            return false;
-        }
+        self.keeps_control(op) && self.reads(op.group, file)
+    }
+
+    /// Does the scope read `file` for an operator of `group` (the file
+    /// globs and default excludes; `--control` aside)?
+    fn reads(&self, group: Group, file: &str) -> bool {
         if self.skip.is_match(file) {
             return false;
         }
@@ -249,10 +252,7 @@ impl ScanScope {
         }
         let chosen = chosen || self.entries.iter().any(|e| e == file);
         // A file named by --file is scanned even where the defaults skip.
-        if self.default_excludes
-            && !chosen
-            && op.group != Group::TestHarness
-            && default_excluded(file)
+        if self.default_excludes && !chosen && group != Group::TestHarness && default_excluded(file)
         {
             return false;
         }
@@ -262,11 +262,7 @@ impl ScanScope {
     /// Does the scope read `file` for source controls, whichever control is
     /// asked (the `--control` filter is applied per site)?
     pub fn admits_file(&self, file: &str) -> bool {
-        let all = ScanScope {
-            controls: Vec::new(),
-            ..self.clone()
-        };
-        all.admits(crate::catalog::shape::guard_operator(), file)
+        self.reads(crate::catalog::shape::guard_operator().group, file)
     }
 
     /// Does the scope keep `op` at all?

@@ -112,6 +112,29 @@ impl Fixture {
         )
     }
 
+    /// `(file, line, control)` of every site `audit --list --json [extra] .`
+    /// reports (the command must exit 0).
+    pub fn audit_sites(&self, extra: &[&str]) -> Vec<(String, u64, String)> {
+        let mut args = vec!["audit", "--list", "--json"];
+        args.extend_from_slice(extra);
+        args.push(".");
+        let (code, out, err) = self.run(&args);
+        assert_eq!(code, 0, "{err}");
+        let doc: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+        doc["sites"]
+            .as_array()
+            .expect("sites")
+            .iter()
+            .map(|s| {
+                (
+                    s["file"].as_str().unwrap().to_string(),
+                    s["line"].as_u64().unwrap(),
+                    s["control"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    }
+
     /// Parsed `outcomes.json` of an output dir (relative to the fixture).
     pub fn outcomes(&self, out_dir: &str) -> serde_json::Value {
         let text =

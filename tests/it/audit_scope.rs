@@ -24,25 +24,10 @@ fn repo() -> Fixture {
     ])
 }
 
-/// `(file, line, control)` of every site `audit --list --json` reports.
+/// The `transport-security-passed` sites `audit --list --json` reports.
 fn listed(fx: &Fixture, extra: &[&str]) -> Vec<(String, u64, String)> {
-    let mut args = vec!["audit", "--list", "--json"];
-    args.extend_from_slice(extra);
-    args.push(".");
-    let (code, out, err) = fx.run(&args);
-    assert_eq!(code, 0, "{err}");
-    let doc: serde_json::Value = serde_json::from_str(&out).expect("JSON");
-    doc["sites"]
-        .as_array()
-        .expect("sites")
-        .iter()
-        .map(|s| {
-            (
-                s["file"].as_str().unwrap().to_string(),
-                s["line"].as_u64().unwrap(),
-                s["control"].as_str().unwrap().to_string(),
-            )
-        })
+    fx.audit_sites(extra)
+        .into_iter()
         .filter(|(_, _, c)| c == "transport-security-passed")
         .collect()
 }

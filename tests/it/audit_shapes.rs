@@ -16,28 +16,6 @@ if name.startswith(\"_\"):\n        \
 raise ValueError(\"bad name\")\n    \
 return name\n";
 
-/// `(file, line, control)` of every site `audit --list --json` reports.
-fn listed(fx: &Fixture, extra: &[&str]) -> Vec<(String, u64, String)> {
-    let mut args = vec!["audit", "--list", "--json"];
-    args.extend_from_slice(extra);
-    args.push(".");
-    let (code, out, err) = fx.run(&args);
-    assert_eq!(code, 0, "{err}");
-    let doc: serde_json::Value = serde_json::from_str(&out).expect("JSON");
-    doc["sites"]
-        .as_array()
-        .expect("sites")
-        .iter()
-        .map(|s| {
-            (
-                s["file"].as_str().unwrap().to_string(),
-                s["line"].as_u64().unwrap(),
-                s["control"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect()
-}
-
 fn repo() -> Fixture {
     Fixture::git(&[
         ("server.go", SERVER_GO),
@@ -49,8 +27,8 @@ fn repo() -> Fixture {
 #[test]
 fn shapes_are_found_only_when_asked_and_named_by_their_words() {
     let fx = repo();
-    assert_eq!(listed(&fx, &[]), vec![], "no operator spells these");
-    let named = listed(&fx, &["--shapes"]);
+    assert_eq!(fx.audit_sites(&[]), vec![], "no operator spells these");
+    let named = fx.audit_sites(&["--shapes"]);
     assert_eq!(
         named,
         vec![
@@ -63,11 +41,11 @@ fn shapes_are_found_only_when_asked_and_named_by_their_words() {
 #[test]
 fn guards_adds_the_unnamed_refusals_after_the_named_ones() {
     let fx = repo();
-    let all = listed(&fx, &["--guards"]);
+    let all = fx.audit_sites(&["--guards"]);
     assert_eq!(
         all.last(),
         Some(&("app.py".to_string(), 4, "guard".to_string())),
         "{all:?}"
     );
-    assert_eq!(&all[..2], &listed(&fx, &["--shapes"])[..], "{all:?}");
+    assert_eq!(&all[..2], &fx.audit_sites(&["--shapes"])[..], "{all:?}");
 }
