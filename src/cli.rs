@@ -296,6 +296,10 @@ pub struct ExecArgs {
     /// that can kill a mutant, run before the full suite).
     #[arg(long)]
     pub full: bool,
+    /// No per-test coverage: no coverage run after the baseline, so no
+    /// covering tests first and no `no-coverage` verdict (`--full` implies it).
+    #[arg(long)]
+    pub no_coverage: bool,
     /// Run each baseline N times; any run that differs from the first (red,
     /// hung, another test count) stops the run as a flaky baseline (exit 4).
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=100))]

@@ -226,6 +226,7 @@ fn engine_options(
         selection: plan.selection.clone(),
         isolation: isolation(exec),
         full: exec.full,
+        coverage: !exec.no_coverage && !exec.full,
     }
 }
 

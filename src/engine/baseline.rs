@@ -16,7 +16,8 @@ use tokio::sync::{watch, Notify};
 
 use super::adapter::Adapter;
 use super::suite::{run_suite, SuiteCall};
-use super::{Ctx, EngineOptions};
+use super::{coverage_run, Ctx, EngineOptions};
+use crate::coverage::CoverageMap;
 use crate::error::{Error, Result};
 use crate::outcome::reading::model::{Report, TestPattern};
 use crate::outcome::reading::suite_log::Runner;
@@ -51,6 +52,8 @@ enum Slot {
         timeout: Duration,
         report: Option<Arc<Report>>,
         adapter: Option<Adapter>,
+        /// Its coverage run's map, when one was made and is usable.
+        coverage: Option<Arc<CoverageMap>>,
     },
 }
 
@@ -132,6 +135,14 @@ impl Board {
         }
     }
 
+    /// The map of test config `test`'s coverage run, when it is usable.
+    pub fn coverage(&self, test: usize) -> Option<Arc<CoverageMap>> {
+        match lock(&self.slots).get(test) {
+            Some(Slot::Green { coverage, .. }) => coverage.clone(),
+            _ => None,
+        }
+    }
+
     /// The rows of the green baselines, in test config order.
     pub fn results(&self) -> Vec<BaselineResult> {
         lock(&self.slots)
@@ -157,14 +168,15 @@ impl Board {
 
     /// Record a green baseline; when it is the last one, warn once about
     /// every command whose tests are not counted.
-    fn green_now(&self, test: usize, cfg: &TestConfig, green: Green, progress: &Progress) {
+    fn green_now(&self, test: usize, green: Green, progress: &Progress) {
         let all_green = {
             let mut slots = lock(&self.slots);
             slots[test] = Slot::Green {
                 result: green.result,
                 timeout: green.timeout,
-                adapter: Adapter::for_config(cfg, green.pytest_seen),
+                adapter: green.adapter,
                 report: green.report.map(Arc::new),
+                coverage: green.coverage,
             };
             slots.iter().all(|s| matches!(s, Slot::Green { .. }))
         };
@@ -234,10 +246,14 @@ pub(super) async fn run_job(
         Ok(green) => check_killed_by(plan, test, green.report.as_ref()).map(|()| green),
         Err(e) => Err(e),
     };
+    let checked = match checked {
+        Ok(green) => with_coverage(w, scratch, ctx, test, green, cancel).await,
+        Err(e) => Err(e),
+    };
     settling.done = true;
     match checked {
         Ok(green) => {
-            board.green_now(test, cfg, green, progress);
+            board.green_now(test, green, progress);
             true
         }
         // Stopped by Ctrl-C, or by another baseline's error.
@@ -252,6 +268,48 @@ pub(super) async fn run_job(
     }
 }
 
+/// The coverage run of test config `test` after its green baseline, when
+/// it gets one ([`coverage_run::wanted`]): its map and row join `green`.
+/// A run that cannot be made is said and left out; only an interrupt stops.
+async fn with_coverage(
+    w: usize,
+    scratch: &mut Scratch,
+    ctx: &Ctx,
+    test: usize,
+    mut green: Green,
+    cancel: &watch::Receiver<bool>,
+) -> Result<Green> {
+    let cfg = &ctx.plan.tests[test];
+    green.adapter = Adapter::for_config(cfg, green.pytest_seen);
+    if !coverage_run::wanted(ctx, test, green.adapter.as_ref()) {
+        return Ok(green);
+    }
+    let timeout = ctx.opts.timeout.unwrap_or(green.timeout);
+    match coverage_run::measure(
+        w,
+        scratch,
+        ctx,
+        test,
+        green.report.as_ref(),
+        timeout,
+        cancel,
+    )
+    .await
+    {
+        Ok(Some(m)) => {
+            green.coverage = m.map;
+            green.result.coverage = Some(Box::new(m.row));
+        }
+        Ok(None) => {}
+        Err(Error::Interrupted) => return Err(Error::Interrupted),
+        Err(e) => ctx.progress.line(&format!(
+            "warning: no coverage run for `{}`: {e}; mutants run without per-test selection",
+            cfg.command.display()
+        )),
+    }
+    Ok(green)
+}
+
 /// A green baseline: its result row, the timeout its mutants run under, and
 /// its JUnit report (when the config has one).
 struct Green {
@@ -260,6 +318,10 @@ struct Green {
     report: Option<Report>,
     /// Its log shows that pytest (and no other runner) ran.
     pytest_seen: bool,
+    /// How it runs a subset (set once the baseline is green).
+    adapter: Option<Adapter>,
+    /// Its coverage run's map, when usable.
+    coverage: Option<Arc<CoverageMap>>,
 }
 
 /// The baseline of test config `i` (of `n_tests`), in worker `worker`'s copy.
@@ -371,6 +433,7 @@ impl Baseline<'_> {
                 progress: self.progress,
                 bare,
                 alone: false,
+                coverage: None,
             },
             self.cancel,
         )
@@ -478,10 +541,13 @@ impl Baseline<'_> {
                 timeout_s: opts.timeout.unwrap_or(timeout).as_secs_f64(),
                 log_file: log_name,
                 dropped,
+                coverage: None,
             },
             timeout,
             report,
             pytest_seen,
+            adapter: None,
+            coverage: None,
         })
     }
 }

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
 
-use super::kill_first::{self, Stage};
+use super::kill_first::{self, Selection, Stage};
 use super::suite::{env_for, put_back, run_suite, SuiteCall, SuiteRun};
 use super::{Ctx, Pair};
 use crate::error::{Error, Result};
@@ -122,6 +122,7 @@ pub(super) async fn run_canary(
             progress: &ctx.progress,
             bare: ctx.baselines.bare(test),
             alone: false,
+            coverage: None,
         },
         cancel,
     )
@@ -176,7 +177,7 @@ pub(super) async fn run_mutant(
     ctx.progress.status(&m.id);
     // Before the mutant is in place: the subsets it may run are checked
     // on the unmutated copy.
-    let Some(stages) = kill_first::stages(w, scratch, ctx, index, cancel).await? else {
+    let Some(selection) = kill_first::stages(w, scratch, ctx, index, cancel).await? else {
         return Ok(None);
     };
     let mutated = m.mutated(original)?;
@@ -190,7 +191,7 @@ pub(super) async fn run_mutant(
         cancel,
         reset: AtomicUsize::new(0),
         spent_us: AtomicU64::new(0),
-        stages,
+        selection,
     }
     .run(&mut applied)
     .await;
@@ -225,8 +226,9 @@ struct MutantRun<'a> {
     reset: AtomicUsize,
     /// Time its suite runs so far took (microseconds): its `duration_s`.
     spent_us: AtomicU64,
-    /// The subsets it runs before the full suite (kill-first).
-    stages: Vec<Stage>,
+    /// The subsets it runs before the full suite (kill-first), or
+    /// `no-coverage`.
+    selection: Selection,
 }
 
 impl MutantRun<'_> {
@@ -261,8 +263,21 @@ impl MutantRun<'_> {
                 return Ok(Some(r));
             }
         }
+        let stages = match &self.selection {
+            Selection::Stages(stages) => stages,
+            Selection::NoCoverage {
+                first,
+                last,
+                measured,
+            } => {
+                let lines: Vec<usize> = (*first..=*last).collect();
+                let mut r = self.result(outcome::no_coverage(&m.file, &lines, *measured));
+                r.duration_s = self.spent();
+                return Ok(Some(r));
+            }
+        };
         let mut subset_runs = Vec::new();
-        for (k, stage) in self.stages.iter().enumerate() {
+        for (k, stage) in stages.iter().enumerate() {
             match self.subset(scratch, k + 1, stage, timeout).await? {
                 Subset::Interrupted => return Ok(None),
                 Subset::PassedOn(run) => subset_runs.push(run),
@@ -335,6 +350,18 @@ impl MutantRun<'_> {
             duration_s: run.res.duration.as_secs_f64(),
             log_file: name.clone(),
         };
+        // A stage not checked on the unmutated copy (covering) proves
+        // nothing until its red tests alone, or the whole set, are green there.
+        if matches!(v.outcome, Outcome::Killed | Outcome::Timeout)
+            && !stage.checked
+            && !self.green_unmutated(scratch, stage, &v.red_tests).await?
+        {
+            record.detail = format!(
+                "{}; its tests are not green on the unmutated copy without the others, so the full suite decides",
+                record.detail
+            );
+            return Ok(Subset::PassedOn(record));
+        }
         let v = match v.outcome {
             Outcome::Killed => match self.recheck(scratch, v, timeout, Some(stage)).await? {
                 Some(v) => v,
@@ -422,6 +449,7 @@ impl MutantRun<'_> {
                 progress: &self.ctx.progress,
                 bare: self.ctx.baselines.bare(m.test),
                 alone,
+                coverage: None,
             },
             self.cancel,
         )
@@ -496,6 +524,14 @@ impl MutantRun<'_> {
                     continue;
                 }
             }
+            // An unchecked stage is re-run whole only once it is green on
+            // the unmutated copy; else the whole suite confirms.
+            let (select, stage) = match stage {
+                Some(s) if !s.checked && !self.unmutated_green(scratch, &s.tests).await? => {
+                    (&[][..], None)
+                }
+                _ => (select, stage),
+            };
             let name = match (&alone, stage) {
                 (Some(_), Some(_)) => outdir::recheck_whole_subset_log_name(&self.m.id, k),
                 (Some(_), None) => outdir::recheck_whole_suite_log_name(&self.m.id, k),
@@ -588,13 +624,55 @@ impl MutantRun<'_> {
         }
         let name = stage.map_or(RED_TESTS, |s| s.name);
         if self.ctx.baselines.subset_source(self.m.test).is_none() {
-            return Ok(stage.is_none().then_some(Stage { name, tests }));
+            return Ok(stage.is_none().then_some(Stage {
+                name,
+                tests,
+                checked: false,
+            }));
         }
+        Ok(self
+            .unmutated_green(scratch, &tests)
+            .await?
+            .then_some(Stage {
+                name,
+                tests,
+                checked: true,
+            }))
+    }
+
+    /// Whether `tests` run green on the unmutated copy (a subset check,
+    /// made once per distinct set; the mutant is taken out of the copy for
+    /// it and put back).
+    async fn unmutated_green(&self, scratch: &mut Scratch, tests: &[String]) -> Result<bool> {
         let m = self.m;
         let mutated = scratch.read(&m.file)?;
         scratch.write(&m.file, self.original)?;
-        let check = kill_first::check(self.w, scratch, self.ctx, m.test, &tests, self.cancel).await;
+        let check = kill_first::check(self.w, scratch, self.ctx, m.test, tests, self.cancel).await;
         scratch.write(&m.file, &mutated)?;
-        Ok(check?.green.then_some(Stage { name, tests }))
+        Ok(check?.green)
+    }
+
+    /// Whether a red (or hung) run of the unchecked `stage` can count:
+    /// its `red` tests alone, when fewer than the stage's, or else the
+    /// whole stage, are green on the unmutated copy.
+    async fn green_unmutated(
+        &self,
+        scratch: &mut Scratch,
+        stage: &Stage,
+        red: &[String],
+    ) -> Result<bool> {
+        let alone: Vec<String> = stage
+            .tests
+            .iter()
+            .filter(|t| red.contains(t))
+            .cloned()
+            .collect();
+        if !alone.is_empty()
+            && alone.len() < stage.tests.len()
+            && self.unmutated_green(scratch, &alone).await?
+        {
+            return Ok(true);
+        }
+        self.unmutated_green(scratch, &stage.tests).await
     }
 }

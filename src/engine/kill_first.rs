@@ -32,6 +32,7 @@ use tokio::sync::{watch, OnceCell};
 
 use super::suite::{run_suite, SuiteCall};
 use super::{Ctx, Pair};
+use crate::coverage::Covering;
 use crate::error::{Error, Result};
 use crate::outcome::reading::model::{Report, TestCase};
 use crate::outcome::SubsetStage;
@@ -48,6 +49,25 @@ pub(super) struct Stage {
     pub name: SubsetStage,
     /// JUnit ids, in the baseline's order.
     pub tests: Vec<String>,
+    /// Whether it ran green on the unmutated copy before the mutant ran it.
+    /// A covering stage is not (one run per distinct set would cost what
+    /// it saves): a kill by it counts only once the red tests alone, or
+    /// else the whole set, are green on the unmutated copy.
+    pub checked: bool,
+}
+
+/// What a mutant runs before (or instead of) the full suite.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Selection {
+    /// These stages, then the full suite unless one decides.
+    Stages(Vec<Stage>),
+    /// No test executes its changed lines (`first..=last` of its file):
+    /// `no-coverage`, nothing runs. `measured`: the tests the map names.
+    NoCoverage {
+        first: usize,
+        last: usize,
+        measured: usize,
+    },
 }
 
 type CheckKey = (usize, Vec<String>);
@@ -94,38 +114,82 @@ impl KillFirst {
 }
 
 /// Whether mutant `i` picks tests from its file's canary (and so waits
-/// for it): selection is on, its config has an adapter, and it has no
-/// `expect.killed_by`.
+/// for it): selection is on, its config has an adapter, it has no
+/// `expect.killed_by`, and the coverage map does not pick its tests.
 pub(super) fn needs_canary(ctx: &Ctx, i: usize) -> bool {
     let Entry::Ready(m) = &ctx.plan.entries[i] else {
         return false;
     };
-    !ctx.opts.full && m.killed_by.is_empty() && ctx.baselines.subset_source(m.test).is_some()
+    !ctx.opts.full
+        && m.killed_by.is_empty()
+        && ctx.baselines.subset_source(m.test).is_some()
+        && !matches!(
+            covering(ctx, i),
+            Some((Covering::NoTest | Covering::Tests(_), _))
+        )
 }
 
-/// The stages of mutant `i`, each checked green on the unmutated copy
-/// (`scratch` holds no mutant now). Empty without selection. `None` when
-/// the run is interrupted.
+/// What the coverage map of mutant `i`'s test config says of its changed
+/// lines (the first and last line of its file the mutation changes);
+/// `None` without a usable map or a change.
+pub(super) fn covering(ctx: &Ctx, i: usize) -> Option<(Covering, (usize, usize))> {
+    let Entry::Ready(m) = &ctx.plan.entries[i] else {
+        return None;
+    };
+    let map = ctx.baselines.coverage(m.test)?;
+    let original = ctx.plan.originals.get(&m.file)?;
+    let mutated = m.mutated(original).ok()?;
+    let (first, last) = crate::coverage::changed_lines(original, &mutated)?;
+    Some((map.covering(&m.file, first, last), (first, last)))
+}
+
+/// What mutant `i` runs first: `no-coverage` when no test executes its
+/// changed lines; else its stages, each checked green on the unmutated
+/// copy (`scratch` holds no mutant now) but a covering stage (see
+/// [`Stage::checked`]). No stages without selection. `None` when the run
+/// is interrupted.
 pub(super) async fn stages(
     w: usize,
     scratch: &mut Scratch,
     ctx: &Ctx,
     i: usize,
     cancel: &watch::Receiver<bool>,
-) -> Result<Option<Vec<Stage>>> {
+) -> Result<Option<Selection>> {
+    let none = Ok(Some(Selection::Stages(Vec::new())));
     let Entry::Ready(m) = &ctx.plan.entries[i] else {
-        return Ok(Some(Vec::new()));
+        return none;
     };
     if ctx.opts.full {
-        return Ok(Some(Vec::new()));
+        return none;
+    }
+    let covered = covering(ctx, i);
+    if let Some((Covering::NoTest, (first, last))) = covered {
+        let measured = ctx
+            .baselines
+            .coverage(m.test)
+            .map_or(0, |c| c.tests().len());
+        return Ok(Some(Selection::NoCoverage {
+            first,
+            last,
+            measured,
+        }));
     }
     let Some((report, _)) = ctx.baselines.subset_source(m.test) else {
-        return Ok(Some(Vec::new()));
+        return none;
     };
     let pair = Pair::of(m);
-    let candidates = candidates(ctx, i, &pair, &report);
+    let candidates = match covered {
+        Some((Covering::Tests(ids), _)) if ctx.killed_by(i).is_empty() => {
+            by_coverage(&report, &ids)
+        }
+        _ => candidates(ctx, i, &pair, &report),
+    };
     let mut usable = Vec::new();
     for stage in candidates {
+        if !stage.checked {
+            usable.push(stage);
+            continue;
+        }
         match check(w, scratch, ctx, m.test, &stage.tests, cancel).await {
             Ok(c) if c.green => usable.push(stage),
             Ok(_) => {}
@@ -133,7 +197,23 @@ pub(super) async fn stages(
             Err(e) => return Err(e),
         }
     }
-    Ok(Some(usable))
+    Ok(Some(Selection::Stages(usable)))
+}
+
+/// The stage of a mutant whose changed lines the tests `ids` execute: those
+/// tests, in the baseline's order. Any other test cannot kill it (the full
+/// suite confirms a survivor anyway), so it is the only stage.
+fn by_coverage(report: &Report, ids: &[String]) -> Vec<Stage> {
+    let wanted: HashSet<&str> = ids.iter().map(String::as_str).collect();
+    let tests = ids_where(report, |c| wanted.contains(c.id().as_str()));
+    if tests.is_empty() || tests.len() >= report.total() {
+        return Vec::new();
+    }
+    vec![Stage {
+        name: SubsetStage::Covering,
+        tests,
+        checked: false,
+    }]
 }
 
 /// The stages mutant `i` would run, before their checks: non-empty, and
@@ -146,6 +226,7 @@ fn candidates(ctx: &Ctx, i: usize, pair: &Pair, report: &Report) -> Vec<Stage> {
         stages.push(Stage {
             name: SubsetStage::ExpectedKillers,
             tests,
+            checked: true,
         });
     } else {
         let canary = ctx
@@ -173,14 +254,17 @@ fn candidates(ctx: &Ctx, i: usize, pair: &Pair, report: &Report) -> Vec<Stage> {
         stages.push(Stage {
             name: SubsetStage::CanaryNear,
             tests: near,
+            checked: true,
         });
         stages.push(Stage {
             name: SubsetStage::Canary,
             tests: rest,
+            checked: true,
         });
         stages.push(Stage {
             name: SubsetStage::Siblings,
             tests: siblings,
+            checked: true,
         });
     }
     let all = report.total();
@@ -310,6 +394,7 @@ async fn run_check(
             progress: &ctx.progress,
             bare: ctx.baselines.bare(test),
             alone: false,
+            coverage: None,
         },
         cancel,
     )

@@ -19,6 +19,7 @@
 
 mod adapter;
 mod baseline;
+mod coverage_run;
 mod job;
 mod kill_first;
 mod prepare;
@@ -84,6 +85,10 @@ pub struct EngineOptions {
     pub isolation: crate::run::isolation::Isolation,
     /// `--full`: every mutant runs the full suite (no kill-first).
     pub full: bool,
+    /// Per-test coverage (off with `--no-coverage`, and under `--full`): a
+    /// coverage run after a green baseline picks each mutant's covering
+    /// tests and finds the mutants no test executes (`no-coverage`).
+    pub coverage: bool,
 }
 
 impl EngineOptions {

@@ -11,6 +11,7 @@ use tokio::sync::{watch, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use super::adapter::Adapter;
 use super::select;
+use crate::coverage::python::{self, Instrumentation};
 use crate::error::Result;
 use crate::outcome::reading::suite_log::{self, Observed};
 use crate::outcome::reading::{self, Reading};
@@ -248,6 +249,9 @@ pub(super) struct SuiteCall<'a> {
     /// a file or the CPU shared with another worker cannot confirm a
     /// verdict. Every other run shares the machine.
     pub alone: bool,
+    /// The coverage run (see [`super::coverage_run`]): the whole suite with
+    /// the collector's plugin and variables; never a mutant's run.
+    pub coverage: Option<&'a Instrumentation>,
 }
 
 /// Every suite run of this process holds it: shared, or alone for a
@@ -334,6 +338,30 @@ fn install_select(
     }
 }
 
+/// Add the coverage collector's options and variables to a run's `env`
+/// (after `test.env`'s and unguard's own, so they extend those).
+fn instrument(
+    inst: &Instrumentation,
+    cfg: &TestConfig,
+    tree: &Path,
+    env: &mut Vec<(String, String)>,
+) {
+    let last = |env: &Vec<(String, String)>, key: &str| {
+        env.iter()
+            .rev()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.clone())
+            .or_else(|| std::env::var(key).ok())
+    };
+    let addopts = last(env, PYTEST_ADDOPTS);
+    let cov_on = python::pytest_cov_on(&cfg.command.display(), addopts.as_deref(), tree);
+    for opt in inst.addopts(cov_on) {
+        append_pytest_addopts(env, &opt);
+    }
+    let path = last(env, "PYTHONPATH");
+    env.extend(inst.env(tree, path.as_deref()));
+}
+
 /// Run the suite in `scratch` as `call` says; after it, the copy is put
 /// back as it was (see [`put_back`]).
 pub(super) async fn run_suite(
@@ -375,6 +403,9 @@ pub(super) async fn run_suite(
         && super::adapter::pytest_cov_gate(&call.cfg.command, &env.visible(), &scratch.tree)
     {
         append_pytest_addopts(&mut env.set, "--cov-fail-under=0");
+    }
+    if let Some(inst) = call.coverage {
+        instrument(inst, call.cfg, &scratch.tree, &mut env.set);
     }
     let own;
     let command = match call

@@ -239,6 +239,8 @@ impl fmt::Display for ReasonKind {
 pub enum SubsetStage {
     /// `expect.killed_by`.
     ExpectedKillers,
+    /// The tests that execute the mutated lines (per-test coverage).
+    Covering,
     /// Red under the file's canary, named after the file.
     CanaryNear,
     /// The other tests red under the file's canary.
@@ -255,6 +257,7 @@ impl SubsetStage {
     pub fn as_str(self) -> &'static str {
         match self {
             SubsetStage::ExpectedKillers => "expected-killers",
+            SubsetStage::Covering => "covering",
             SubsetStage::CanaryNear => "canary-near",
             SubsetStage::Canary => "canary",
             SubsetStage::Siblings => "siblings",
@@ -267,6 +270,7 @@ impl SubsetStage {
     pub fn source(self) -> &'static str {
         match self {
             SubsetStage::ExpectedKillers => "its expected killers",
+            SubsetStage::Covering => "the tests that execute its lines",
             SubsetStage::Canary => "the tests its file's canary turned red",
             SubsetStage::CanaryNear => {
                 "the tests its file's canary turned red that are named after it"

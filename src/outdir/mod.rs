@@ -151,6 +151,15 @@ pub fn canary_log_name(file: &str, test: usize, n_tests: usize) -> String {
     }
 }
 
+/// The log of the coverage run of test config `i` (of `n_tests`).
+pub fn coverage_log_name(i: usize, n_tests: usize) -> String {
+    if n_tests == 1 {
+        "@coverage.log".to_string()
+    } else {
+        format!("@coverage-{}.log", i + 1)
+    }
+}
+
 /// The log of baseline run `k` (1-based) of test config `i` (of `n_tests`).
 pub fn baseline_log_name(i: usize, n_tests: usize, k: usize) -> String {
     let stem = if n_tests == 1 {

@@ -358,6 +358,32 @@ pub struct BaselineResult {
     /// this command from then on.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub dropped: Vec<String>,
+    /// Its coverage run (per-test coverage), when one was made: the map
+    /// that picks each mutant's covering tests and finds `no-coverage`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coverage: Option<Box<CoverageRunResult>>,
+}
+
+/// The coverage run of one test command: one run of the whole suite with
+/// a collector, after its green baseline, recording which tests execute
+/// which lines of the copy.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, JsonSchema)]
+pub struct CoverageRunResult {
+    /// The collector (`coverage.py`).
+    pub collector: String,
+    /// Seconds the run took.
+    pub duration_s: f64,
+    /// Tests the map names (each executed code of the copy under its name).
+    pub tests: usize,
+    /// Files of the copy the run executed.
+    pub files: usize,
+    /// Whether the map was used (selection and `no-coverage`).
+    pub used: bool,
+    /// Why it was not, when it was not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_used: Option<String>,
+    /// Its log, inside the output dir.
+    pub log_file: String,
 }
 
 /// The canary of one mutated file under one test command: the suite run with

@@ -38,6 +38,7 @@ mod out_dir;
 mod own_test_command;
 mod package_workspaces;
 mod packaging;
+mod per_test_coverage;
 mod process_cleanup;
 mod process_trees_and_signals;
 mod readme_demo;

@@ -1,0 +1,255 @@
+//! Per-test coverage: which tests execute which statements of the copy,
+//! from one instrumented run of unguard's own after a green baseline (see
+//! [`crate::engine`]'s coverage run). It decides two things for a mutant
+//! without a run of its own: the tests that cover its changed lines run
+//! first (kill-first's `covering` stage), and a mutant whose changed lines
+//! no test executes is `no-coverage`.
+//!
+//! "Unknown" is never "no test": a file the run did not measure, a line
+//! that is no statement (a comment, an `else:`), or a map the run could
+//! not make leaves the mutant to its runs, as without coverage.
+//!
+//! Collectors: [`python`] (coverage.py, through a pytest plugin and a
+//! `sitecustomize` for the processes a test starts).
+
+pub mod python;
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use serde::Deserialize;
+
+use crate::error::{Context, Result};
+
+/// Which tests executed one statement.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Hit {
+    /// Code run outside any test (imports, module level, collection):
+    /// executed for every test that imports it.
+    Everyone,
+    /// The tests (indices into [`CoverageMap::tests`]) that executed it;
+    /// empty: none did.
+    Tests(Vec<u32>),
+}
+
+/// One statement of a measured file: its lines (a compound statement's
+/// header only) and who executed it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Statement {
+    first: usize,
+    last: usize,
+    hit: Hit,
+}
+
+/// The tests that execute a mutant's changed lines.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Covering {
+    /// The file was measured, the lines are statements, and no test
+    /// executed any of them.
+    NoTest,
+    /// Code every test runs (module level): no smaller set of tests.
+    Everyone,
+    /// These tests (JUnit ids, in the order the map lists them).
+    Tests(Vec<String>),
+    /// The map cannot tell (file not measured, no statement on the lines).
+    Unknown,
+}
+
+/// Which tests executed which statements, per file of the copy (paths
+/// relative to its root, `/`-separated).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CoverageMap {
+    tests: Vec<String>,
+    files: HashMap<String, Vec<Statement>>,
+}
+
+/// The file a collector writes (see `pytest_plugin.py`).
+#[derive(Deserialize)]
+struct Written {
+    tests: Vec<String>,
+    files: HashMap<String, Vec<(usize, usize, WrittenHit)>>,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum WrittenHit {
+    Everyone(String),
+    Tests(Vec<u32>),
+}
+
+impl CoverageMap {
+    /// Read the map a collector wrote at `path`.
+    pub fn read(path: &Path) -> Result<CoverageMap> {
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        let written: Written = serde_json::from_str(&text)
+            .map_err(|e| crate::error::Error::Internal(format!("{}: {e}", path.display())))?;
+        let n = written.tests.len();
+        let mut files = HashMap::new();
+        for (file, rows) in written.files {
+            let mut statements = Vec::with_capacity(rows.len());
+            for (first, last, hit) in rows {
+                let hit = match hit {
+                    WrittenHit::Everyone(s) if s == "*" => Hit::Everyone,
+                    WrittenHit::Tests(t) if t.iter().all(|&i| (i as usize) < n) => Hit::Tests(t),
+                    _ => {
+                        return Err(crate::error::Error::Internal(format!(
+                            "{}: a statement of {file} names no test of the map",
+                            path.display()
+                        )))
+                    }
+                };
+                statements.push(Statement { first, last, hit });
+            }
+            files.insert(file, statements);
+        }
+        Ok(CoverageMap {
+            tests: written.tests,
+            files,
+        })
+    }
+
+    /// The tests measured (each ran code of the copy under its own name).
+    pub fn tests(&self) -> &[String] {
+        &self.tests
+    }
+
+    /// How many files of the copy the run executed.
+    pub fn files(&self) -> usize {
+        self.files.len()
+    }
+
+    /// Whether the run executed any statement of `file`.
+    pub fn measured(&self, file: &str) -> bool {
+        self.files.contains_key(file)
+    }
+
+    /// The tests that execute lines `first..=last` of `file` (1-based,
+    /// lines of the original file): the union over every statement those
+    /// lines touch.
+    pub fn covering(&self, file: &str, first: usize, last: usize) -> Covering {
+        let Some(statements) = self.files.get(file) else {
+            return Covering::Unknown;
+        };
+        let mut touched = statements
+            .iter()
+            .filter(|s| s.first <= last && s.last >= first)
+            .peekable();
+        if touched.peek().is_none() {
+            return Covering::Unknown;
+        }
+        let mut tests: Vec<u32> = Vec::new();
+        for s in touched {
+            match &s.hit {
+                Hit::Everyone => return Covering::Everyone,
+                Hit::Tests(t) => tests.extend(t),
+            }
+        }
+        if tests.is_empty() {
+            return Covering::NoTest;
+        }
+        tests.sort_unstable();
+        tests.dedup();
+        Covering::Tests(
+            tests
+                .into_iter()
+                .map(|i| self.tests[i as usize].clone())
+                .collect(),
+        )
+    }
+}
+
+/// The lines of `original` (1-based, first and last) that a mutation to
+/// `mutated` changes; a pure insertion touches the line it is inserted
+/// at. `None` when the bytes are equal.
+pub fn changed_lines(original: &[u8], mutated: &[u8]) -> Option<(usize, usize)> {
+    if original == mutated {
+        return None;
+    }
+    let head = original
+        .iter()
+        .zip(mutated)
+        .take_while(|(a, b)| a == b)
+        .count();
+    let room = original.len().min(mutated.len()) - head;
+    let tail = original
+        .iter()
+        .rev()
+        .zip(mutated.iter().rev())
+        .take(room)
+        .take_while(|(a, b)| a == b)
+        .count();
+    let line_at = |offset: usize| 1 + original[..offset].iter().filter(|&&b| b == b'\n').count();
+    let first = line_at(head);
+    let end = original.len() - tail;
+    let last = if end > head { line_at(end - 1) } else { first };
+    Some((first, last.max(first)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn map() -> CoverageMap {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("map.json");
+        std::fs::write(
+            &p,
+            r#"{"tests": ["t::a", "t::b"], "files": {"app/g.py": [[1, 1, "*"], [5, 5, [0, 1]], [6, 6, [1]], [11, 12, []], [14, 14, []]]}}"#,
+        )
+        .unwrap();
+        CoverageMap::read(&p).unwrap()
+    }
+
+    #[test]
+    fn lines_map_to_the_tests_that_executed_their_statements() {
+        let m = map();
+        assert_eq!(
+            m.covering("app/g.py", 6, 6),
+            Covering::Tests(vec!["t::b".into()])
+        );
+        assert_eq!(
+            m.covering("app/g.py", 5, 6),
+            Covering::Tests(vec!["t::a".into(), "t::b".into()])
+        );
+        // The second line of a two-line condition is that statement's.
+        assert_eq!(m.covering("app/g.py", 12, 12), Covering::NoTest);
+        assert_eq!(m.covering("app/g.py", 1, 1), Covering::Everyone);
+        // No statement on the line (a comment, an `else:`): unknown.
+        assert_eq!(m.covering("app/g.py", 8, 9), Covering::Unknown);
+        assert_eq!(m.covering("app/other.py", 1, 1), Covering::Unknown);
+    }
+
+    #[test]
+    fn a_map_naming_a_test_it_does_not_list_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("map.json");
+        std::fs::write(
+            &p,
+            r#"{"tests": ["t::a"], "files": {"g.py": [[1, 1, [3]]]}}"#,
+        )
+        .unwrap();
+        assert!(CoverageMap::read(&p).is_err());
+    }
+
+    #[test]
+    fn changed_lines_are_the_original_lines_the_bytes_differ_on() {
+        let o = b"a\nif x:\n    raise E\nb\n";
+        assert_eq!(
+            changed_lines(o, b"a\nif False:\n    raise E\nb\n"),
+            Some((2, 2))
+        );
+        assert_eq!(changed_lines(o, b"a\nif x:\n    pass\nb\n"), Some((3, 3)));
+        assert_eq!(
+            changed_lines(o, b"a\nif x and y:\n    pass\nb\n"),
+            Some((2, 3))
+        );
+        // A deletion of a whole line, and an insertion.
+        assert_eq!(changed_lines(o, b"a\nif x:\nb\n"), Some((3, 3)));
+        assert_eq!(
+            changed_lines(o, b"a\nif x:\n    raise E\n    z\nb\n"),
+            Some((4, 4))
+        );
+        assert_eq!(changed_lines(o, o), None);
+    }
+}

@@ -1,0 +1,186 @@
+# Written by unguard (outside your checkout) for its coverage run only: loaded
+# as a conftest (PYTEST_ADDOPTS --confcutdir), it names coverage.py's context
+# after the running test (its JUnit id) and, at the end, writes which tests
+# executed which statements of the files under $UNGUARD_COVERAGE_ROOT.
+import ast
+import json
+import os
+import sys
+
+import pytest
+
+_OUT = os.environ.get("UNGUARD_COVERAGE_DIR")
+_ROOT = os.path.realpath(os.environ.get("UNGUARD_COVERAGE_ROOT") or os.curdir)
+_TEST = "UNGUARD_COVERAGE_TEST"
+_cov = None
+# Files of the copy imported before measurement began: their module-level
+# statements ran, unseen, before every test.
+_before = set()
+
+
+def _under_root(path):
+    return path == _ROOT or path.startswith(_ROOT + os.sep)
+
+
+def _start():
+    global _cov
+    if not _OUT:
+        return
+    try:
+        import coverage
+    except Exception:
+        open(os.path.join(_OUT, "missing"), "w").close()
+        return
+    _cov = coverage.Coverage.current()
+    if _cov is None:
+        for m in list(sys.modules.values()):
+            f = getattr(m, "__file__", None)
+            if f:
+                f = os.path.realpath(f)
+                if _under_root(f):
+                    _before.add(f)
+        _cov = coverage.Coverage(
+            data_file=os.path.join(_OUT, "data"),
+            data_suffix=True,
+            auto_data=True,
+            config_file=False,
+            include=[os.path.join(_ROOT, "*")],
+            omit=["*/site-packages/*", "*/dist-packages/*"],
+        )
+        _cov.start()
+    # Processes the tests start are measured too (the command may have set
+    # PYTHONPATH itself, hiding unguard's sitecustomize from them).
+    site = os.environ.get("UNGUARD_COVERAGE_SITE")
+    path = os.environ.get("PYTHONPATH", "")
+    if site and site not in path.split(os.pathsep):
+        os.environ["PYTHONPATH"] = site + (os.pathsep + path if path else "")
+
+
+_start()
+
+
+def _junit_id(nodeid):
+    try:
+        from _pytest.junitxml import mangle_test_address
+    except ImportError:
+        return nodeid
+    names = mangle_test_address(nodeid)
+    classname = ".".join(names[:-1])
+    return classname + "::" + names[-1] if classname else names[-1]
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    if _cov is None:
+        yield
+        return
+    test = _junit_id(item.nodeid)
+    _cov.switch_context(test)
+    os.environ[_TEST] = test
+    try:
+        yield
+    finally:
+        _cov.switch_context("")
+        os.environ.pop(_TEST, None)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish(session):
+    # An xdist worker saves before it says it is done.
+    if _cov is not None and hasattr(session.config, "workerinput"):
+        _cov.stop()
+        _cov.save()
+
+
+def _statements(path):
+    """(first line, last line, module level) of every statement of `path`:
+    a compound statement's header only (up to its body), a decorated
+    definition from its first decorator."""
+    try:
+        with open(path, "rb") as f:
+            tree = ast.parse(f.read())
+    except Exception:
+        return None
+    found = []
+
+    def visit(body, top):
+        for st in body:
+            start = st.lineno
+            for d in getattr(st, "decorator_list", ()) or ():
+                start = min(start, d.lineno)
+            blocks = []
+            for field in ("body", "orelse", "finalbody"):
+                b = getattr(st, field, None)
+                if isinstance(b, list) and b and isinstance(b[0], ast.stmt):
+                    blocks.append(b)
+            handlers = list(getattr(st, "handlers", ()) or ())
+            cases = list(getattr(st, "cases", ()) or ())
+            if blocks or handlers or cases:
+                first = min(
+                    [b[0].lineno for b in blocks]
+                    + [h.lineno for h in handlers]
+                    + [c.pattern.lineno for c in cases]
+                )
+                end = max(start, first - 1) if first > start else start
+            else:
+                end = getattr(st, "end_lineno", None) or start
+            found.append((start, end, top))
+            inner = top and not isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef))
+            for b in blocks:
+                visit(b, inner)
+            for h in handlers:
+                hend = max(h.lineno, h.body[0].lineno - 1) if h.body else h.lineno
+                found.append((h.lineno, hend, inner))
+                visit(h.body, inner)
+            for c in cases:
+                cend = max(c.pattern.lineno, c.body[0].lineno - 1) if c.body else c.pattern.lineno
+                found.append((c.pattern.lineno, cend, inner))
+                visit(c.body, inner)
+
+    visit(tree.body, True)
+    return found
+
+
+def _write_map():
+    import coverage
+
+    combined = coverage.Coverage(data_file=os.path.join(_OUT, "data"), config_file=False)
+    combined.combine(data_paths=[_OUT], keep=True)
+    data = combined.get_data()
+    tests = {}
+    files = {}
+    for measured in sorted(data.measured_files()):
+        real = os.path.realpath(measured)
+        if not _under_root(real):
+            continue
+        statements = _statements(real)
+        if statements is None:
+            continue
+        by_line = data.contexts_by_lineno(measured)
+        rows = []
+        for start, end, top in statements:
+            names = set()
+            for line in range(start, end + 1):
+                names.update(by_line.get(line, ()))
+            if "" in names or (top and real in _before):
+                hit = "*"
+            else:
+                hit = sorted(tests.setdefault(n, len(tests)) for n in names)
+            rows.append([start, end, hit])
+        files[os.path.relpath(real, _ROOT).replace(os.sep, "/")] = rows
+    order = sorted(tests, key=tests.get)
+    with open(os.path.join(_OUT, "map.json.tmp"), "w", encoding="utf-8") as f:
+        json.dump({"tests": order, "files": files}, f)
+    os.replace(os.path.join(_OUT, "map.json.tmp"), os.path.join(_OUT, "map.json"))
+
+
+def pytest_unconfigure(config):
+    if _cov is None or hasattr(config, "workerinput"):
+        return
+    _cov.stop()
+    _cov.save()
+    try:
+        _write_map()
+    except Exception as e:
+        with open(os.path.join(_OUT, "failed"), "w", encoding="utf-8") as f:
+            f.write("%s: %s" % (type(e).__name__, e))

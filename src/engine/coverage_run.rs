@@ -1,0 +1,178 @@
+//! The coverage run: after a test config's baseline is green, and before
+//! its mutants start, the whole suite runs once more with a collector (see
+//! [`crate::coverage`]) when some mutant of it has no `expect.killed_by`.
+//! Its own run, not the baseline: the user's unmutated command is never
+//! changed by it. Its map is used only when the run was green and measured
+//! (nearly) every test the baseline passed; otherwise the run goes on as
+//! without coverage, and says why once.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::watch;
+
+use super::adapter::Adapter;
+use super::suite::{run_suite, SuiteCall};
+use super::Ctx;
+use crate::coverage::python::{Collected, Instrumentation};
+use crate::coverage::CoverageMap;
+use crate::error::{Error, Result};
+use crate::outcome::reading::model::{Report, Status};
+use crate::outcome::{self, BaselineVerdict};
+use crate::outdir;
+use crate::plan::Entry;
+use crate::results::CoverageRunResult;
+use crate::workspace::Scratch;
+
+/// The share of the baseline's passing tests the map may miss and still
+/// be used (a test that ran no code of the copy under its own name is a
+/// sign of another tracer, or of a runner unguard's plugin did not reach).
+const MAY_MISS: f64 = 0.10;
+
+/// What the coverage run of one test config gave.
+pub(super) struct Measured {
+    /// The map, when it is usable.
+    pub map: Option<Arc<CoverageMap>>,
+    /// Its row in `outcomes.json`.
+    pub row: CoverageRunResult,
+}
+
+/// Whether test config `test` gets a coverage run: coverage is on, its
+/// suite is pytest's (the collector there is coverage.py), its runs keep
+/// unguard's additions, and one of its mutants has no `expect.killed_by`.
+pub(super) fn wanted(ctx: &Ctx, test: usize, adapter: Option<&Adapter>) -> bool {
+    ctx.opts.coverage
+        && !ctx.opts.full
+        && adapter == Some(&Adapter::Pytest)
+        && !ctx.baselines.bare(test)
+        && ctx.plan.entries.iter().any(|e| match e {
+            Entry::Ready(m) => m.test == test && ctx.patterns_of(&m.id).is_empty(),
+            Entry::Rejected(_) => false,
+        })
+}
+
+/// Run test config `test`'s suite with the collector in worker `w`'s copy
+/// (`report`: its green baseline's tests; `timeout`: its mutants'). `None`
+/// when interrupted.
+pub(super) async fn measure(
+    w: usize,
+    scratch: &mut Scratch,
+    ctx: &Ctx,
+    test: usize,
+    report: Option<&Report>,
+    timeout: Duration,
+    cancel: &watch::Receiver<bool>,
+) -> Result<Option<Measured>> {
+    let cfg = &ctx.plan.tests[test];
+    let log_name = outdir::coverage_log_name(test, ctx.plan.tests.len());
+    let data = scratch.junit_dir.with_file_name("coverage");
+    let inst = Instrumentation::install(&scratch.tree, &data)?;
+    ctx.progress.status("coverage run");
+    let run = run_suite(
+        scratch,
+        SuiteCall {
+            cfg,
+            worker: w,
+            label: "coverage",
+            substitutions: Vec::new(),
+            log: &ctx.opts.out.join(&log_name),
+            timeout,
+            header: format!("coverage run of `{}` (coverage.py)", cfg.command.display()),
+            read_junit: true,
+            select: &[],
+            adapter: None,
+            progress: &ctx.progress,
+            bare: false,
+            alone: false,
+            coverage: Some(&inst),
+        },
+        cancel,
+    )
+    .await;
+    inst.remove();
+    let run = run?;
+    let collected = inst.collect();
+    let _ = std::fs::remove_dir_all(&data);
+    let green = match outcome::baseline(&run.res.exit, cfg, run.junit.clone()) {
+        BaselineVerdict::Interrupted => return Err(Error::Interrupted),
+        BaselineVerdict::Green(_) => true,
+        BaselineVerdict::Red { .. } => false,
+    };
+    let mut row = CoverageRunResult {
+        collector: "coverage.py".into(),
+        duration_s: run.res.duration.as_secs_f64(),
+        tests: 0,
+        files: 0,
+        used: false,
+        not_used: None,
+        log_file: log_name.clone(),
+    };
+    let map = match collected {
+        Collected::Map(m) => {
+            row.tests = m.tests().len();
+            row.files = m.files();
+            Some(m)
+        }
+        Collected::Missing => {
+            row.not_used = Some(
+                "coverage.py is not importable where the suite runs: install it there (`pip install coverage`) for per-test selection and no-coverage".into(),
+            );
+            None
+        }
+        Collected::NoMap(why) => {
+            row.not_used = Some(why);
+            None
+        }
+    };
+    let map = map.filter(|m| {
+        if !green {
+            row.not_used = Some(format!(
+                "the suite was not green under coverage ({})",
+                run.res.exit.describe()
+            ));
+            return false;
+        }
+        match unmeasured(m, report) {
+            Some(why) => {
+                row.not_used = Some(why);
+                false
+            }
+            None => true,
+        }
+    });
+    row.used = map.is_some();
+    ctx.progress.line(&match &row.not_used {
+        None => format!(
+            "coverage: {} tests measured over {} files in {:.1}s (log {log_name})",
+            row.tests, row.files, row.duration_s
+        ),
+        Some(why) => format!(
+            "coverage: not used: {why}; mutants run without per-test selection (log {log_name})"
+        ),
+    });
+    Ok(Some(Measured {
+        map: map.map(Arc::new),
+        row,
+    }))
+}
+
+/// Why `map` cannot be trusted to name every test that executes a line:
+/// it misses more than [`MAY_MISS`] of the tests the baseline passed.
+fn unmeasured(map: &CoverageMap, report: Option<&Report>) -> Option<String> {
+    let report = report?;
+    let seen: HashSet<&str> = map.tests().iter().map(String::as_str).collect();
+    let passed: Vec<String> = report
+        .cases
+        .iter()
+        .filter(|c| c.status == Status::Passed)
+        .map(|c| c.id())
+        .collect();
+    let missing = passed.iter().filter(|t| !seen.contains(t.as_str())).count();
+    (missing as f64 > MAY_MISS * passed.len() as f64).then(|| {
+        format!(
+            "{missing} of the {} tests the baseline passed ran no code of the copy under their own name (another tracer, or a runner the plugin did not reach)",
+            passed.len()
+        )
+    })
+}
