@@ -20,7 +20,8 @@ pub enum ExitCode {
     BaselineRed,
     /// 5: the spec is stale (no-op, ambiguous or unreached mutations).
     SpecStale,
-    /// 2: the gate failed (survived, wrong-reason or flaky mutants, score).
+    /// 2: the gate failed (survived, no-coverage, wrong-reason or flaky
+    /// mutants, score).
     GateFailed,
     /// 6 (audit): nothing proven: the catalog found no site to mutate, or
     /// no mutant reached a verdict (all unreached or unviable).

@@ -497,7 +497,8 @@ pub fn audit_spec(survey: &Survey, test: TestConfig, timeout: Option<Duration>) 
 /// How one control fared.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum ControlVerdict {
-    /// A site survived (or was red for the wrong reason, or flaky): unproven.
+    /// A site survived (or no test executes it, or it was red for the wrong
+    /// reason, or flaky): unproven ([`Proof::Unproven`]).
     Unproven,
     /// The suite hung without the control.
     Hung,
@@ -585,23 +586,22 @@ pub fn by_control(survey: &Survey, results: Option<&Results>) -> Vec<ControlRow>
                 sites.push((f.id.clone(), o, f.site.location()));
             }
         }
-        let any = |os: &[Outcome]| sites.iter().any(|(_, o, _)| os.contains(o));
         let verdict = if op.presence_only {
             if survey.present.iter().any(|(o, _)| o.id == op.id) {
                 ControlVerdict::Present
             } else {
                 ControlVerdict::NotPresent
             }
-        } else if sites.is_empty() {
-            ControlVerdict::NotPresent
-        } else if any(&[Outcome::Survived, Outcome::WrongReason, Outcome::Flaky]) {
-            ControlVerdict::Unproven
-        } else if any(&[Outcome::Timeout]) {
-            ControlVerdict::Hung
-        } else if sites.iter().all(|(_, o, _)| *o == Outcome::Killed) {
-            ControlVerdict::Proven
         } else {
-            ControlVerdict::NoVerdict
+            // The sites' verdict is one direction's proof (the same rule).
+            let outcomes: Vec<Outcome> = sites.iter().map(|(_, o, _)| *o).collect();
+            match Proof::of(&outcomes) {
+                Proof::Unproven => ControlVerdict::Unproven,
+                Proof::Hung => ControlVerdict::Hung,
+                Proof::NoVerdict => ControlVerdict::NoVerdict,
+                Proof::Proven => ControlVerdict::Proven,
+                Proof::None => ControlVerdict::NotPresent,
+            }
         };
         rows.push(ControlRow {
             operator: op,

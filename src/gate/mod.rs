@@ -104,6 +104,12 @@ fn undetected_parts(summary: &Summary, timeouts_undetected: usize) -> Vec<String
             summary.survived
         ));
     }
+    if summary.no_coverage > 0 {
+        parts.push(format!(
+            "{} no-coverage (no test executes the mutated lines)",
+            summary.no_coverage
+        ));
+    }
     if summary.wrong_reason > 0 {
         parts.push(format!(
             "{} red for the wrong reason (not proof)",
@@ -154,7 +160,11 @@ pub fn evaluate(
     } else {
         0
     };
-    let undetected = summary.survived + summary.wrong_reason + summary.flaky + timeouts_undetected;
+    let undetected = summary.survived
+        + summary.no_coverage
+        + summary.wrong_reason
+        + summary.flaky
+        + timeouts_undetected;
     let mut gate_failed = false;
     if undetected > config.max_survived {
         gate_failed = true;
@@ -242,6 +252,7 @@ pub fn audit(
     let base = ExitCode::from_code(gate.exit_code).unwrap_or(ExitCode::Failure);
     let verdicts = summary.killed
         + summary.survived
+        + summary.no_coverage
         + summary.wrong_reason
         + summary.flaky
         + summary.timeout
@@ -489,6 +500,75 @@ mod tests {
         );
         assert_eq!((sum.allowed, sum.survived), (0, 1));
         assert!(ms.iter().all(|m| m.allowed.is_none()));
+    }
+
+    #[test]
+    fn no_coverage_counts_like_a_survivor() {
+        let mut ms = vec![
+            mutant("k", Outcome::Killed),
+            mutant("c", Outcome::NoCoverage),
+        ];
+        let d = GateConfig::default();
+        let (sum, gate) = judge(&mut ms, &d, TimeoutPolicy::Killed, false);
+        // In the score's denominator, not detected; fails the gate with 2.
+        assert_eq!((sum.no_coverage, sum.survived), (1, 0));
+        assert_eq!((sum.detected, sum.scored, sum.score), (1, 2, Some(50.0)));
+        assert_eq!((gate.exit_code, gate.passed), (2, false));
+        assert!(
+            gate.reasons[0].contains("1 undetected mutant(s) where max_survived allows 0: 1 no-coverage (no test executes the mutated lines)"),
+            "{gate:?}"
+        );
+        assert!(sum.line().contains("1 no-coverage"), "{}", sum.line());
+        // `max_survived` tolerates it like a survivor.
+        let one = GateConfig {
+            max_survived: 1,
+            ..GateConfig::default()
+        };
+        assert_eq!(
+            judge(&mut ms, &one, TimeoutPolicy::Killed, false)
+                .1
+                .exit_code,
+            0
+        );
+        // `gate.allow` excuses it like a survivor: out of score and gate.
+        let allowed = GateConfig {
+            allow: vec![Allow {
+                id: "c".into(),
+                reason: "covered by the e2e suite".into(),
+            }],
+            ..GateConfig::default()
+        };
+        let (sum, gate) = judge(&mut ms, &allowed, TimeoutPolicy::Killed, false);
+        assert_eq!((sum.allowed, sum.no_coverage, sum.scored), (1, 0, 1));
+        assert!(gate.passed && gate.notes.is_empty(), "{gate:?}");
+        // `gate.twins: report` lifts a tightening one out, like a survivor.
+        ms[1].direction = Some(Direction::Tighten);
+        let report = GateConfig {
+            twins: TwinsPolicy::Report,
+            ..GateConfig::default()
+        };
+        let (sum, gate) = judge(&mut ms, &report, TimeoutPolicy::Killed, false);
+        assert_eq!(
+            (sum.twins_reported, sum.no_coverage, gate.exit_code),
+            (1, 0, 0)
+        );
+        // An audit whose only mutant has no coverage proved nothing, but
+        // fails as a finding (2), not as "nothing proven" (6).
+        let only = s(|s| {
+            s.mutants = 1;
+            s.no_coverage = 1
+        });
+        let g = audit(
+            &only,
+            TimeoutPolicy::Killed,
+            false,
+            &AuditFindings::default(),
+        );
+        assert_eq!(g.exit_code, 2, "{g:?}");
+        assert!(
+            !g.reasons.iter().any(|r| r.starts_with("nothing proven")),
+            "{g:?}"
+        );
     }
 
     #[test]

@@ -18,6 +18,9 @@ pub enum Outcome {
     Killed,
     /// The suite stayed green with the control removed: a finding.
     Survived,
+    /// No test executes the mutated lines (per-test coverage run): nothing
+    /// ran; a finding like survived.
+    NoCoverage,
     /// The suite hung and was killed: a result, not noise.
     Timeout,
     /// Red, but not because of the expected tests (collection error, coverage gate,
@@ -47,6 +50,7 @@ impl Outcome {
         match self {
             Outcome::Killed => "killed",
             Outcome::Survived => "survived",
+            Outcome::NoCoverage => "no-coverage",
             Outcome::Timeout => "timeout",
             Outcome::WrongReason => "wrong-reason",
             Outcome::Unreached => "unreached",
@@ -79,6 +83,9 @@ pub enum ReasonKind {
     /// survived: a tightening mutant stayed green: no positive twin proves
     /// the dropped class is still accepted.
     NoPositiveTwin,
+    /// no-coverage: the per-test coverage run shows no test executing the
+    /// mutated lines, so the suite was not run.
+    NoTestExecutes,
     /// timeout: the suite was still running at the mutant's timeout.
     Hang,
     /// wrong-reason: interrupted before the suite finished.
@@ -133,12 +140,13 @@ pub enum ReasonKind {
 
 impl ReasonKind {
     /// Every kind, in declaration order.
-    pub const ALL: [ReasonKind; 27] = [
+    pub const ALL: [ReasonKind; 28] = [
         ReasonKind::KilledByExpected,
         ReasonKind::TestsFailed,
         ReasonKind::SuiteFailed,
         ReasonKind::SuiteGreen,
         ReasonKind::NoPositiveTwin,
+        ReasonKind::NoTestExecutes,
         ReasonKind::Hang,
         ReasonKind::Interrupted,
         ReasonKind::CouldNotRun,
@@ -171,6 +179,7 @@ impl ReasonKind {
             ReasonKind::SuiteFailed => "suite-failed",
             ReasonKind::SuiteGreen => "suite-green",
             ReasonKind::NoPositiveTwin => "no-positive-twin",
+            ReasonKind::NoTestExecutes => "no-test-executes",
             ReasonKind::Hang => "hang",
             ReasonKind::Interrupted => "interrupted",
             ReasonKind::CouldNotRun => "could-not-run",
@@ -202,6 +211,7 @@ impl ReasonKind {
         match self {
             K::KilledByExpected | K::TestsFailed | K::SuiteFailed => Outcome::Killed,
             K::SuiteGreen | K::NoPositiveTwin => Outcome::Survived,
+            K::NoTestExecutes => Outcome::NoCoverage,
             K::Hang => Outcome::Timeout,
             K::Interrupted
             | K::CouldNotRun
@@ -303,5 +313,15 @@ mod tests {
             let back: ReasonKind = serde_json::from_str(&format!("\"{k}\"")).unwrap();
             assert_eq!(back, k);
         }
+    }
+
+    #[test]
+    fn no_coverage_is_spelled_alike_in_json_and_reports() {
+        let o = Outcome::NoCoverage;
+        assert_eq!(serde_json::to_value(o).unwrap(), "no-coverage");
+        assert_eq!(o.as_str(), "no-coverage");
+        let back: Outcome = serde_json::from_str("\"no-coverage\"").unwrap();
+        assert_eq!(back, o);
+        assert_eq!(ReasonKind::NoTestExecutes.outcome(), o);
     }
 }

@@ -1,6 +1,7 @@
 //! Every verdict rule, in one place: why a mutant is killed, survived,
-//! timeout, wrong-reason, flaky, unviable, no-op, ambiguous, unreached or an
-//! internal error, and when a baseline or canary counts as green or red.
+//! no-coverage, timeout, wrong-reason, flaky, unviable, no-op, ambiguous,
+//! unreached or an internal error, and when a baseline or canary counts as
+//! green or red.
 //! A verdict is only as good as the signal behind it, so every shortcut to
 //! "killed" or "survived" is refused here: exit codes that are not test
 //! failures, red suites with no red test, kills by tests other than the
@@ -268,6 +269,17 @@ pub fn flaky(first: Verdict, k: usize, rechecks: usize, again: Verdict, log: &st
 pub fn unreached(file: &str) -> Verdict {
     Verdict::bare(Reason::CanaryGreen {
         file: file.to_string(),
+    })
+}
+
+/// The per-test coverage run (`tests_measured` tests) shows no test
+/// executing the mutated `lines` of `file`: no test can catch the mutant, so
+/// the suite is not run for it. A finding, counted like a survivor.
+pub fn no_coverage(file: &str, lines: &[usize], tests_measured: usize) -> Verdict {
+    Verdict::bare(Reason::NoTestExecutes {
+        file: file.to_string(),
+        lines: lines.to_vec(),
+        tests_measured,
     })
 }
 
@@ -1183,6 +1195,38 @@ mod tests {
         }
         // A rejected mutation's detail is the problem's own words.
         assert_eq!(rejected(&P::Binary("bin".into())).detail(), "bin");
+    }
+
+    #[test]
+    fn no_coverage_names_the_lines_no_test_executes_and_runs_nothing() {
+        let v = no_coverage("app/guard.py", &[15], 5);
+        assert_eq!(
+            (v.outcome, kind(&v)),
+            (Outcome::NoCoverage, ReasonKind::NoTestExecutes)
+        );
+        assert_eq!(
+            v.detail(),
+            "no test executes line 15 of app/guard.py (coverage run: 5 tests measured); nothing ran"
+        );
+        // Nothing ran: no test is named or counted.
+        assert!(v.red_tests.is_empty() && v.tests_ran.is_empty());
+        assert_eq!((v.tests_total, v.red_counted), (None, None));
+        // Several lines: runs of consecutive lines as ranges, in order, once each.
+        for (lines, said) in [
+            (&[15, 16, 17][..], "lines 15\u{2013}17 of a.py"),
+            (&[19, 15][..], "lines 15, 19 of a.py"),
+            (&[17, 15, 16, 19, 15][..], "lines 15\u{2013}17, 19 of a.py"),
+            (&[][..], "no test executes a.py ("),
+        ] {
+            let d = no_coverage("a.py", lines, 2).detail();
+            assert!(d.contains(said), "{lines:?}: {d}");
+        }
+        assert!(
+            no_coverage("a.py", &[3], 1)
+                .detail()
+                .contains("(coverage run: 1 test measured)"),
+            "singular"
+        );
     }
 
     #[test]

@@ -115,6 +115,16 @@ pub enum Reason {
     SuiteGreen,
     /// A tightening mutant's suite stayed green.
     NoPositiveTwin,
+    /// The per-test coverage run shows no test executing `lines` of `file`;
+    /// the suite was not run.
+    NoTestExecutes {
+        /// The mutated file, relative to the project root.
+        file: String,
+        /// The mutated lines (1-based), as the mutant changes them.
+        lines: Vec<usize>,
+        /// Tests the coverage run measured.
+        tests_measured: usize,
+    },
     /// A verdict another run (a re-check, a confirmation) or a subset
     /// made of a first one.
     Derived(Box<Derived>),
@@ -230,6 +240,7 @@ impl Reason {
             }
             Reason::SuiteGreen => K::SuiteGreen,
             Reason::NoPositiveTwin => K::NoPositiveTwin,
+            Reason::NoTestExecutes { .. } => K::NoTestExecutes,
             Reason::Derived(d) => match &**d {
                 Derived::SurvivorNotReproduced { .. } => K::SurvivorNotReproduced,
                 Derived::KillNotReproduced { .. } => K::KillNotReproduced,
@@ -339,6 +350,16 @@ impl fmt::Display for Reason {
             Reason::NoPositiveTwin => f.write_str(
                 "the suite stayed green with one accepted class of the control dropped: no positive twin proves it is still accepted",
             ),
+            Reason::NoTestExecutes {
+                file,
+                lines,
+                tests_measured,
+            } => write!(
+                f,
+                "no test executes {}{file} (coverage run: {tests_measured} {} measured); nothing ran",
+                line_list(lines),
+                if *tests_measured == 1 { "test" } else { "tests" }
+            ),
             Reason::Derived(d) => d.fmt(f),
             Reason::CanaryGreen { file } => write!(
                 f,
@@ -358,6 +379,36 @@ impl fmt::Display for Reason {
                 "unguard failed on this mutant ({why}); this is a bug in unguard, please report it. The other mutants ran normally."
             ),
         }
+    }
+}
+
+/// `line 15 of `, `lines 15–17 of `, `lines 15, 19 of ` (runs of
+/// consecutive lines as ranges, in order, each once); empty for no lines.
+fn line_list(lines: &[usize]) -> String {
+    let mut sorted = lines.to_vec();
+    sorted.sort_unstable();
+    sorted.dedup();
+    let mut runs: Vec<(usize, usize)> = Vec::new();
+    for n in sorted {
+        match runs.last_mut() {
+            Some((_, end)) if *end + 1 == n => *end = n,
+            _ => runs.push((n, n)),
+        }
+    }
+    let parts: Vec<String> = runs
+        .iter()
+        .map(|&(a, b)| {
+            if a == b {
+                a.to_string()
+            } else {
+                format!("{a}\u{2013}{b}")
+            }
+        })
+        .collect();
+    match runs.as_slice() {
+        [] => String::new(),
+        [(a, b)] if a == b => format!("line {a} of "),
+        _ => format!("lines {} of ", parts.join(", ")),
     }
 }
 

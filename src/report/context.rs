@@ -27,9 +27,10 @@ pub const FINDINGS_SHOWN_MAX: usize = 100;
 
 /// The outcomes in report order (that of `Summary::line`), with the icon
 /// the reports show for each.
-const OUTCOMES: [(Outcome, &str); 10] = [
+const OUTCOMES: [(Outcome, &str); 11] = [
     (Outcome::Killed, "✅"),
     (Outcome::Survived, "❌"),
+    (Outcome::NoCoverage, "🕳️"),
     (Outcome::Timeout, "⏱️"),
     (Outcome::WrongReason, "⚠️"),
     (Outcome::Unreached, "🚫"),
@@ -42,8 +43,9 @@ const OUTCOMES: [(Outcome, &str); 10] = [
 
 /// The outcomes that get a collapsible section in the PR comment, in the
 /// order of the sections: survivors first (they are the findings).
-const FINDINGS: [Outcome; 5] = [
+const FINDINGS: [Outcome; 6] = [
     Outcome::Survived,
+    Outcome::NoCoverage,
     Outcome::Flaky,
     Outcome::WrongReason,
     Outcome::Timeout,

@@ -4,7 +4,8 @@
 //! | outcome                                     | testcase                                  |
 //! |---------------------------------------------|-------------------------------------------|
 //! | killed                                      | passed, with its time                     |
-//! | survived, wrong-reason                      | `<failure type="survived|wrong-reason">`  |
+//! | survived, wrong-reason, flaky               | `<failure type="survived|wrong-reason|flaky">` |
+//! | no-coverage                                 | `<failure type="no-coverage">`: no test executes the mutated lines |
 //! | timeout, `--timeout-is survived` or `error` | `<failure type="timeout">`                |
 //! | timeout, `--timeout-is killed`              | passed (detected)                         |
 //! | unreached, no-op, ambiguous                 | `<error type="…">`: the spec or the setup is wrong |
@@ -32,8 +33,8 @@ use super::sarif::repo_path;
 pub enum Kind {
     /// A passed testcase: the mutant was detected.
     Pass,
-    /// `<failure>`: an undetected mutant (survived, wrong-reason, flaky, or a
-    /// timeout not counted as killed).
+    /// `<failure>`: an undetected mutant (survived, no-coverage,
+    /// wrong-reason, flaky, or a timeout not counted as killed).
     Failure,
     /// `<error>`: the spec or the setup is wrong (unreached, no-op, ambiguous,
     /// internal error).
@@ -50,7 +51,9 @@ pub fn kind(m: &MutantResult, policy: TimeoutPolicy) -> Kind {
     }
     match m.outcome {
         Outcome::Killed => Kind::Pass,
-        Outcome::Survived | Outcome::WrongReason | Outcome::Flaky => Kind::Failure,
+        Outcome::Survived | Outcome::NoCoverage | Outcome::WrongReason | Outcome::Flaky => {
+            Kind::Failure
+        }
         Outcome::Timeout if policy == TimeoutPolicy::Killed => Kind::Pass,
         Outcome::Timeout => Kind::Failure,
         Outcome::Unreached | Outcome::NoOp | Outcome::Ambiguous | Outcome::InternalError => {
@@ -246,4 +249,32 @@ pub fn render(results: &Results) -> Result<String> {
     report
         .to_string()
         .map_err(|e| Error::Internal(format!("serializing the JUnit report: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::tests::{mutant, results};
+
+    #[test]
+    fn no_coverage_is_a_failure_that_says_no_test_executes_it() {
+        let mut m = mutant("c", Outcome::NoCoverage);
+        m.detail = crate::outcome::no_coverage("f.py", &[3], 4).detail();
+        for policy in [
+            TimeoutPolicy::Killed,
+            TimeoutPolicy::Survived,
+            TimeoutPolicy::Error,
+        ] {
+            assert_eq!(kind(&m, policy), Kind::Failure, "{policy:?}");
+        }
+        let xml = render(&results(vec![m.clone()])).unwrap();
+        assert!(xml.contains(r#"failures="1""#), "{xml}");
+        assert!(
+            xml.contains(r#"<failure message="no-coverage: no test executes line 3 of f.py (coverage run: 4 tests measured); nothing ran" type="no-coverage">"#),
+            "{xml}"
+        );
+        // Allowed, it is skipped like an allowed survivor.
+        m.allowed = Some("e2e only".into());
+        assert_eq!(kind(&m, TimeoutPolicy::Killed), Kind::Skipped);
+    }
 }

@@ -143,8 +143,9 @@ pub fn table(results: &Results) -> String {
 /// Everything that is not a clean kill, survivors first (they are the
 /// findings), then the other outcomes in a fixed order; spec order within each.
 pub fn finding_mutants(results: &Results) -> Vec<&MutantResult> {
-    const ORDER: [Outcome; 9] = [
+    const ORDER: [Outcome; 10] = [
         Outcome::Survived,
+        Outcome::NoCoverage,
         Outcome::Flaky,
         Outcome::WrongReason,
         Outcome::Timeout,
@@ -348,16 +349,21 @@ pub(crate) mod tests {
             mutant("b", Outcome::Killed),
             mutant("c", Outcome::Survived),
             mutant("d", Outcome::WrongReason),
+            mutant("e", Outcome::NoCoverage),
         ]);
         let ids: Vec<&str> = finding_mutants(&r).iter().map(|m| m.id.as_str()).collect();
-        assert_eq!(ids, vec!["c", "d", "a"]);
+        // No-coverage right after the survivors: a finding of the same kind.
+        assert_eq!(ids, vec!["c", "e", "d", "a"]);
         let md = markdown::render(&Arc::new(r.clone()), None).unwrap();
-        let (c, d, a) = (
-            md.find("`c`").unwrap(),
-            md.find("`d`").unwrap(),
-            md.find("`a` ").unwrap(),
+        let at = |s: &str| md.find(s).unwrap_or_else(|| panic!("{s}: {md}"));
+        let (c, e, d, a) = (
+            at("<code>c</code>:"),
+            at("<code>e</code>:"),
+            at("<code>d</code>:"),
+            at("<code>a</code>:"),
         );
-        assert!(c < d && d < a, "{md}");
+        assert!(c < e && e < d && d < a, "{md}");
+        assert!(md.contains("🕳️ <b>no-coverage</b> <code>e</code>"), "{md}");
     }
 
     #[test]

@@ -5,7 +5,8 @@
 //! | outcome                              | SARIF                                   |
 //! |--------------------------------------|-----------------------------------------|
 //! | survived                             | result, level `error`                   |
-//! | wrong-reason                         | result, level `warning`                 |
+//! | no-coverage                          | result, level `error` (no test executes the mutated lines) |
+//! | wrong-reason, flaky                  | result, level `warning`                 |
 //! | timeout, `--timeout-is survived`     | result, level `error`                   |
 //! | timeout, `--timeout-is error`        | result, level `warning`                 |
 //! | timeout, `--timeout-is killed`       | nothing (detected)                      |
@@ -232,7 +233,7 @@ struct Descriptor {
 /// code finding).
 pub fn result_level(m: &MutantResult, policy: TimeoutPolicy) -> Option<&'static str> {
     match (m.outcome, policy) {
-        (Outcome::Survived, _) => Some("error"),
+        (Outcome::Survived | Outcome::NoCoverage, _) => Some("error"),
         (Outcome::WrongReason, _) => Some("warning"),
         (Outcome::Flaky, _) => Some("warning"),
         (Outcome::Timeout, TimeoutPolicy::Survived) => Some("error"),
@@ -654,6 +655,29 @@ mod tests {
                 column: b.1,
             },
         }
+    }
+
+    #[test]
+    fn no_coverage_is_an_error_result_like_a_survivor() {
+        use crate::report::tests::{mutant, results};
+        let mut m = mutant("c", Outcome::NoCoverage);
+        m.detail = crate::outcome::no_coverage("f.py", &[3, 4], 4).detail();
+        for policy in [
+            TimeoutPolicy::Killed,
+            TimeoutPolicy::Survived,
+            TimeoutPolicy::Error,
+        ] {
+            assert_eq!(result_level(&m, policy), Some("error"), "{policy:?}");
+        }
+        let sarif: serde_json::Value =
+            serde_json::from_str(&render(&results(vec![m])).unwrap()).unwrap();
+        let r = &sarif["runs"][0]["results"][0];
+        assert_eq!((&r["ruleId"], &r["level"]), (&"c".into(), &"error".into()));
+        let text = r["message"]["text"].as_str().unwrap();
+        assert!(
+            text.contains("no-coverage: no test executes lines 3\u{2013}4 of f.py"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -10,14 +10,15 @@
 //! |-----------------------------------|--------------|------------------------------------------------|
 //! | killed                            | Killed       | detected                                       |
 //! | survived                          | Survived     | undetected                                     |
+//! | no-coverage                       | NoCoverage   | undetected: no test executes the mutated lines (Stryker's own meaning) |
 //! | wrong-reason                      | Survived     | scored but not detected; `statusReason` starts with `wrong reason:` |
 //! | timeout, `--timeout-is killed`    | Timeout      | detected                                       |
 //! | timeout, `--timeout-is survived`  | Survived     | undetected; `statusReason` says it hung        |
 //! | timeout, `--timeout-is error`     | Survived     | unguard scores it as not detected; Stryker's Timeout would count it detected |
 //! | unviable                          | CompileError | left out of both scores                        |
-//! | unreached                         | RuntimeError | left out of both scores (NoCoverage would fit the meaning but counts as undetected in Stryker) |
+//! | unreached                         | RuntimeError | left out of both scores (NoCoverage would fit the meaning but counts as undetected in Stryker; unguard keeps it for no-coverage) |
 //! | no-op, ambiguous                  | RuntimeError | spec errors, left out of both scores; never applied, so shown at 1:1 with an empty range |
-//! | allowed (survived, wrong-reason, timeout under `gate.allow`) | Ignored | left out of both scores; `statusReason` is the allow reason |
+//! | allowed (survived, no-coverage, wrong-reason, flaky, timeout under `gate.allow`) | Ignored | left out of both scores; `statusReason` is the allow reason |
 //!
 //! `mutatorName` is the mutation id (short, stable, what `--only` takes);
 //! `description` is the control and its rule. `duration` is in milliseconds, as
@@ -125,6 +126,7 @@ pub fn status(m: &MutantResult, policy: TimeoutPolicy) -> &'static str {
     match m.outcome {
         Outcome::Killed => "Killed",
         Outcome::Survived | Outcome::WrongReason | Outcome::Flaky => "Survived",
+        Outcome::NoCoverage => "NoCoverage",
         Outcome::Timeout if policy == TimeoutPolicy::Killed => "Timeout",
         Outcome::Timeout => "Survived",
         Outcome::Unviable => "CompileError",
@@ -330,6 +332,33 @@ pub fn render(results: &Results) -> Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn no_coverage_is_strykers_no_coverage_and_undetected() {
+        use crate::report::tests::{mutant, results};
+        let mut m = mutant("c", Outcome::NoCoverage);
+        for policy in [
+            TimeoutPolicy::Killed,
+            TimeoutPolicy::Survived,
+            TimeoutPolicy::Error,
+        ] {
+            assert_eq!(status(&m, policy), "NoCoverage", "{policy:?}");
+        }
+        let json: serde_json::Value = serde_json::from_str(
+            &render(&results(vec![mutant("k", Outcome::Killed), m.clone()])).unwrap(),
+        )
+        .unwrap();
+        let statuses: Vec<&str> = json["files"]["f.py"]["mutants"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["status"].as_str().unwrap())
+            .collect();
+        assert_eq!(statuses, ["Killed", "NoCoverage"], "{json}");
+        // Allowed, it is ignored like an allowed survivor.
+        m.allowed = Some("e2e only".into());
+        assert_eq!(status(&m, TimeoutPolicy::Killed), "Ignored");
+    }
 
     #[test]
     fn languages_come_from_the_extension() {

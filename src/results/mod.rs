@@ -302,7 +302,11 @@ impl MutantResult {
         self.allowed.is_some()
             && matches!(
                 self.outcome,
-                Outcome::Survived | Outcome::WrongReason | Outcome::Timeout | Outcome::Flaky
+                Outcome::Survived
+                    | Outcome::NoCoverage
+                    | Outcome::WrongReason
+                    | Outcome::Timeout
+                    | Outcome::Flaky
             )
     }
 
@@ -314,7 +318,7 @@ impl MutantResult {
             && self.direction == Some(Direction::Tighten)
             && matches!(
                 self.outcome,
-                Outcome::Survived | Outcome::WrongReason | Outcome::Flaky
+                Outcome::Survived | Outcome::NoCoverage | Outcome::WrongReason | Outcome::Flaky
             )
     }
 }
@@ -420,6 +424,10 @@ pub struct Summary {
     pub killed: usize,
     /// Mutants that survived.
     pub survived: usize,
+    /// Mutants whose mutated lines no test executes (per-test coverage
+    /// run): not run, and counted like survivors.
+    #[serde(default)]
+    pub no_coverage: usize,
     /// Mutants whose suite hung (timeout).
     pub timeout: usize,
     /// Mutants red for the wrong reason.
@@ -443,11 +451,12 @@ pub struct Summary {
     /// Mutants that count as detected: killed, plus timeouts under
     /// `--timeout-is killed`.
     pub detected: usize,
-    /// Mutants the score is over: killed, survived, timeout, wrong-reason and
-    /// flaky.
+    /// Mutants the score is over: killed, survived, no-coverage, timeout,
+    /// wrong-reason and flaky.
     pub scored: usize,
-    /// Survived / wrong-reason / timeout mutants excused by `gate.allow`; they
-    /// are counted here instead of under their outcome.
+    /// Survived / no-coverage / wrong-reason / timeout / flaky mutants
+    /// excused by `gate.allow`; they are counted here instead of under their
+    /// outcome.
     #[serde(default)]
     pub allowed: usize,
     /// Undetected tightening mutants under `gate.twins: report`: findings
@@ -461,8 +470,10 @@ fn is_zero(n: &usize) -> bool {
 }
 
 impl Summary {
-    /// Score = killed (+ timeouts under `--timeout-is killed`) ÷ mutants that ran
-    /// a verdict (killed, survived, timeout, wrong-reason, flaky). Unviable mutants are
+    /// Score = killed (+ timeouts under `--timeout-is killed`) ÷ mutants with
+    /// a verdict (killed, survived, no-coverage, timeout, wrong-reason, flaky).
+    /// A no-coverage mutant never ran, but no test executes its lines, so it
+    /// counts as not detected, like a survivor. Unviable mutants are
     /// left out like cargo-mutants does; no-op, ambiguous and unreached never
     /// ran and are spec/setup errors with their own exit code.
     /// Allowed mutants are counted as `allowed` and left out of the score.
@@ -477,6 +488,7 @@ impl Summary {
             mutants: mutants.len(),
             killed: count(Outcome::Killed),
             survived: count(Outcome::Survived),
+            no_coverage: count(Outcome::NoCoverage),
             timeout: count(Outcome::Timeout),
             wrong_reason: count(Outcome::WrongReason),
             unreached: count(Outcome::Unreached),
@@ -489,7 +501,7 @@ impl Summary {
             twins_reported: mutants.iter().filter(|m| m.is_twin_reported()).count(),
             ..Summary::default()
         };
-        s.scored = s.killed + s.survived + s.timeout + s.wrong_reason + s.flaky;
+        s.scored = s.killed + s.survived + s.no_coverage + s.timeout + s.wrong_reason + s.flaky;
         s.detected = s.killed
             + if policy == TimeoutPolicy::Killed {
                 s.timeout
@@ -505,6 +517,7 @@ impl Summary {
         let parts: Vec<String> = [
             (self.killed, "killed"),
             (self.survived, "survived"),
+            (self.no_coverage, "no-coverage"),
             (self.timeout, "timeout"),
             (self.wrong_reason, "wrong-reason"),
             (self.unreached, "unreached"),
@@ -557,8 +570,8 @@ pub struct GateConfig {
     /// Minimum score in percent; `None`: no score requirement.
     #[serde(default)]
     pub min_score: Option<f64>,
-    /// Undetected mutants (survived + wrong-reason + flaky + timeouts under
-    /// `timeout_is: survived`) the gate tolerates. Default 0.
+    /// Undetected mutants (survived + no-coverage + wrong-reason + flaky +
+    /// timeouts under `timeout_is: survived`) the gate tolerates. Default 0.
     #[serde(default)]
     pub max_survived: usize,
     /// Mutants excused from score and gate, each with a written reason.

@@ -14,8 +14,9 @@ use crate::results::{Direction, MutantResult, Outcome};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Proof {
-    /// A mutant of this direction survived (or was red for the wrong
-    /// reason, or flaky): the test of this direction is missing.
+    /// A mutant of this direction survived (or no test executes it, or it
+    /// was red for the wrong reason, or flaky): the test of this direction
+    /// is missing.
     Unproven,
     /// The suite hung with a mutant of this direction.
     Hung,
@@ -33,7 +34,12 @@ impl Proof {
         let any = |os: &[Outcome]| outcomes.iter().any(|o| os.contains(o));
         if outcomes.is_empty() {
             Proof::None
-        } else if any(&[Outcome::Survived, Outcome::WrongReason, Outcome::Flaky]) {
+        } else if any(&[
+            Outcome::Survived,
+            Outcome::NoCoverage,
+            Outcome::WrongReason,
+            Outcome::Flaky,
+        ]) {
             Proof::Unproven
         } else if any(&[Outcome::Timeout]) {
             Proof::Hung
@@ -159,5 +165,27 @@ mod tests {
         );
         assert_eq!(Proof::of(&[Outcome::Killed, Outcome::Timeout]), Proof::Hung);
         assert_eq!(Proof::of(&[Outcome::NoOp]), Proof::NoVerdict);
+    }
+
+    #[test]
+    fn a_direction_no_test_executes_is_unproven_like_a_survivor() {
+        use Direction::*;
+        let ms = vec![
+            m("a", "hosts", Some(Loosen), Outcome::NoCoverage),
+            m("b", "hosts", Some(Tighten), Outcome::Killed),
+            m("c", "hosts", Some(Tighten), Outcome::NoCoverage),
+            m("d", "hosts", Some(Tighten), Outcome::Timeout),
+        ];
+        let t = by_control(&ms);
+        assert_eq!(
+            (t[0].negative, t[0].positive),
+            (Proof::Unproven, Proof::Unproven),
+            "{t:?}"
+        );
+        // Like a survivor, it outranks a hang beside it.
+        assert_eq!(
+            Proof::of(&[Outcome::Timeout, Outcome::NoCoverage]),
+            Proof::Unproven
+        );
     }
 }
