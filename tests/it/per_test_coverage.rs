@@ -196,6 +196,7 @@ fn lines_run_in_a_process_a_test_starts_are_covered_by_that_test() {
             "tests/test_stdio.py",
             "import subprocess, sys\nimport app.server\n\n\ndef test_admin_is_refused():\n    r = subprocess.run([sys.executable, \"-m\", \"app.server\", \"--admin\"])\n    assert r.returncode == 3\n",
         ),
+        ("tests/test_other.py", "def test_other():\n    pass\n"),
         (
             "unguard.yaml",
             &spec("", &[("refuse", "argv and argv[0] == \"--admin\"", "False")])
