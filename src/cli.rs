@@ -29,11 +29,11 @@ pub struct Cli {
 
 const EXIT_CODES_HELP: &str = "Exit codes (the first that applies wins): 130 interrupted · \
 1 invalid command line or spec · 4 baseline red or ran no tests · 5 no-op, ambiguous or \
-unreached mutations · 2 gate failed (survived or wrong-reason mutants) · 3 timeout under \
---timeout-is error · 0 ok";
+unreached mutations · 2 gate failed (survived, no-coverage or wrong-reason mutants) · 3 timeout \
+under --timeout-is error · 0 ok";
 
 const AUDIT_EXIT_CODES_HELP: &str = "Exit codes (the first that applies wins): 130 interrupted · \
-1 invalid command line · 4 baseline red or ran no tests · 2 survived or wrong-reason mutants · \
+1 invalid command line · 4 baseline red or ran no tests · 2 survived, no-coverage or wrong-reason mutants · \
 6 nothing proven (no site, or no mutant reached a verdict) · 5 mutants in files no test loads · \
 7 an expected control is absent · 3 timeout under --timeout-is error · 0 ok";
 
@@ -417,11 +417,11 @@ impl ValueEnum for Format {
             ),
             Format::Junit => (
                 "junit",
-                "JUnit XML: one testcase per mutant, survived/wrong-reason as failures",
+                "JUnit XML: one testcase per mutant, survived/no-coverage/wrong-reason as failures",
             ),
             Format::Sarif => (
                 "sarif",
-                "SARIF 2.1.0: one result per undetected mutant (survived, wrong-reason), \
+                "SARIF 2.1.0: one result per undetected mutant (survived, no-coverage, wrong-reason), \
                  at the mutated region",
             ),
             Format::Stryker => (

@@ -33,6 +33,7 @@ mod kill_first_sdk;
 mod layout;
 mod leaked_daemons;
 mod load_failures;
+mod no_coverage_reports;
 mod one_line_per_site;
 mod out_dir;
 mod own_test_command;
