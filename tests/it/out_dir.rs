@@ -324,7 +324,9 @@ fn a_full_out_dir_cuts_the_log_with_a_marker_and_keeps_the_finished_verdicts() {
             let log = std::fs::read(path).unwrap_or_else(|e| panic!("{path}: {e}: {said}"));
             let log = String::from_utf8_lossy(&log);
             assert!(
-                log.contains("\n# unguard: log cut here: writing it failed (No space left on device"),
+                log.contains(
+                    "\n# unguard: log cut here: writing it failed (No space left on device"
+                ),
                 "-j {jobs}: {path} has no marker:\n{}",
                 &log[log.len().saturating_sub(400)..]
             );
