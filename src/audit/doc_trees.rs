@@ -247,10 +247,9 @@ fn stem_words(path: &str) -> Vec<String> {
 
 /// Does the file's name mark an example (a word of its stem)?
 fn example_name(path: &str) -> bool {
-    !package_marker(path)
-        && stem_words(path)
-            .iter()
-            .any(|w| EXAMPLE_WORDS.contains(&w.as_str()))
+    stem_words(path)
+        .iter()
+        .any(|w| EXAMPLE_WORDS.contains(&w.as_str()))
 }
 
 /// The paragraphs of a file's header: its leading comments and module
@@ -708,20 +707,24 @@ pub fn find(root: &Path, prefix: &str, files: &[String], entries: &[String]) -> 
         })
         .collect();
     let imports = Imports::new(root, files, &shipped);
-    let edges: Vec<(&str, String)> = texts
-        .iter()
-        .flat_map(|(f, text)| imports.of(f, text).into_iter().map(move |t| (*f, t)))
-        .collect();
-    // Imported from outside `dir` by shipped code.
-    let imported_into = |dir: &str| {
-        edges
-            .iter()
-            .any(|(from, to)| within(to, dir) && !within(from, dir))
-    };
+    // What each file or directory is imported by (`targets`), and the
+    // directories that code outside them imports (`imported_dirs`).
+    let mut targets: HashMap<String, BTreeSet<&str>> = HashMap::new();
+    let mut imported_dirs: BTreeSet<String> = BTreeSet::new();
+    for (from, text) in &texts {
+        for to in imports.of(from, text) {
+            let mut d = to.as_str();
+            while !d.is_empty() && !within(from, d) {
+                imported_dirs.insert(d.to_string());
+                d = parent(d);
+            }
+            targets.entry(to).or_default().insert(from);
+        }
+    }
+    let imported_into = |dir: &str| imported_dirs.contains(dir);
     let imported = |file: &str| {
-        edges.iter().any(|(from, to)| {
-            *from != file && (to == file || lang(file) == Some(Lang::Go) && to == parent(file))
-        })
+        let by = |t: &str| targets.get(t).is_some_and(|s| s.iter().any(|f| *f != file));
+        by(file) || lang(file) == Some(Lang::Go) && by(parent(file))
     };
     let mut groups = directories(root, prefix, files, &shipped, &imports.known, &|dir| {
         imported_into(dir) || shipped.iter().any(|f| within(f, dir) && entry(f))
@@ -982,8 +985,9 @@ mod tests {
         for (text, l) in no {
             assert!(!example_header(text, *l), "{text:?} presents no example");
         }
-        let late = format!("{}// Example: too late\n", "// x\n".repeat(15));
+        let late = format!("{}// This example shows it too late\n", "// x\n".repeat(15));
         assert!(!example_header(&late, Lang::Go), "past the header's lines");
+        assert!(example_header(&late[5..], Lang::Go), "within them");
     }
 
     #[test]
@@ -1009,6 +1013,12 @@ mod tests {
                 "counterexample.py",
                 "\"\"\"Counterexamples for the checker.\"\"\"\n",
             ),
+            // `.util` is server/util.py, not notes/util.py: the notes are prose.
+            ("server/cli.py", "from .util import run\n"),
+            ("server/util.py", ""),
+            ("notes/util.py", ""),
+            ("notes/a.md", ""),
+            ("notes/b.md", ""),
             (
                 "tests/test_serve.py",
                 "import serve_http\nimport example_client\n",
@@ -1017,6 +1027,7 @@ mod tests {
         assert_eq!(
             got,
             [
+                group("notes/ MostlyProse", &["notes/util.py"]),
                 group("ExampleName", &["example_client.py"]),
                 group("ExampleHeader", &["serve_http.py"]),
             ]
@@ -1136,6 +1147,9 @@ mod tests {
             ("tool/b.md", ""),
             ("tool/cli.ts", "export {}\n"),
             ("web/index.ts", "/** Example: the web demo. */\n"),
+            ("lib/guide/a.md", ""),
+            ("lib/guide/b.md", ""),
+            ("lib/guide/x.ts", "export {}\n"),
         ];
         assert_eq!(
             aside(&files),
@@ -1152,10 +1166,11 @@ mod tests {
             ("go.mod", "module github.com/acme/srv\n\ngo 1.22\n"),
             (
                 "cmd/srv/main.go",
-                "package main\n\nimport (\n\t\"fmt\"\n\tauth \"github.com/acme/srv/auth\"\n\t\"github.com/acme/srv/walkthrough\"\n)\n",
+                "package main\n\nimport (\n\t\"fmt\"\n\tauth \"github.com/acme/srv/auth\"\n\t\"github.com/acme/srv/walkthrough\"\n\t\"github.com/acme/srv/tooldemo\"\n)\n",
             ),
             ("auth/auth.go", "package auth\n"),
             ("auth/server_example.go", "package auth\n"),
+            ("tooldemo/demo_tools.go", "package tooldemo\n"),
             ("walkthrough/a.md", ""),
             ("walkthrough/b.md", ""),
             ("walkthrough/step.go", "package walkthrough\n"),
@@ -1184,6 +1199,7 @@ mod tests {
         let pkg = [
             ("pkg/README.md", ""),
             ("pkg/NOTES.md", ""),
+            ("pkg/GUIDE.md", ""),
             ("pkg/server.py", "import x\n"),
             ("pkg/example_client.py", "import x\n"),
         ];
@@ -1205,21 +1221,25 @@ mod tests {
             ("scripts/demo-server.ts", "// Demo server\n"),
             ("main.py", "import x\n"),
         ])
-        .iter()
-        .all(|(_, f)| f.is_empty()));
-        assert!(aside_in(
-            &[
-                ("scripts/demo-server.ts", "// Demo server\n"),
-                ("notes/a.md", ""),
-                ("notes/b.md", ""),
-                ("notes/run.ts", ""),
-                ("main.py", "import x\n"),
-            ],
-            "",
-            &["scripts/demo-server.ts"],
-        )
-        .iter()
-        .all(|(w, _)| w == "notes/ MostlyProse"));
+        .is_empty());
+        let started = [
+            ("scripts/demo-server.ts", "// Demo server\n"),
+            ("dev/README.md", ""),
+            ("dev/NOTES.md", ""),
+            ("dev/scripts/start.ts", ""),
+            ("notes/a.md", ""),
+            ("notes/b.md", ""),
+            ("notes/run.ts", ""),
+            ("main.py", "import x\n"),
+        ];
+        assert_eq!(
+            aside_in(
+                &started,
+                "",
+                &["scripts/demo-server.ts", "dev/scripts/start.ts"]
+            ),
+            [group("notes/ MostlyProse", &["notes/run.ts"])]
+        );
     }
 
     #[test]

@@ -144,27 +144,9 @@ pub fn survey_in(
         .filter(|f| in_package(f))
         .cloned()
         .collect();
-    let prefix = package_dir.as_deref().unwrap_or("");
-    let starts = crate::audit::server_entry::entry_files_in(&root, prefix, &entries);
-    let docs = if scope.sets_aside_docs() {
-        doc_trees::find(&root, prefix, &entries, &starts)
-    } else {
-        doc_trees::DocTrees::default()
-    };
-    let scope = &scope
-        .clone()
-        .with_entries(starts)
-        .with_set_aside(docs.files());
+    let (scope, set_aside) = package_scope(&root, package_dir.as_deref(), &entries, scope);
+    let scope = &scope;
     let skipped_by_default = scope.defaults_skipped(&entries).len();
-    let set_aside: Vec<doc_trees::SetAside> = docs
-        .groups
-        .into_iter()
-        .map(|mut g| {
-            g.files.retain(|f| scope.sets_aside(f));
-            g
-        })
-        .filter(|g| !g.files.is_empty())
-        .collect();
     let (presence, mut sites): (Vec<Site>, Vec<Site>) =
         catalog::scan_where(catalog::catalog(), &root, &entries, |op, file| {
             scope.admits(op, file)
@@ -205,6 +187,39 @@ pub fn survey_in(
         skipped_by_default,
         set_aside,
     })
+}
+
+/// `scope` for the package at `prefix` (a directory ending in `/`; `None`
+/// for the whole repository at `root`) with `files`: its start scripts
+/// scanned ([`server_entry`]), its documentation and example code set aside
+/// ([`doc_trees`]); with the groups set aside that the scope keeps out.
+fn package_scope(
+    root: &Path,
+    prefix: Option<&str>,
+    files: &[String],
+    scope: &ScanScope,
+) -> (ScanScope, Vec<doc_trees::SetAside>) {
+    let prefix = prefix.unwrap_or("");
+    let starts = server_entry::entry_files_in(root, prefix, files);
+    let docs = if scope.sets_aside_docs() {
+        doc_trees::find(root, prefix, files, &starts)
+    } else {
+        doc_trees::DocTrees::default()
+    };
+    let scope = scope
+        .clone()
+        .with_entries(starts)
+        .with_set_aside(docs.files());
+    let set_aside = docs
+        .groups
+        .into_iter()
+        .map(|mut g| {
+            g.files.retain(|f| scope.sets_aside(f));
+            g
+        })
+        .filter(|g| !g.files.is_empty())
+        .collect();
+    (scope, set_aside)
 }
 
 /// The catalog operators of `kind` for the languages the repo uses.
