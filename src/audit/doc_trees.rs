@@ -618,6 +618,21 @@ impl<'a> Imports<'a> {
     }
 }
 
+/// What every include directive of [`included`] has on its line (a cheap
+/// test before the regex).
+const INCLUDE_MARKS: &[&str] = &[
+    "{*",
+    "{!",
+    "--8<--",
+    "literalinclude",
+    "{{#",
+    "<<<",
+    "file=",
+    "embedme",
+    "raw-loader!",
+    "!include",
+];
+
 /// Every repo-relative code file that an include directive of the
 /// repository's Markdown embeds.
 fn included(root: &Path, files: &[String], known: &BTreeSet<&str>) -> BTreeSet<String> {
@@ -640,18 +655,20 @@ fn included(root: &Path, files: &[String], known: &BTreeSet<&str>) -> BTreeSet<S
         let Ok(text) = std::fs::read_to_string(root.join(md)) else {
             continue;
         };
-        let mut paths: Vec<&str> = RE
-            .captures_iter(&text)
-            .filter_map(|c| c.iter().skip(1).flatten().next())
-            .map(|m| m.as_str())
-            .collect();
+        let mut paths: Vec<&str> = Vec::new();
         // The block form of snippets: a `--8<--` line, one path a line, `--8<--`.
         let mut in_block = false;
-        for line in text.lines().map(str::trim) {
-            if line == "--8<--" {
+        for line in text.lines() {
+            let t = line.trim();
+            if t == "--8<--" {
                 in_block = !in_block;
-            } else if in_block && !line.is_empty() {
-                paths.push(line);
+            } else if in_block && !t.is_empty() {
+                paths.push(t);
+            } else if INCLUDE_MARKS.iter().any(|m| line.contains(m)) {
+                let found = RE.captures_iter(line);
+                paths.extend(
+                    found.filter_map(|c| Some(c.iter().skip(1).flatten().next()?.as_str())),
+                );
             }
         }
         let dir = parent(md);
