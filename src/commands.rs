@@ -377,6 +377,9 @@ fn audit_survey(
         survey.found.len(),
         skipped_note(survey.skipped_by_default)
     );
+    for g in &survey.set_aside {
+        eprintln!("unguard audit: {}: {}", path.display(), g.line());
+    }
     if let Some(root) =
         (survey.root != path.canonicalize().unwrap_or_default()).then_some(&survey.root)
     {
@@ -497,6 +500,9 @@ pub fn audit(args: &AuditArgs) -> Result<ExitCode> {
                 survey.operators.len(),
                 skipped_note(survey.skipped_by_default)
             );
+            for g in &survey.set_aside {
+                eprintln!("unguard audit --list: {}", g.line());
+            }
         }
         return Ok(ExitCode::Ok);
     }

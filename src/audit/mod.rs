@@ -8,6 +8,7 @@
 
 pub mod anchor;
 pub mod detect;
+pub mod doc_trees;
 pub mod init;
 pub mod portfolio;
 pub mod scan_scope;
@@ -73,6 +74,9 @@ pub struct Survey {
     pub present: Vec<(&'static Operator, Site)>,
     /// Files the default excludes kept out (tests, scripts, docs, …).
     pub skipped_by_default: usize,
+    /// Documentation and example code kept out by its content and place
+    /// ([`doc_trees`]), by directory or class of files.
+    pub set_aside: Vec<doc_trees::SetAside>,
 }
 
 /// Scan `root` (its git-visible files, or a plain walk) with every audit
@@ -140,13 +144,8 @@ pub fn survey_in(
         .filter(|f| in_package(f))
         .cloned()
         .collect();
-    let scope = &scope
-        .clone()
-        .with_entries(crate::audit::server_entry::entry_files_in(
-            &root,
-            package_dir.as_deref().unwrap_or(""),
-            &entries,
-        ));
+    let (scope, set_aside) = package_scope(&root, package_dir.as_deref(), &entries, scope);
+    let scope = &scope;
     let skipped_by_default = scope.defaults_skipped(&entries).len();
     let (presence, mut sites): (Vec<Site>, Vec<Site>) =
         catalog::scan_where(catalog::catalog(), &root, &entries, |op, file| {
@@ -186,7 +185,41 @@ pub fn survey_in(
         unanchored,
         present,
         skipped_by_default,
+        set_aside,
     })
+}
+
+/// `scope` for the package at `prefix` (a directory ending in `/`; `None`
+/// for the whole repository at `root`) with `files`: its start scripts
+/// scanned ([`server_entry`]), its documentation and example code set aside
+/// ([`doc_trees`]); with the groups set aside that the scope keeps out.
+fn package_scope(
+    root: &Path,
+    prefix: Option<&str>,
+    files: &[String],
+    scope: &ScanScope,
+) -> (ScanScope, Vec<doc_trees::SetAside>) {
+    let prefix = prefix.unwrap_or("");
+    let starts = server_entry::entry_files_in(root, prefix, files);
+    let docs = if scope.sets_aside_docs() {
+        doc_trees::find(root, prefix, files, &starts)
+    } else {
+        doc_trees::DocTrees::default()
+    };
+    let scope = scope
+        .clone()
+        .with_entries(starts)
+        .with_set_aside(docs.files());
+    let set_aside = docs
+        .groups
+        .into_iter()
+        .map(|mut g| {
+            g.files.retain(|f| scope.sets_aside(f));
+            g
+        })
+        .filter(|g| !g.files.is_empty())
+        .collect();
+    (scope, set_aside)
 }
 
 /// The catalog operators of `kind` for the languages the repo uses.
@@ -403,6 +436,7 @@ pub fn listing_json(survey: &Survey) -> String {
         "root": survey.root.display().to_string(),
         "sdks": survey.detected.sdks,
         "skipped_by_default": survey.skipped_by_default,
+        "set_aside": survey.set_aside,
         "sites": listed(survey),
     });
     let mut s = serde_json::to_string_pretty(&doc).unwrap_or_default();

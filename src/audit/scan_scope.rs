@@ -10,6 +10,7 @@
 //! Operators of the test-harness group read the test suite itself (a suite
 //! timeout, an autouse fixture): the default excludes never apply to them.
 
+use std::collections::BTreeSet;
 use std::sync::OnceLock;
 
 use crate::catalog::{self, Group, Operator};
@@ -50,7 +51,7 @@ pub const EXCLUDED_DIRS: &[&str] = &[
 const SOFT_DIRS: &[&str] = &["docs", "doc", "examples", "example", "samples"];
 
 /// Directories that hold a package's source code.
-const SOURCE_ROOTS: &[&str] = &["src", "lib", "pkg", "internal"];
+pub const SOURCE_ROOTS: &[&str] = &["src", "lib", "pkg", "internal"];
 
 /// File-name patterns of tests and type declarations, in any directory.
 pub const EXCLUDED_NAMES: &[&str] = &[
@@ -79,6 +80,9 @@ pub struct ScanScope {
     /// List refusal guards whose control the vocabulary does not name, as
     /// generic `guard` sites (`--guards`).
     guards: bool,
+    /// Documentation and example code found by its content and place
+    /// ([`crate::audit::doc_trees`]): skipped like the default excludes.
+    set_aside: BTreeSet<String>,
 }
 
 impl Default for ScanScope {
@@ -91,6 +95,7 @@ impl Default for ScanScope {
             entries: Vec::new(),
             shapes: false,
             guards: false,
+            set_aside: BTreeSet::new(),
         }
     }
 }
@@ -205,7 +210,32 @@ impl ScanScope {
             entries: Vec::new(),
             shapes: false,
             guards: false,
+            set_aside: BTreeSet::new(),
         })
+    }
+
+    /// Does the scan want the documentation and example code set aside
+    /// ([`crate::audit::doc_trees`])? Only with the default excludes, and
+    /// not under `--file` (every file it scans is the user's choice).
+    pub fn sets_aside_docs(&self) -> bool {
+        self.default_excludes && self.files.is_empty()
+    }
+
+    /// This scope, with `files` (documentation and example code,
+    /// [`crate::audit::doc_trees`]) skipped like the default excludes skip.
+    pub fn with_set_aside(mut self, files: BTreeSet<String>) -> ScanScope {
+        self.set_aside = files;
+        self
+    }
+
+    /// Is `file` set aside as documentation or examples, and kept out of
+    /// the scan (not named by `--file`, not already skipped by `--skip-file`)?
+    pub fn sets_aside(&self, file: &str) -> bool {
+        self.default_excludes
+            && self.set_aside.contains(file)
+            && !self.files.is_match(file)
+            && !self.skip.is_match(file)
+            && !self.entries.iter().any(|e| e == file)
     }
 
     /// This scope, with `entries` (the server's start scripts and what they
@@ -252,7 +282,10 @@ impl ScanScope {
         }
         let chosen = chosen || self.entries.iter().any(|e| e == file);
         // A file named by --file is scanned even where the defaults skip.
-        if self.default_excludes && !chosen && group != Group::TestHarness && default_excluded(file)
+        if self.default_excludes
+            && !chosen
+            && group != Group::TestHarness
+            && (default_excluded(file) || self.set_aside.contains(file))
         {
             return false;
         }
@@ -379,6 +412,36 @@ mod tests {
         );
         // The operator's `files: ['**/*.py']` reaches any depth, the top too.
         assert!(host.applies_to("server.py") && host.applies_to("a/b/c/server.py"));
+    }
+
+    /// Documentation and example code (`doc_trees`) is skipped like the
+    /// default excludes: `--file` and `--no-default-excludes` scan it,
+    /// `--skip-file` still wins, the test-harness operators read it.
+    #[test]
+    fn set_aside_docs_are_skipped_unless_the_user_names_them() {
+        let host = op("host-origin-compared");
+        let docs: BTreeSet<String> = ["docs_src/app.py".to_string()].into();
+        let s = ScanScope::default().with_set_aside(docs.clone());
+        assert!(s.sets_aside_docs());
+        assert!(!s.admits(host, "docs_src/app.py"));
+        assert!(s.sets_aside("docs_src/app.py"));
+        assert!(s.admits(host, "src/app.py") && !s.sets_aside("src/app.py"));
+        assert!(s.admits(op("autouse-sleep-yields"), "docs_src/app.py"));
+        let s = ScanScope::new(&["docs_src".into()], &[], &[], true).unwrap();
+        assert!(!s.sets_aside_docs(), "--file: the user chose every file");
+        let s = s.with_set_aside(docs.clone());
+        assert!(s.admits(host, "docs_src/app.py") && !s.sets_aside("docs_src/app.py"));
+        let s = ScanScope::new(&[], &[], &[], false).unwrap();
+        assert!(!s.sets_aside_docs());
+        let s = s.with_set_aside(docs.clone());
+        assert!(s.admits(host, "docs_src/app.py") && !s.sets_aside("docs_src/app.py"));
+        let s = ScanScope::new(&[], &["docs_src/**".into()], &[], true).unwrap();
+        let s = s.with_set_aside(docs);
+        assert!(!s.admits(host, "docs_src/app.py"));
+        assert!(
+            !s.sets_aside("docs_src/app.py"),
+            "skipped by --skip-file, not set aside"
+        );
     }
 
     #[test]

@@ -94,7 +94,7 @@ fn relative_imports(text: &str) -> Vec<String> {
 
 /// The file `spec` (relative to `from`'s directory) names, with the
 /// extensions TypeScript and Node try (`./x.js` may be `x.ts`).
-fn resolve(from: &str, spec: &str, known: &BTreeSet<&str>) -> Option<String> {
+pub(crate) fn resolve(from: &str, spec: &str, known: &BTreeSet<&str>) -> Option<String> {
     let dir = from.rsplit_once('/').map(|(d, _)| d).unwrap_or("");
     let joined = normalize(&if dir.is_empty() {
         spec.to_string()
@@ -117,7 +117,7 @@ fn resolve(from: &str, spec: &str, known: &BTreeSet<&str>) -> Option<String> {
 }
 
 /// `a/./b/../c` → `a/c`; `None` when it climbs above the root.
-fn normalize(path: &str) -> Option<String> {
+pub(crate) fn normalize(path: &str) -> Option<String> {
     let mut parts: Vec<&str> = Vec::new();
     for p in path.split('/') {
         match p {

@@ -166,3 +166,84 @@ fn the_start_script_package_json_runs_and_its_imports_are_scanned() {
     auth.dedup();
     assert_eq!(auth, [("scripts/auth-gate.ts".to_string(), 2)], "{out}");
 }
+
+/// Documentation and example code outside the folders the defaults name
+/// (issue 35): a `docs_src/` tree the Markdown includes, a
+/// `client.examples.ts`, a tutorial nobody imports. Only the server's own
+/// sites are listed, among them those of an imported module whose docstring
+/// says "example" in passing; the listing says what it set aside and why,
+/// and `--file` scans it again.
+#[test]
+fn docs_trees_and_example_files_are_set_aside_by_content_and_place() {
+    const GATE: &str = "export function gate(req: any, res: any) {\n  if (!req.headers.authorization) {\n    return res.status(401).json({ error: 'Unauthorized' });\n  }\n}\n";
+    let notes = format!(
+        "\"\"\"Notes on items: for example, a note's title and body.\"\"\"\n{}",
+        APP.replace("def build", "def build_notes")
+    );
+    let fx = Fixture::git(&[
+        ("src/inventory/__init__.py", ""),
+        (
+            "src/inventory/app.py",
+            &format!("from inventory.notes import build_notes\n{APP}"),
+        ),
+        ("src/inventory/notes.py", &notes),
+        ("src/gate.ts", GATE),
+        ("docs_src/__init__.py", ""),
+        ("docs_src/serve/app_http.py", APP),
+        ("docs_src/serve/app_stdio.py", APP),
+        (
+            "docs/serving.md",
+            "# Serving\n\n{* ../docs_src/serve/app_http.py hl[4] *}\n\n--8<-- \"docs_src/serve/app_stdio.py\"\n",
+        ),
+        ("tests/test_docs.py", "from docs_src.serve import app_http\n"),
+        ("client.examples.ts", GATE),
+        (
+            "serve_http.py",
+            &format!("\"\"\"Tutorial: serve the inventory over HTTP.\"\"\"\n{APP}"),
+        ),
+    ]);
+    let sites = fx.audit_sites(&[]);
+    let of = |control: &str| -> Vec<String> {
+        let mut f: Vec<String> = sites
+            .iter()
+            .filter(|(_, _, c)| c == control)
+            .map(|(f, _, _)| f.clone())
+            .collect();
+        f.dedup();
+        f
+    };
+    assert_eq!(
+        of("transport-security-passed"),
+        ["src/inventory/app.py", "src/inventory/notes.py"],
+        "{sites:?}"
+    );
+    assert_eq!(of("auth-required"), ["src/gate.ts"], "{sites:?}");
+    let (code, _, err) = fx.run(&["audit", "--list", "."]);
+    assert_eq!(code, 0, "{err}");
+    for line in [
+        "set aside as documentation/examples: docs_src/ (3 files: the Markdown includes them",
+        "set aside as documentation/examples: 1 file named as examples that no shipped code imports (client.examples.ts)",
+        "set aside as documentation/examples: 1 file whose header presents an example, tutorial or demo that no shipped code imports (serve_http.py)",
+    ] {
+        assert!(err.contains(line), "{line}\n{err}");
+    }
+    let (_, out, _) = fx.run(&["audit", "--list", "--json", "."]);
+    let doc: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    assert_eq!(doc["set_aside"][0]["dir"], "docs_src/", "{out}");
+    assert_eq!(doc["set_aside"][0]["why"], "included-by-docs", "{out}");
+    // --file names them: scanned.
+    let sites = listed(&fx, &["--file", "docs_src", "--file", "serve_http.py"]);
+    assert_eq!(
+        files(&sites),
+        [
+            "docs_src/serve/app_http.py",
+            "docs_src/serve/app_stdio.py",
+            "serve_http.py"
+        ]
+    );
+    let sites = listed(&fx, &["--no-default-excludes"]);
+    assert!(
+        files(&sites).contains(&"docs_src/serve/app_http.py"),
+        "{sites:?}"
+    );
+}
