@@ -147,7 +147,9 @@ fn two_checks_fixture(counter: &str) -> Fixture {
 fn without_killed_by_the_canarys_red_tests_then_the_siblings_killers_run_first() {
     let (_keep, count) = counter();
     let fx = two_checks_fixture(&count);
-    let (code, out, err) = fx.run(&["run", "--out", "out", "-j", "1"]);
+    // Without per-test coverage (its covering stage would come first: see
+    // tests/it/per_test_coverage.rs): the canary's and the siblings' stages.
+    let (code, out, err) = fx.run(&["run", "--out", "out", "-j", "1", "--no-coverage"]);
     let verdicts = fx.verdicts("out");
     for id in ["a", "b", "c"] {
         assert_eq!(verdicts[id], "killed", "{id}: {}", ctx(code, &out, &err));
@@ -163,7 +165,15 @@ fn without_killed_by_the_canarys_red_tests_then_the_siblings_killers_run_first()
     assert_eq!(runs_counted(&count), 1, "{}", ctx(code, &out, &err));
 
     // Without a canary, the first kill's red test goes first on its siblings.
-    let (code, out, err) = fx.run(&["run", "--out", "nc", "-j", "1", "--no-canary"]);
+    let (code, out, err) = fx.run(&[
+        "run",
+        "--out",
+        "nc",
+        "-j",
+        "1",
+        "--no-canary",
+        "--no-coverage",
+    ]);
     assert_eq!(fx.verdicts("nc"), verdicts, "{}", ctx(code, &out, &err));
     let o = fx.outcomes("nc");
     assert_eq!(mutant(&o, "a")["full_suite"], true);
@@ -174,12 +184,22 @@ fn without_killed_by_the_canarys_red_tests_then_the_siblings_killers_run_first()
 
     // At -j 2 the first mutant is taken while the canary runs on the other
     // worker: it waits for the canary, so it too starts with the canary's tests.
-    let (code, out, err) = fx.run(&["run", "--out", "j2", "-j", "2"]);
+    let (code, out, err) = fx.run(&["run", "--out", "j2", "-j", "2", "--no-coverage"]);
     assert_eq!(fx.verdicts("j2"), verdicts, "{}", ctx(code, &out, &err));
     let o = fx.outcomes("j2");
     for id in ["a", "b", "c"] {
         let m = mutant(&o, id);
         assert_eq!(m["subset_runs"][0]["stage"], "canary", "-j 2: {m:#}");
+    }
+    // With per-test coverage (the default): the covering tests first, and
+    // the same verdicts; the counted test never runs for a mutant.
+    let (code, out, err) = fx.run(&["run", "--out", "cov", "-j", "1"]);
+    assert_eq!(fx.verdicts("cov"), verdicts, "{}", ctx(code, &out, &err));
+    let o = fx.outcomes("cov");
+    for id in ["a", "b", "c"] {
+        let m = mutant(&o, id);
+        assert_eq!(m["subset_runs"][0]["stage"], "covering", "{m:#}");
+        assert_eq!(m["full_suite"], false, "{m:#}");
     }
     for args in [&["-j", "1", "--full"][..], &["-j", "2", "--no-canary"]] {
         let mut a = vec!["run", "--out", "again"];
