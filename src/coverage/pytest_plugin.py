@@ -47,6 +47,10 @@ def _start():
             include=[os.path.join(_ROOT, "*")],
             omit=["*/site-packages/*", "*/dist-packages/*"],
         )
+        try:
+            _cov.set_option("run:disable_warnings", ["no-data-collected", "module-not-measured"])
+        except Exception:
+            pass
         _cov.start()
     # Processes the tests start are measured too (the command may have set
     # PYTHONPATH itself, hiding unguard's sitecustomize from them).
@@ -82,14 +86,6 @@ def pytest_runtest_protocol(item, nextitem):
     finally:
         _cov.switch_context("")
         os.environ.pop(_TEST, None)
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_sessionfinish(session):
-    # An xdist worker saves before it says it is done.
-    if _cov is not None and hasattr(session.config, "workerinput"):
-        _cov.stop()
-        _cov.save()
 
 
 def _statements(path):
@@ -175,6 +171,8 @@ def _write_map():
 
 
 def pytest_unconfigure(config):
+    # An xdist worker's data is saved when it exits, before the controller
+    # tears its workers down and gets here.
     if _cov is None or hasattr(config, "workerinput"):
         return
     _cov.stop()

@@ -32,6 +32,7 @@ def _unguard_measure():
     )
     try:
         cov.set_option("run:sigterm", True)
+        cov.set_option("run:disable_warnings", ["no-data-collected", "module-not-measured", "module-not-imported"])
     except Exception:
         pass
     cov.start()

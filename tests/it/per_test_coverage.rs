@@ -239,3 +239,26 @@ fn without_coverage_py_the_run_goes_on_without_selection_and_says_what_to_instal
     assert_eq!(fx.verdicts("out")["admin"], "survived", "{said}");
     assert_eq!(fx.verdicts("out")["limit"], "killed", "{said}");
 }
+
+/// pytest-xdist: the tests run in worker processes; each worker measures
+/// its own tests, and the map is the same as without workers.
+#[test]
+fn a_suite_run_by_xdist_workers_is_measured_in_each_worker() {
+    let (_keep, count) = counter();
+    let fx = guard_fixture(&count);
+    let spec = fx
+        .read("unguard.yaml")
+        .replace("-p no:cacheprovider", "-p no:cacheprovider -n 2");
+    fx.write("unguard.yaml", &spec);
+    fx.git_cmd(&["add", "-A"]);
+    fx.commit("xdist");
+    let (code, out, err) = fx.run(&["run", "--out", "out", "-j", "1", "--no-canary"]);
+    let said = ctx(code, &out, &err);
+    let o = fx.outcomes("out");
+    let cov = &o["baselines"][0]["coverage"];
+    assert_eq!(cov["used"], true, "{cov:#}: {said}");
+    assert_eq!(cov["tests"], 3, "{cov:#}");
+    assert_eq!(mutant(&o, "limit")["outcome"], "killed", "{said}");
+    assert_eq!(mutant(&o, "limit")["subset_runs"][0]["stage"], "covering");
+    assert_eq!(mutant(&o, "admin")["outcome"], "no-coverage", "{said}");
+}
