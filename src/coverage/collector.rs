@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use super::{go, node, python, CoverageMap};
+use super::{go, node, python, Collected};
 use crate::error::Result;
 use crate::outcome::reading::model::Report;
 
@@ -20,18 +20,6 @@ pub enum Collector {
     Node,
     /// `go test -coverprofile`, per package.
     Go,
-}
-
-/// How a coverage run ended.
-#[derive(Debug)]
-pub enum Collected {
-    /// The map, read.
-    Map(CoverageMap),
-    /// The collector's tool is not where the suite runs (the words say
-    /// what to install).
-    Missing(String),
-    /// No usable map (the words say why).
-    NoMap(String),
 }
 
 /// What one collector put beside the copy for the coverage run.

@@ -15,8 +15,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use super::collector::Collected;
-use super::{BuiltFile, CoverageMap, Ran};
+use super::{BuiltFile, Collected, CoverageMap, Ran};
 use crate::error::{Context, Result};
 use crate::outcome::reading::model::Report;
 

@@ -164,6 +164,18 @@ impl CoverageMap {
     }
 }
 
+/// How a coverage run ended.
+#[derive(Debug)]
+pub enum Collected {
+    /// The map, read.
+    Map(CoverageMap),
+    /// The collector's tool is not where the suite runs (the words say
+    /// what to install).
+    Missing(String),
+    /// No usable map (the words say why).
+    NoMap(String),
+}
+
 /// Who executed one statement, as a collector that does not write the
 /// JSON map found it (see [`CoverageMap::build`]).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -38,8 +38,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use super::collector::Collected;
-use super::{BuiltFile, CoverageMap, Ran};
+use super::{BuiltFile, Collected, CoverageMap, Ran};
 use crate::error::{Context, Result};
 use crate::outcome::reading::model::Report;
 
@@ -154,7 +153,7 @@ impl Instrumentation {
         let root = tree.canonicalize().unwrap_or_else(|_| tree.to_path_buf());
         let mut sources = Sources::default();
         let mut all_tests: BTreeSet<String> = BTreeSet::new();
-        let mut runs: BTreeMap<String, Vec<(Option<Vec<String>>, ScriptRun)>> = BTreeMap::new();
+        let mut runs: BTreeMap<String, Vec<FileRun>> = BTreeMap::new();
         for (pid, scripts) in coverage {
             let mut mine: Vec<(String, ScriptRun)> = Vec::new();
             for s in scripts {
@@ -192,6 +191,10 @@ impl Instrumentation {
         Ok(CoverageMap::build(all_tests.into_iter().collect(), files))
     }
 }
+
+/// One process's run of a file: its tests (`None`: every test) and what
+/// it showed.
+type FileRun = (Option<Vec<String>>, ScriptRun);
 
 /// What the preload recorded of one process.
 #[derive(Debug, Default)]
@@ -492,7 +495,7 @@ fn is_code(line: &str) -> bool {
 
 /// The statements of one file of the copy (`text`) from every process's
 /// run of it (with that process's tests; `None`: every test).
-fn statements(text: &str, runs: &[(Option<Vec<String>>, ScriptRun)]) -> Vec<(usize, usize, Ran)> {
+fn statements(text: &str, runs: &[FileRun]) -> Vec<(usize, usize, Ran)> {
     let union = |who: Vec<&Option<Vec<String>>>| -> Ran {
         if who.iter().any(|t| t.is_none()) {
             return Ran::Everyone;

@@ -18,7 +18,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::collector::Collected;
+use super::Collected;
 use crate::error::{Context, Result};
 use crate::run::shell;
 
