@@ -229,6 +229,49 @@ fn a_node_process_that_never_exits_leaves_the_map_unused() {
     assert_eq!(fx.verdicts("out")["admin"], "survived", "{said}");
 }
 
+/// A server stopped by `SIGTERM` (as an MCP client closes a stdio
+/// server) still writes its coverage: the map is used, and its line is
+/// covered by the test that started it.
+#[test]
+fn a_node_process_stopped_by_sigterm_is_measured() {
+    if !have("node") {
+        return;
+    }
+    let fx = node_fixture();
+    fx.write(
+        "test/stdio.test.js",
+        &STDIO_TEST
+            .replace("'--admin'], {", "'--admin', '--hang'], {")
+            .replace("    env: { PATH: process.env.PATH },\n", "")
+            .replace(
+                "const code = await",
+                "let said = '';\n  child.stdout.on('data', (d) => { said += d; });\n  setTimeout(() => child.kill('SIGTERM'), 500);\n  const code = await",
+            )
+            .replace(
+                "const code = await new Promise((resolve) => child.on('close', resolve));",
+                "const code = await new Promise((resolve) => child.on('close', (c, sig) => resolve(sig)));",
+            )
+            .replace(
+                "assert.strictEqual(code, 3);",
+                "assert.strictEqual(code, 'SIGTERM');\n  assert.strictEqual(said, 'refused\\n');",
+            ),
+    );
+    fx.write(
+        "src/server.js",
+        &format!("{SERVER_JS}if (args[1] === '--hang') setInterval(() => {{}}, 1000);\n"),
+    );
+    fx.git_cmd(&["add", "-A"]);
+    fx.commit("a server stopped by SIGTERM");
+    let (code, out, err) = fx.run(&["run", "--out", "out", "-j", "1", "--no-canary"]);
+    let said = ctx(code, &out, &err);
+    let o = fx.outcomes("out");
+    assert_eq!(o["baselines"][0]["coverage"]["used"], true, "{said}");
+    let stdio = mutant(&o, "stdio");
+    assert_eq!(stdio["outcome"], "killed", "{stdio:#}: {said}");
+    assert_eq!(stdio["subset_runs"][0]["stage"], "covering", "{stdio:#}");
+    assert_eq!(mutant(&o, "admin")["outcome"], "no-coverage", "{said}");
+}
+
 /// A file transformed before it ran (TypeScript, compiled by a require
 /// hook here: no package is installed) is measured as a whole: a function
 /// no test calls in it is never `no-coverage`.
@@ -281,6 +324,86 @@ require.extensions['.ts'] = function (module, filename) {
     let host = mutant(&o, "host");
     assert_eq!(host["outcome"], "killed", "{host:#}");
     assert_eq!(host["subset_runs"][0]["stage"], "covering", "{host:#}");
+}
+
+const VITEST_TESTS: &str = r#"import { it, expect } from 'vitest';
+import { hostAllowed } from '../src/guard.ts';
+
+it('refuses a foreign host', () => {
+  expect(hostAllowed('evil.example:80')).toBe(false);
+});
+"#;
+
+/// vitest transforms every file it runs (TypeScript here): the map is
+/// file-level, so a function no test calls is never `no-coverage`, and
+/// the verdicts are `--full`'s. Needs vitest from the npm registry.
+#[test]
+fn vitest_files_are_measured_whole_and_never_no_coverage() {
+    if !have("node") {
+        return;
+    }
+    let guard_ts = GUARD_JS
+        .replace("'use strict';\n", "")
+        .replace(
+            "function hostAllowed(host)",
+            "export function hostAllowed(host: string)",
+        )
+        .replace(
+            "function adminOnly(user)",
+            "export function adminOnly(user: string)",
+        )
+        .replace("module.exports = { hostAllowed, adminOnly };\n", "");
+    let spec = format!(
+        "version: 1\ntest:\n  command: \"node_modules/.bin/vitest run --reporter=junit --outputFile={{junit}}\"\n  junit: \"{{junit}}\"\n  timeout: 60s\n{}",
+        mutations(&[
+            ("host", "src/guard.ts", "return ALLOWED.includes(name);", "return true;"),
+            ("admin", "src/guard.ts", "if (user !== 'admin') {", "if (false) {"),
+        ])
+    );
+    let fx = Fixture::git(&[
+        ("package.json", "{\"name\": \"fx\", \"private\": true}\n"),
+        (".gitignore", "node_modules/\n"),
+        ("src/guard.ts", &guard_ts),
+        ("test/host.test.ts", VITEST_TESTS),
+        ("test/other.test.ts", "import { it, expect } from 'vitest';\n\nit('adds', () => {\n  expect(1 + 1).toBe(2);\n});\n"),
+        ("unguard.yaml", &spec),
+    ]);
+    let npm = std::process::Command::new("npm")
+        .args(["install", "--no-audit", "--no-fund", "--silent", "vitest@3"])
+        .current_dir(fx.path())
+        .output();
+    match npm {
+        Ok(o) if o.status.success() => {}
+        Ok(o) => {
+            skip::missing(&format!(
+                "npm could not install vitest (is the registry reachable?): {}",
+                String::from_utf8_lossy(&o.stderr)
+            ));
+            return;
+        }
+        Err(e) => {
+            skip::missing(&format!("npm is not installed: {e}"));
+            return;
+        }
+    }
+    let (code, out, err) = fx.run(&["run", "--out", "out", "-j", "1", "--no-canary"]);
+    let said = ctx(code, &out, &err);
+    let o = fx.outcomes("out");
+    let cov = &o["baselines"][0]["coverage"];
+    assert_eq!(cov["used"], true, "{cov:#}: {said}");
+    let admin = mutant(&o, "admin");
+    assert_eq!(admin["outcome"], "survived", "{admin:#}: {said}");
+    assert_eq!(admin["subset_runs"][0]["stage"], "covering", "{admin:#}");
+    assert_eq!(
+        admin["subset_runs"][0]["tests"],
+        serde_json::json!(["test/host.test.ts::refuses a foreign host"])
+    );
+    assert_eq!(mutant(&o, "host")["outcome"], "killed", "{said}");
+    fx.run(&["run", "--out", "full", "-j", "1", "--full"]);
+    assert_eq!(
+        fx.verdicts("full"),
+        verdicts(&[("host", "killed"), ("admin", "survived")])
+    );
 }
 
 const GO_MOD: &str = "module example.com/srv\n\ngo 1.19\n";
