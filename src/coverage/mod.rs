@@ -9,9 +9,14 @@
 //! that is no statement (a comment, an `else:`), or a map the run could
 //! not make leaves the mutant to its runs, as without coverage.
 //!
-//! Collectors: [`python`] (coverage.py, through a pytest plugin and a
-//! `sitecustomize` for the processes a test starts).
+//! Collectors ([`collector`] picks one per runner): [`python`]
+//! (coverage.py, through a pytest plugin and a `sitecustomize` for the
+//! processes a test starts), [`node`] (V8's own coverage, per test file)
+//! and [`go`] (`go test -coverprofile`, per package).
 
+pub mod collector;
+pub mod go;
+pub mod node;
 pub mod python;
 
 use std::collections::HashMap;
@@ -159,6 +164,76 @@ impl CoverageMap {
     }
 }
 
+/// How a coverage run ended.
+#[derive(Debug)]
+pub enum Collected {
+    /// The map, read.
+    Map(CoverageMap),
+    /// The collector's tool is not where the suite runs (the words say
+    /// what to install).
+    Missing(String),
+    /// No usable map (the words say why).
+    NoMap(String),
+}
+
+/// Who executed one statement, as a collector that does not write the
+/// JSON map found it (see [`CoverageMap::build`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ran {
+    /// Code every test runs, or code run where the collector cannot tell
+    /// which test ran it: no smaller set of tests.
+    Everyone,
+    /// These tests (JUnit ids); empty: none did.
+    Tests(Vec<String>),
+}
+
+/// One measured file for [`CoverageMap::build`]: its path (relative to the
+/// copy, `/`-separated) and its statements (first line, last line, who ran it).
+pub type BuiltFile = (String, Vec<(usize, usize, Ran)>);
+
+impl CoverageMap {
+    /// The map of `files`; `tests` are the tests measured (those the
+    /// statements name are added to them).
+    pub fn build(tests: Vec<String>, files: Vec<BuiltFile>) -> CoverageMap {
+        let mut index: HashMap<String, u32> = HashMap::new();
+        let mut all = Vec::new();
+        let mut intern = |t: String, all: &mut Vec<String>| -> u32 {
+            *index.entry(t.clone()).or_insert_with(|| {
+                all.push(t);
+                (all.len() - 1) as u32
+            })
+        };
+        for t in tests {
+            intern(t, &mut all);
+        }
+        let mut map = HashMap::new();
+        for (file, rows) in files {
+            let statements = rows
+                .into_iter()
+                .map(|(first, last, ran)| Statement {
+                    first,
+                    last,
+                    hit: match ran {
+                        Ran::Everyone => Hit::Everyone,
+                        Ran::Tests(t) => {
+                            let mut ids: Vec<u32> =
+                                t.into_iter().map(|t| intern(t, &mut all)).collect();
+                            ids.sort_unstable();
+                            ids.dedup();
+                            Hit::Tests(ids)
+                        }
+                    },
+                })
+                .collect();
+            map.insert(file, statements);
+        }
+        CoverageMap {
+            tests: all,
+            files: map,
+        }
+    }
+}
+
 /// The lines of `original` (1-based, first and last) that a mutation to
 /// `mutated` changes; a pure insertion touches the line it is inserted
 /// at. `None` when the bytes are equal.
@@ -230,6 +305,29 @@ mod tests {
         )
         .unwrap();
         assert!(CoverageMap::read(&p).is_err());
+    }
+
+    #[test]
+    fn a_built_map_answers_as_a_read_one() {
+        let m = CoverageMap::build(
+            vec!["t::a".into()],
+            vec![(
+                "src/g.js".into(),
+                vec![
+                    (1, 1, Ran::Everyone),
+                    (3, 3, Ran::Tests(vec!["t::b".into(), "t::a".into()])),
+                    (4, 4, Ran::Tests(vec![])),
+                ],
+            )],
+        );
+        assert_eq!(m.tests(), ["t::a", "t::b"]);
+        assert_eq!(
+            m.covering("src/g.js", 3, 3),
+            Covering::Tests(vec!["t::a".into(), "t::b".into()])
+        );
+        assert_eq!(m.covering("src/g.js", 4, 4), Covering::NoTest);
+        assert_eq!(m.covering("src/g.js", 1, 4), Covering::Everyone);
+        assert_eq!(m.covering("src/g.js", 2, 2), Covering::Unknown);
     }
 
     #[test]

@@ -18,6 +18,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::Collected;
 use crate::error::{Context, Result};
 use crate::run::shell;
 
@@ -35,17 +36,6 @@ pub struct Instrumentation {
     pub out: PathBuf,
     /// The `sitecustomize.py` directory.
     site: PathBuf,
-}
-
-/// How a coverage run of the Python collector ended.
-#[derive(Debug)]
-pub enum Collected {
-    /// The map, read.
-    Map(super::CoverageMap),
-    /// coverage.py is not importable where the suite runs.
-    Missing,
-    /// No map was written (the plugin did not load, or failed: its words).
-    NoMap(String),
 }
 
 impl Instrumentation {
@@ -120,7 +110,9 @@ impl Instrumentation {
             };
         }
         if self.out.join("missing").exists() {
-            return Collected::Missing;
+            return Collected::Missing(
+                "coverage.py is not importable where the suite runs: install it there (`pip install coverage`) for per-test selection and no-coverage".into(),
+            );
         }
         match std::fs::read_to_string(self.out.join("failed")) {
             Ok(why) => Collected::NoMap(format!("the plugin failed: {}", why.trim())),

@@ -29,6 +29,7 @@
 
 use std::path::Path;
 
+use crate::coverage::collector::Collector;
 use crate::run::shell::quote;
 use crate::spec::{Command, Select, TestConfig};
 
@@ -165,6 +166,48 @@ impl Adapter {
                     Some(Command::Argv(argv))
                 }
             }
+        }
+    }
+
+    /// The collector of per-test coverage for this runner; `None` where
+    /// none measures it, or where the coverage run's options cannot be
+    /// added (a `go test` command with its own `-exec` or `-args`).
+    pub fn collector(&self) -> Option<Collector> {
+        match self {
+            Adapter::Pytest => Some(Collector::Python),
+            Adapter::NodeTest { .. } | Adapter::Vitest { .. } | Adapter::Jest { .. } => {
+                Some(Collector::Node)
+            }
+            Adapter::GoTest { command } => {
+                let (words, _) = plain_words(command)?;
+                let own = words.iter().any(|w| {
+                    let flag = w.trim_start_matches('-');
+                    w.starts_with('-') && (flag == "args" || flag.split('=').next() == Some("exec"))
+                });
+                (!own).then_some(Collector::Go)
+            }
+            _ => None,
+        }
+    }
+
+    /// The coverage run's command: the config's with the collector's
+    /// `options` after `node --test`'s `--test`, or at the end of `go
+    /// test`. `None`: the config's own command (the collector needs only
+    /// variables).
+    pub fn coverage_command(&self, options: &[String]) -> Option<Command> {
+        if options.is_empty() {
+            return None;
+        }
+        match self {
+            Adapter::NodeTest { words, at, shell } => {
+                let mut argv = words.clone();
+                for (k, o) in options.iter().enumerate() {
+                    argv.insert(*at + 1 + k, o.clone());
+                }
+                Some(words_to_command(argv, *shell))
+            }
+            Adapter::GoTest { command } => Some(append(command, options.to_vec())),
+            _ => None,
         }
     }
 

@@ -290,6 +290,7 @@ async fn with_coverage(
         scratch,
         ctx,
         test,
+        green.adapter.as_ref(),
         green.report.as_ref(),
         timeout,
         cancel,

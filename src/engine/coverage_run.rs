@@ -13,10 +13,10 @@ use std::time::Duration;
 use tokio::sync::watch;
 
 use super::adapter::Adapter;
-use super::suite::{run_suite, SuiteCall};
+use super::suite::{run_suite, Instrumented, SuiteCall};
 use super::Ctx;
-use crate::coverage::python::{Collected, Instrumentation};
-use crate::coverage::CoverageMap;
+use crate::coverage::collector::Collector;
+use crate::coverage::{Collected, CoverageMap};
 use crate::error::{Error, Result};
 use crate::outcome::reading::model::{Report, Status};
 use crate::outcome::{self, BaselineVerdict};
@@ -38,13 +38,20 @@ pub(super) struct Measured {
     pub row: CoverageRunResult,
 }
 
-/// Whether test config `test` gets a coverage run: coverage is on, its
-/// suite is pytest's (the collector there is coverage.py), its runs keep
+/// The collector that measures the suite `adapter` runs (see
+/// [`Adapter::collector`]).
+fn collector(adapter: Option<&Adapter>) -> Option<Collector> {
+    adapter.and_then(Adapter::collector)
+}
+
+/// Whether test config `test` gets a coverage run: coverage is on, a
+/// collector measures its runner (pytest: coverage.py; `node --test`,
+/// vitest, jest: V8's coverage; `go test`: its profiles), its runs keep
 /// unguard's additions, and one of its mutants has no `expect.killed_by`.
 pub(super) fn wanted(ctx: &Ctx, test: usize, adapter: Option<&Adapter>) -> bool {
     ctx.opts.coverage
         && !ctx.opts.full
-        && adapter == Some(&Adapter::Pytest)
+        && collector(adapter).is_some()
         && !ctx.baselines.bare(test)
         && ctx.plan.entries.iter().any(|e| match e {
             Entry::Ready(m) => m.test == test && ctx.patterns_of(&m.id).is_empty(),
@@ -52,14 +59,16 @@ pub(super) fn wanted(ctx: &Ctx, test: usize, adapter: Option<&Adapter>) -> bool 
         })
 }
 
-/// Run test config `test`'s suite with the collector in worker `w`'s copy
-/// (`report`: its green baseline's tests; `timeout`: its mutants'). `None`
-/// when interrupted.
+/// Run test config `test`'s suite with the collector of its runner
+/// (`adapter`) in worker `w`'s copy (`report`: its green baseline's
+/// tests; `timeout`: its mutants'). `None` when interrupted.
+#[allow(clippy::too_many_arguments)]
 pub(super) async fn measure(
     w: usize,
     scratch: &mut Scratch,
     ctx: &Ctx,
     test: usize,
+    adapter: Option<&Adapter>,
     report: Option<&Report>,
     timeout: Duration,
     cancel: &watch::Receiver<bool>,
@@ -67,7 +76,14 @@ pub(super) async fn measure(
     let cfg = &ctx.plan.tests[test];
     let log_name = outdir::coverage_log_name(test, ctx.plan.tests.len());
     let data = scratch.junit_dir.with_file_name("coverage");
-    let inst = Instrumentation::install(&scratch.tree, &data)?;
+    let (Some(adapter), Some(collector)) = (adapter, collector(adapter)) else {
+        return Err(Error::Internal("a coverage run without a collector".into()));
+    };
+    let inst = collector.install(&scratch.tree, &data)?;
+    let instrumented = Instrumented {
+        inst: &inst,
+        command: adapter.coverage_command(&inst.command_options()),
+    };
     ctx.progress.status("coverage run");
     let run = run_suite(
         scratch,
@@ -78,21 +94,25 @@ pub(super) async fn measure(
             substitutions: Vec::new(),
             log: &ctx.opts.out.join(&log_name),
             timeout,
-            header: format!("coverage run of `{}` (coverage.py)", cfg.command.display()),
+            header: format!(
+                "coverage run of `{}` ({})",
+                cfg.command.display(),
+                collector.name()
+            ),
             read_junit: true,
             select: &[],
             adapter: None,
             progress: &ctx.progress,
             bare: false,
             alone: false,
-            coverage: Some(&inst),
+            coverage: Some(&instrumented),
         },
         cancel,
     )
     .await;
     inst.remove();
     let run = run?;
-    let collected = inst.collect();
+    let collected = inst.collect(&scratch.tree, report);
     let _ = std::fs::remove_dir_all(&data);
     let green = match outcome::baseline(&run.res.exit, cfg, run.junit.clone()) {
         BaselineVerdict::Interrupted => return Err(Error::Interrupted),
@@ -100,7 +120,7 @@ pub(super) async fn measure(
         BaselineVerdict::Red { .. } => false,
     };
     let mut row = CoverageRunResult {
-        collector: "coverage.py".into(),
+        collector: collector.name().into(),
         duration_s: run.res.duration.as_secs_f64(),
         tests: 0,
         files: 0,
@@ -114,13 +134,7 @@ pub(super) async fn measure(
             row.files = m.files();
             Some(m)
         }
-        Collected::Missing => {
-            row.not_used = Some(
-                "coverage.py is not importable where the suite runs: install it there (`pip install coverage`) for per-test selection and no-coverage".into(),
-            );
-            None
-        }
-        Collected::NoMap(why) => {
+        Collected::Missing(why) | Collected::NoMap(why) => {
             row.not_used = Some(why);
             None
         }

@@ -11,14 +11,15 @@ use tokio::sync::{watch, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use super::adapter::Adapter;
 use super::select;
-use crate::coverage::python::{self, Instrumentation};
+use crate::coverage::collector::Instrumentation;
+use crate::coverage::python;
 use crate::error::Result;
 use crate::outcome::reading::suite_log::{self, Observed};
 use crate::outcome::reading::{self, Reading};
 use crate::progress::Progress;
 use crate::run::child_env::{self, ChildEnv};
 use crate::run::{self, Exit, Invocation, RunResult};
-use crate::spec::{SuiteGit, TestConfig};
+use crate::spec::{Command, SuiteGit, TestConfig};
 use crate::workspace::{RunDirs, Scratch};
 
 /// The variable pytest reads extra command-line options from, before the
@@ -251,7 +252,14 @@ pub(super) struct SuiteCall<'a> {
     pub alone: bool,
     /// The coverage run (see [`super::coverage_run`]): the whole suite with
     /// the collector's plugin and variables; never a mutant's run.
-    pub coverage: Option<&'a Instrumentation>,
+    pub coverage: Option<&'a Instrumented<'a>>,
+}
+
+/// A coverage run's collector, and the command it runs instead of the
+/// config's (with the collector's options; `None`: the config's own).
+pub(super) struct Instrumented<'a> {
+    pub inst: &'a Instrumentation,
+    pub command: Option<Command>,
 }
 
 /// Every suite run of this process holds it: shared, or alone for a
@@ -353,13 +361,22 @@ fn instrument(
             .map(|(_, v)| v.clone())
             .or_else(|| std::env::var(key).ok())
     };
-    let addopts = last(env, PYTEST_ADDOPTS);
-    let cov_on = python::pytest_cov_on(&cfg.command.display(), addopts.as_deref(), tree);
-    for opt in inst.addopts(cov_on) {
-        append_pytest_addopts(env, &opt);
+    match inst {
+        Instrumentation::Python(inst) => {
+            let addopts = last(env, PYTEST_ADDOPTS);
+            let cov_on = python::pytest_cov_on(&cfg.command.display(), addopts.as_deref(), tree);
+            for opt in inst.addopts(cov_on) {
+                append_pytest_addopts(env, &opt);
+            }
+            let path = last(env, "PYTHONPATH");
+            env.extend(inst.env(tree, path.as_deref()));
+        }
+        Instrumentation::Node(inst) => {
+            let options = last(env, "NODE_OPTIONS");
+            env.extend(inst.env(options.as_deref()));
+        }
+        Instrumentation::Go(inst) => env.extend(inst.env()),
     }
-    let path = last(env, "PYTHONPATH");
-    env.extend(inst.env(tree, path.as_deref()));
 }
 
 /// Run the suite in `scratch` as `call` says; after it, the copy is put
@@ -404,13 +421,14 @@ pub(super) async fn run_suite(
     {
         append_pytest_addopts(&mut env.set, "--cov-fail-under=0");
     }
-    if let Some(inst) = call.coverage {
-        instrument(inst, call.cfg, &scratch.tree, &mut env.set);
+    if let Some(c) = call.coverage {
+        instrument(c.inst, call.cfg, &scratch.tree, &mut env.set);
     }
     let own;
     let command = match call
         .adapter
         .and_then(|a| a.command(call.select, &scratch.tree))
+        .or_else(|| call.coverage.and_then(|c| c.command.clone()))
     {
         Some(c) => {
             own = c;

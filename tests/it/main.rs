@@ -40,6 +40,7 @@ mod own_test_command;
 mod package_workspaces;
 mod packaging;
 mod per_test_coverage;
+mod per_test_coverage_js_go;
 mod process_cleanup;
 mod process_trees_and_signals;
 mod readme_demo;
