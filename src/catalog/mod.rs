@@ -406,6 +406,41 @@ pub fn operator(id: &str) -> Option<&'static Operator> {
     catalog().iter().find(|o| o.id == id)
 }
 
+/// The byte ranges of the bodies of a Python source's functions and
+/// methods, outermost only (a nested function lies inside its outer body):
+/// the code that does not run when the module is imported unless called.
+/// `None` when `source` is not UTF-8, holds a NUL byte or does not parse
+/// cleanly (incremental runs then hash the whole file).
+pub fn python_function_bodies(source: &[u8]) -> Option<Vec<std::ops::Range<usize>>> {
+    if source.contains(&0) {
+        return None;
+    }
+    let text = std::str::from_utf8(source).ok()?;
+    let tree: AstGrep<Doc> = AstGrep::try_new(text, Grammar::Python).ok()?;
+    let root = tree.root();
+    if root.dfs().any(|n| n.is_error() || n.is_missing()) {
+        return None;
+    }
+    let mut bodies: Vec<std::ops::Range<usize>> = Vec::new();
+    for n in root.dfs() {
+        if n.kind() != "function_definition" {
+            continue;
+        }
+        let Some(body) = n.field("body") else {
+            continue;
+        };
+        let r = body.range();
+        if bodies
+            .last()
+            .is_some_and(|b| b.start <= r.start && r.end <= b.end)
+        {
+            continue;
+        }
+        bodies.push(r);
+    }
+    Some(bodies)
+}
+
 /// A file, parsed lazily once per grammar for all operators that need it.
 struct Parsed<'a> {
     source: &'a [u8],
