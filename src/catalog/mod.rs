@@ -406,12 +406,23 @@ pub fn operator(id: &str) -> Option<&'static Operator> {
     catalog().iter().find(|o| o.id == id)
 }
 
-/// The byte ranges of the bodies of a Python source's functions and
-/// methods, outermost only (a nested function lies inside its outer body):
-/// the code that does not run when the module is imported unless called.
-/// `None` when `source` is not UTF-8, holds a NUL byte or does not parse
-/// cleanly (incremental runs then hash the whole file).
-pub fn python_function_bodies(source: &[u8]) -> Option<Vec<std::ops::Range<usize>>> {
+/// The shape of a Python source that its import runs, as byte ranges.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PythonShape {
+    /// The module's statements, comments left out.
+    pub statements: Vec<std::ops::Range<usize>>,
+    /// The bodies of its functions and methods, outermost only (a nested
+    /// function lies inside its outer body): code its import does not run
+    /// unless it is called.
+    pub bodies: Vec<std::ops::Range<usize>>,
+    /// Its plain functions: defined at module level, no decorator (binding
+    /// a name is all their import does).
+    pub plain: Vec<std::ops::Range<usize>>,
+}
+
+/// The [`PythonShape`] of `source`; `None` when it is not UTF-8, holds a
+/// NUL byte or does not parse cleanly.
+pub fn python_shape(source: &[u8]) -> Option<PythonShape> {
     if source.contains(&0) {
         return None;
     }
@@ -421,7 +432,15 @@ pub fn python_function_bodies(source: &[u8]) -> Option<Vec<std::ops::Range<usize
     if root.dfs().any(|n| n.is_error() || n.is_missing()) {
         return None;
     }
-    let mut bodies: Vec<std::ops::Range<usize>> = Vec::new();
+    let mut shape = PythonShape::default();
+    for n in root.children() {
+        if n.is_named() && n.kind() != "comment" {
+            shape.statements.push(n.range());
+            if n.kind() == "function_definition" {
+                shape.plain.push(n.range());
+            }
+        }
+    }
     for n in root.dfs() {
         if n.kind() != "function_definition" {
             continue;
@@ -430,15 +449,13 @@ pub fn python_function_bodies(source: &[u8]) -> Option<Vec<std::ops::Range<usize
             continue;
         };
         let r = body.range();
-        if bodies
-            .last()
-            .is_some_and(|b| b.start <= r.start && r.end <= b.end)
-        {
+        let outer = shape.bodies.last();
+        if outer.is_some_and(|b| b.start <= r.start && r.end <= b.end) {
             continue;
         }
-        bodies.push(r);
+        shape.bodies.push(r);
     }
-    Some(bodies)
+    Some(shape)
 }
 
 /// A file, parsed lazily once per grammar for all operators that need it.

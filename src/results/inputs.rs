@@ -119,18 +119,28 @@ pub fn is_test_file(path: &str) -> bool {
     }
 }
 
-/// A Python source without its function bodies: the code its import runs
-/// (unless a function is called at import). `None` when it does not parse.
+/// A Python source as its import runs it: its statements (one per line,
+/// comments and blank lines left out) without their function bodies, and
+/// without its plain module-level functions altogether (a new or renamed
+/// function of the module matters only to code that calls it, which a
+/// test then executes). `None` when it does not parse.
 pub fn skeleton(source: &[u8]) -> Option<Vec<u8>> {
-    let bodies = crate::catalog::python_function_bodies(source)?;
+    let shape = crate::catalog::python_shape(source)?;
     let mut out = Vec::with_capacity(source.len());
-    let mut at = 0;
-    for b in bodies {
-        out.extend_from_slice(&source[at..b.start]);
-        out.extend_from_slice(b"...");
-        at = b.end;
+    for st in shape.statements.iter().filter(|st| !shape.plain.contains(st)) {
+        let mut at = st.start;
+        for b in shape
+            .bodies
+            .iter()
+            .filter(|b| st.start <= b.start && b.end <= st.end)
+        {
+            out.extend_from_slice(&source[at..b.start]);
+            out.extend_from_slice(b"...");
+            at = b.end;
+        }
+        out.extend_from_slice(&source[at..st.end]);
+        out.push(b'\n');
     }
-    out.extend_from_slice(&source[at..]);
     Some(out)
 }
 
@@ -138,11 +148,12 @@ pub fn skeleton(source: &[u8]) -> Option<Vec<u8>> {
 /// source lies outside its function bodies: its import ran no function of
 /// its own, so its import-time code is its [`skeleton`].
 pub fn import_time_is_skeleton(source: &[u8], lines: &[(usize, usize)]) -> bool {
-    let Some(bodies) = crate::catalog::python_function_bodies(source) else {
+    let Some(shape) = crate::catalog::python_shape(source) else {
         return false;
     };
     let line_of = |offset: usize| 1 + source[..offset].iter().filter(|&&b| b == b'\n').count();
-    let body_lines: Vec<(usize, usize)> = bodies
+    let body_lines: Vec<(usize, usize)> = shape
+        .bodies
         .iter()
         .map(|b| (line_of(b.start), line_of(b.end.max(b.start + 1) - 1)))
         .collect();
@@ -345,10 +356,18 @@ mod tests {
         assert_eq!(skeleton(body.as_bytes()).unwrap(), base);
         let method = SRC.replace("return 2", "x = 1\n        return x + 1");
         assert_eq!(skeleton(method.as_bytes()).unwrap(), base);
+        // A plain function of the module: added, renamed, its signature.
+        let added = format!("{SRC}\n\ndef g():\n    return 1\n");
+        assert_eq!(skeleton(added.as_bytes()).unwrap(), base);
+        assert_eq!(
+            skeleton(SRC.replace("def f(n):", "def f(n, m=1):").as_bytes()).unwrap(),
+            base
+        );
         for changed in [
             SRC.replace("LIMIT = 3", "LIMIT = 4"),
-            SRC.replace("def f(n):", "def f(n, m=1):"),
             SRC.replace("X = 1", "X = 2"),
+            SRC.replace("    def m(self):", "    def m(self, k=1):"),
+            SRC.replace("def f(n):", "@register\ndef f(n):"),
         ] {
             assert_ne!(skeleton(changed.as_bytes()).unwrap(), base, "{changed}");
         }
