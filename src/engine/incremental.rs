@@ -305,3 +305,80 @@ pub(super) fn write_diffs(out: &Path, reuse: &Reuse) -> Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_verdict_is_reused_only_when_its_outcome_fingerprint_and_every_input_match() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.py"), "x = 1\n").unwrap();
+        std::fs::write(dir.path().join("b.py"), "y = 1\n").unwrap();
+        let files = vec!["a.py".to_string(), "b.py".to_string()];
+        let mut hasher = Hasher::new(dir.path(), files);
+        let mut row = MutantResult::new(
+            "m",
+            "c",
+            "a.py",
+            "u:1:1".into(),
+            Outcome::Killed,
+            "d".into(),
+        );
+        row.fingerprint = Some("sha256:f".into());
+        row.inputs = vec!["a.py".into(), "b.py".into()];
+        let mut hashes: BTreeMap<String, String> = row
+            .inputs
+            .iter()
+            .map(|i| (i.clone(), hasher.hash(i)))
+            .collect();
+        let fp = Some("sha256:f");
+        assert_eq!(rerun_reason(Some(&row), fp, &hashes, &mut hasher), None);
+        assert!(rerun_reason(None, fp, &hashes, &mut hasher).is_some());
+        let other = rerun_reason(Some(&row), Some("sha256:g"), &hashes, &mut hasher);
+        assert!(other.unwrap().contains("changed"));
+        hashes.insert("b.py".into(), "sha256:old".into());
+        assert_eq!(
+            rerun_reason(Some(&row), fp, &hashes, &mut hasher).as_deref(),
+            Some("b.py changed")
+        );
+        hashes.remove("b.py");
+        assert!(rerun_reason(Some(&row), fp, &hashes, &mut hasher).is_some());
+        let good: BTreeMap<String, String> = row
+            .inputs
+            .iter()
+            .map(|i| (i.clone(), hasher.hash(i)))
+            .collect();
+        for o in [
+            Outcome::Timeout,
+            Outcome::Flaky,
+            Outcome::WrongReason,
+            Outcome::Unviable,
+        ] {
+            let r = MutantResult {
+                outcome: o,
+                ..row.clone()
+            };
+            assert!(
+                rerun_reason(Some(&r), fp, &good, &mut hasher).is_some(),
+                "{o:?}"
+            );
+        }
+        for o in [Outcome::Survived, Outcome::NoCoverage] {
+            let r = MutantResult {
+                outcome: o,
+                ..row.clone()
+            };
+            assert_eq!(
+                rerun_reason(Some(&r), fp, &good, &mut hasher),
+                None,
+                "{o:?}"
+            );
+        }
+        let bare = MutantResult {
+            inputs: vec![],
+            ..row.clone()
+        };
+        assert!(rerun_reason(Some(&bare), fp, &good, &mut hasher).is_some());
+    }
+}

@@ -127,7 +127,11 @@ pub fn is_test_file(path: &str) -> bool {
 pub fn skeleton(source: &[u8]) -> Option<Vec<u8>> {
     let shape = crate::catalog::python_shape(source)?;
     let mut out = Vec::with_capacity(source.len());
-    for st in shape.statements.iter().filter(|st| !shape.plain.contains(st)) {
+    for st in shape
+        .statements
+        .iter()
+        .filter(|st| !shape.plain.contains(st))
+    {
         let mut at = st.start;
         for b in shape
             .bodies
@@ -171,7 +175,7 @@ pub fn of_verdict(
     files: &[String],
     read: &dyn Fn(&str) -> Option<Vec<u8>>,
 ) -> Vec<String> {
-    let mut set: BTreeSet<String> = [row.file.clone(), CONFIG.to_string()].into();
+    let mut set: BTreeSet<String> = [row.file.clone()].into();
     let executed = match (map, row.outcome) {
         (Some(map), Outcome::Killed)
             if !row.red_tests.is_empty() && row.red_tests.iter().all(|t| map.knows_test(t)) =>
@@ -422,5 +426,100 @@ mod tests {
         let body = all(files(&["tests/test_b.py"]));
         assert_ne!(body[3], conf[3]);
         assert_eq!(body[4], conf[4], "a body change keeps the skeleton");
+    }
+
+    fn map() -> CoverageMap {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("map.json");
+        // t::a runs a.py and test_a.py; t::b runs b.py, helper.py and
+        // test_b.py; c.py is imported by everyone, run by no test.
+        std::fs::write(
+            &p,
+            r#"{"tests": ["t::a", "t::b"], "files": {
+                "app/a.py": [[1, 1, "*"], [2, 2, [0]]],
+                "app/b.py": [[1, 1, "*"], [2, 2, [1]]],
+                "app/helper.py": [[1, 1, "*"], [2, 2, [1]]],
+                "app/c.py": [[1, 1, "*"], [4, 4, []]],
+                "tests/test_a.py": [[1, 1, "*"], [3, 3, [0]]],
+                "tests/test_b.py": [[1, 1, "*"], [3, 3, [1]]]}}"#,
+        )
+        .unwrap();
+        CoverageMap::read(&p).unwrap()
+    }
+
+    fn row(outcome: Outcome, red: &[&str]) -> MutantResult {
+        let mut r = MutantResult::new("m", "c", "app/a.py", "u:1:1".into(), outcome, "d".into());
+        r.red_tests = red.iter().map(|s| s.to_string()).collect();
+        r
+    }
+
+    #[test]
+    fn inputs_of_each_verdict() {
+        let m = map();
+        let files: Vec<String> = ["app/__init__.py", "app/a.py", "README.md"]
+            .map(String::from)
+            .to_vec();
+        let read = |_: &str| Some(b"import os\n\n\ndef f():\n    return 1\n".to_vec());
+        let kill = of_verdict(&row(Outcome::Killed, &["t::a"]), Some(&m), &files, &read);
+        assert_eq!(
+            kill,
+            [
+                "app/a.py",
+                "config:*",
+                "skeleton:app/__init__.py",
+                "skeleton:app/b.py",
+                "skeleton:app/c.py",
+                "skeleton:app/helper.py",
+                "skeleton:tests/test_b.py",
+                "tests/test_a.py",
+            ]
+        );
+        let survivor = of_verdict(&row(Outcome::Survived, &[]), Some(&m), &files, &read);
+        assert_eq!(
+            survivor,
+            [
+                "app/a.py",
+                "app/b.py",
+                "app/helper.py",
+                "config:*",
+                "skeleton:app/__init__.py",
+                "skeleton:app/c.py",
+                "tests/test_a.py",
+                "tests/test_b.py",
+                "tests:*",
+            ]
+        );
+        let uncovered = of_verdict(&row(Outcome::NoCoverage, &[]), Some(&m), &files, &read);
+        assert_eq!(uncovered, survivor);
+        // Import-time code that ran a function of its own: the whole file.
+        let called = |_: &str| Some(b"def f(): return 1\n".to_vec());
+        let whole = of_verdict(&row(Outcome::Killed, &["t::a"]), Some(&m), &files, &called);
+        assert!(whole.contains(&"app/c.py".to_string()), "{whole:?}");
+        let tree = ["app/a.py", "config:*", "tree:*"];
+        // No map; a kill by a test the map does not name; a summary-only kill.
+        assert_eq!(
+            of_verdict(&row(Outcome::Killed, &["t::a"]), None, &files, &read),
+            tree
+        );
+        assert_eq!(
+            of_verdict(&row(Outcome::Survived, &[]), None, &files, &read),
+            tree
+        );
+        assert_eq!(
+            of_verdict(&row(Outcome::Killed, &["t::zz"]), Some(&m), &files, &read),
+            tree
+        );
+        assert_eq!(
+            of_verdict(&row(Outcome::Killed, &[]), Some(&m), &files, &read),
+            tree
+        );
+        for o in [
+            Outcome::Timeout,
+            Outcome::Flaky,
+            Outcome::Unviable,
+            Outcome::WrongReason,
+        ] {
+            assert!(of_verdict(&row(o, &["t::a"]), Some(&m), &files, &read).is_empty());
+        }
     }
 }
