@@ -2,9 +2,11 @@
 # The action's one step (action.yml): installs unguard (install.sh) and runs
 # the mode in UNGUARD_MODE. Outputs go to GITHUB_OUTPUT.
 #
-#   run      unguard run [--shard K/N] --out OUT [ARGS]: records `exit`; fails
-#            when no outcomes.json was written, and, without a shard, with
-#            unguard's own exit code (an unsharded run is the gate)
+#   run      unguard run [--shard K/N] [--incremental FILE] --out OUT [ARGS]:
+#            records `exit`; fails when no outcomes.json was written, and,
+#            without a shard, with unguard's own exit code (an unsharded run is
+#            the gate). UNGUARD_INCREMENTAL names an earlier outcomes.json (the
+#            base branch's last full run); when it is missing, every mutant runs
 #   merge    unguard merge RESULTS --out OUT, then the reports comment.md,
 #            unguard.sarif, unguard-junit.xml: records `exit`; fails only when
 #            a report does not render
@@ -34,6 +36,11 @@ mode_run() {
     out="${out:-unguard.out}"
   fi
   read -r -a extra <<< "${UNGUARD_ARGS:-}"
+  local earlier="${UNGUARD_INCREMENTAL:-}"
+  if [ -n "$earlier" ] && [ ! -f "$earlier" ]; then
+    echo "::notice title=unguard run::no earlier results at $earlier (no full run of the base branch cached yet?): every mutant runs"
+    earlier=""
+  fi
   # The suite is the pull request's code: say so when a token is within its reach.
   local var
   for var in GITHUB_TOKEN GH_TOKEN; do
@@ -41,7 +48,7 @@ mode_run() {
       echo "::warning title=unguard run::$var is set in this job's environment, so the pull request's tests can read it; set it only on the job that posts the comment"
     fi
   done
-  "$bin" run "${UNGUARD_PATH:-.}" ${shard:+--shard "$shard"} --out "$out" "${extra[@]}" || code=$?
+  "$bin" run "${UNGUARD_PATH:-.}" ${shard:+--shard "$shard"} ${earlier:+--incremental "$earlier"} --out "$out" "${extra[@]}" || code=$?
   output exit "$code"
   output out "$out"
   echo "unguard run ${shard:+--shard $shard }exited $code"

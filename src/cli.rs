@@ -278,6 +278,11 @@ pub struct RunArgs {
     /// Excuse a mutant from score and gate: `ID=REASON` (repeatable; adds to `gate.allow`).
     #[arg(long, value_name = "ID=REASON", value_parser = parse_allow)]
     pub allow: Vec<(String, String)>,
+    /// Reuse the verdicts of an earlier run's outcomes.json that nothing
+    /// they depend on has changed since (mutation, files, tests, config,
+    /// locks, unguard's version); run only the others (docs/incremental.md).
+    #[arg(long, value_name = "FILE")]
+    pub incremental: Option<PathBuf>,
 }
 
 /// How mutants are run (shared by `run` and `audit`).

@@ -152,6 +152,10 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
         &spec.spec_path,
     )?;
     let template = read_template(args.reports.template.as_deref())?;
+    let earlier = match &args.incremental {
+        Some(path) => Some(Arc::new(engine::read_earlier(path)?)),
+        None => None,
+    };
     let (rejected, details) = plan.rejected_report();
     if rejected > 0 && !args.keep_going {
         return Err(Error::Stale {
@@ -165,7 +169,8 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
         .timeout_is
         .or(spec.timeout_is)
         .unwrap_or(TimeoutPolicy::Killed);
-    let opts = engine_options(&args.exec, policy, gate, &spec, &plan, &args.target.path);
+    let mut opts = engine_options(&args.exec, policy, gate, &spec, &plan, &args.target.path);
+    opts.incremental = earlier;
     let (out, results) = run_engine(&spec, plan, opts)?;
     Ok(publish::publish(
         &out,
@@ -227,6 +232,7 @@ fn engine_options(
         isolation: isolation(exec),
         full: exec.full,
         coverage: !exec.no_coverage && !exec.full,
+        incremental: None,
     }
 }
 

@@ -406,6 +406,58 @@ pub fn operator(id: &str) -> Option<&'static Operator> {
     catalog().iter().find(|o| o.id == id)
 }
 
+/// The shape of a Python source that its import runs, as byte ranges.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PythonShape {
+    /// The module's statements, comments left out.
+    pub statements: Vec<std::ops::Range<usize>>,
+    /// The bodies of its functions and methods, outermost only (a nested
+    /// function lies inside its outer body): code its import does not run
+    /// unless it is called.
+    pub bodies: Vec<std::ops::Range<usize>>,
+    /// Its plain functions: defined at module level, no decorator (binding
+    /// a name is all their import does).
+    pub plain: Vec<std::ops::Range<usize>>,
+}
+
+/// The [`PythonShape`] of `source`; `None` when it is not UTF-8, holds a
+/// NUL byte or does not parse cleanly.
+pub fn python_shape(source: &[u8]) -> Option<PythonShape> {
+    if source.contains(&0) {
+        return None;
+    }
+    let text = std::str::from_utf8(source).ok()?;
+    let tree: AstGrep<Doc> = AstGrep::try_new(text, Grammar::Python).ok()?;
+    let root = tree.root();
+    if root.dfs().any(|n| n.is_error() || n.is_missing()) {
+        return None;
+    }
+    let mut shape = PythonShape::default();
+    for n in root.children() {
+        if n.is_named() && n.kind() != "comment" {
+            shape.statements.push(n.range());
+            if n.kind() == "function_definition" {
+                shape.plain.push(n.range());
+            }
+        }
+    }
+    for n in root.dfs() {
+        if n.kind() != "function_definition" {
+            continue;
+        }
+        let Some(body) = n.field("body") else {
+            continue;
+        };
+        let r = body.range();
+        let outer = shape.bodies.last();
+        if outer.is_some_and(|b| b.start <= r.start && r.end <= b.end) {
+            continue;
+        }
+        shape.bodies.push(r);
+    }
+    Some(shape)
+}
+
 /// A file, parsed lazily once per grammar for all operators that need it.
 struct Parsed<'a> {
     source: &'a [u8],

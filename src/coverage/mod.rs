@@ -261,6 +261,66 @@ pub fn changed_lines(original: &[u8], mutated: &[u8]) -> Option<(usize, usize)> 
     Some((first, last.max(first)))
 }
 
+/// Queries for incremental runs (`--incremental`): which files what tests
+/// executed.
+impl CoverageMap {
+    /// Whether the map names test `id` (it executed code of the copy).
+    pub fn knows_test(&self, id: &str) -> bool {
+        self.tests.iter().any(|t| t == id)
+    }
+
+    /// The files a statement of which one of `tests` (JUnit ids) executed
+    /// under its own name; `None` for every test of the map. Sorted.
+    pub fn files_run_by(&self, tests: Option<&[String]>) -> Vec<String> {
+        let wanted: Option<Vec<u32>> = tests.map(|ids| {
+            (0..self.tests.len() as u32)
+                .filter(|&i| ids.contains(&self.tests[i as usize]))
+                .collect()
+        });
+        let mut out: Vec<String> = self
+            .files
+            .iter()
+            .filter(|(_, statements)| {
+                statements.iter().any(|s| match (&s.hit, &wanted) {
+                    (Hit::Tests(t), None) => !t.is_empty(),
+                    (Hit::Tests(t), Some(w)) => t.iter().any(|i| w.contains(i)),
+                    (Hit::Everyone, _) => false,
+                })
+            })
+            .map(|(f, _)| f.clone())
+            .collect();
+        out.sort();
+        out
+    }
+
+    /// Every file the run measured (it executed some of its code), sorted.
+    pub fn measured_files(&self) -> Vec<String> {
+        let mut out: Vec<String> = self.files.keys().cloned().collect();
+        out.sort();
+        out
+    }
+
+    /// Per file, the lines (first and last, 1-based) of the statements run
+    /// outside any test (imports, module level): code every test may
+    /// depend on. Sorted by file; files without such code left out.
+    pub fn run_by_everyone(&self) -> Vec<(String, Vec<(usize, usize)>)> {
+        let mut out: Vec<(String, Vec<(usize, usize)>)> = self
+            .files
+            .iter()
+            .filter_map(|(f, statements)| {
+                let lines: Vec<(usize, usize)> = statements
+                    .iter()
+                    .filter(|s| s.hit == Hit::Everyone)
+                    .map(|s| (s.first, s.last))
+                    .collect();
+                (!lines.is_empty()).then(|| (f.clone(), lines))
+            })
+            .collect();
+        out.sort();
+        out
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -349,5 +409,18 @@ mod tests {
             Some((4, 4))
         );
         assert_eq!(changed_lines(o, o), None);
+    }
+    #[test]
+    fn files_run_by_tests_and_by_everyone() {
+        let m = map();
+        assert!(m.knows_test("t::a") && !m.knows_test("t::c"));
+        assert_eq!(m.files_run_by(Some(&["t::b".into()])), ["app/g.py"]);
+        assert!(m.files_run_by(Some(&["t::c".into()])).is_empty());
+        assert_eq!(m.files_run_by(None), ["app/g.py"]);
+        assert_eq!(
+            m.run_by_everyone(),
+            [("app/g.py".to_string(), vec![(1, 1)])]
+        );
+        assert_eq!(m.measured_files(), ["app/g.py"]);
     }
 }

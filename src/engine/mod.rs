@@ -20,6 +20,7 @@
 mod adapter;
 mod baseline;
 mod coverage_run;
+mod incremental;
 mod job;
 mod kill_first;
 mod prepare;
@@ -34,6 +35,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 pub use baseline::{AUTO_TIMEOUT_FACTOR, AUTO_TIMEOUT_MIN, BASELINE_CAP};
+pub use incremental::{read as read_earlier, Earlier};
 
 use crate::error::{Context, Error, Result};
 use crate::outcome;
@@ -89,6 +91,8 @@ pub struct EngineOptions {
     /// coverage run after a green baseline picks each mutant's covering
     /// tests and finds the mutants no test executes (`no-coverage`).
     pub coverage: bool,
+    /// `--incremental`: the earlier run whose verdicts may be reused.
+    pub incremental: Option<Arc<Earlier>>,
 }
 
 impl EngineOptions {
@@ -129,6 +133,9 @@ struct Ctx {
     progress: Progress,
     canaries: CanaryBoard,
     kill_first: kill_first::KillFirst,
+    /// The verdicts reused from an earlier run, and what recording this
+    /// run's needs.
+    reuse: incremental::Reuse,
 }
 
 impl Ctx {
@@ -205,8 +212,10 @@ pub fn run_plan(spec: &Spec, plan: Plan, mut opts: EngineOptions) -> Result<(Pat
     let (out, manifest) = prepare::out_dir_and_manifest(spec, &opts.out)?;
     prepare::check_targets_copied(&plan, &manifest)?;
     eprintln!("{}", prepare::banner(&plan, &manifest, &opts.root_display));
+    let (plan, reuse) = incremental::split(spec, plan, &manifest, &opts);
+    incremental::write_diffs(&out, &reuse)?;
     opts.out = out.clone();
-    let results = execute(spec, plan, manifest, opts)?;
+    let results = execute(spec, plan, manifest, opts, reuse)?;
     Ok((out, results))
 }
 
@@ -218,11 +227,12 @@ pub fn check_copyable(spec: &Spec, plan: &Plan) -> Result<()> {
 }
 
 /// Run the loop. The manifest must describe the target tree; the output dir must exist.
-pub fn execute(
+fn execute(
     spec: &Spec,
     plan: Plan,
     manifest: Manifest,
     opts: EngineOptions,
+    reuse: incremental::Reuse,
 ) -> Result<Results> {
     crate::run::isolation::set_mode(opts.isolation);
     // No descriptor unguard inherited reaches a suite (or a supervisor).
@@ -232,7 +242,7 @@ pub fn execute(
         .enable_all()
         .build()
         .context("starting the async runtime")?;
-    rt.block_on(execute_async(spec, plan, manifest, opts))
+    rt.block_on(execute_async(spec, plan, manifest, opts, reuse))
 }
 
 async fn execute_async(
@@ -240,6 +250,7 @@ async fn execute_async(
     plan: Plan,
     manifest: Manifest,
     opts: EngineOptions,
+    reuse: incremental::Reuse,
 ) -> Result<Results> {
     let started = Instant::now();
     let started_at = chrono::DateTime::<chrono::Utc>::from(std::time::SystemTime::now())
@@ -271,6 +282,7 @@ async fn execute_async(
         progress,
         canaries,
         kill_first: Default::default(),
+        reuse,
     });
     let phase = scheduler::run_phase(&ctx, copies, jobs, &cancel).await;
     // A baseline that cannot be used (or a baseline job that failed) stops
@@ -401,7 +413,8 @@ fn assemble(spec: &Spec, ctx: &Ctx, run: Run) -> Results {
     }
     let interrupted = Interrupts::interrupted();
     let opts = &ctx.opts;
-    let mut mutants: Vec<MutantResult> = results.into_values().collect();
+    let mut mutants: Vec<MutantResult> = ctx.reuse.join(results).into_values().collect();
+    let hashes = incremental::record(spec, ctx, &ctx.reuse, &mut mutants);
     let (summary, gate) =
         crate::gate::judge(&mut mutants, &opts.gate, opts.timeout_policy, interrupted);
     let sources = ctx
@@ -431,5 +444,6 @@ fn assemble(spec: &Spec, ctx: &Ctx, run: Run) -> Results {
         thresholds: opts.thresholds,
         selection: opts.selection.clone(),
         sources,
+        hashes,
     }
 }

@@ -240,6 +240,7 @@ fn model_without_mutants(r: &Results) -> serde_json::Result<serde_json::Map<Stri
         thresholds,
         selection,
         sources,
+        hashes,
     } = r;
     let mut m = serde_json::Map::new();
     let mut put = |k: &str, v: Json| {
@@ -266,12 +267,15 @@ fn model_without_mutants(r: &Results) -> serde_json::Result<serde_json::Map<Stri
     put("thresholds", serde_json::to_value(thresholds)?);
     put("selection", serde_json::to_value(selection)?);
     put("sources", serde_json::to_value(sources)?);
+    if !hashes.is_empty() {
+        put("hashes", serde_json::to_value(hashes)?);
+    }
     Ok(m)
 }
 
 /// Every key of a mutant in a template, sorted (the order `|items` and
 /// `|dictsort` see, as for a map): the model's fields, then the computed ones.
-pub(crate) const MUTANT_KEYS: [&str; 41] = [
+pub(crate) const MUTANT_KEYS: [&str; 44] = [
     "allowed",
     "command",
     "control",
@@ -284,9 +288,11 @@ pub(crate) const MUTANT_KEYS: [&str; 41] = [
     "duration_s",
     "exit",
     "file",
+    "fingerprint",
     "full_suite",
     "icon",
     "id",
+    "inputs",
     "is_allowed",
     "is_finding",
     "killed_by",
@@ -303,6 +309,7 @@ pub(crate) const MUTANT_KEYS: [&str; 41] = [
     "red_tests",
     "replacement",
     "reset_paths",
+    "reused",
     "rule",
     "runs",
     "site",
@@ -314,6 +321,23 @@ pub(crate) const MUTANT_KEYS: [&str; 41] = [
     "time",
     "twin_reported",
 ];
+
+/// A mutant's outcome as the tables show it: `killed`, `survived (allowed)`,
+/// `killed (reused)` (its verdict comes from an earlier run).
+pub(crate) fn label(m: &MutantResult) -> String {
+    let o = m.outcome.as_str();
+    let mut out = if m.is_allowed() {
+        format!("{o} (allowed)")
+    } else if m.is_twin_reported() {
+        format!("{o} (twin reported)")
+    } else {
+        o.to_string()
+    };
+    if m.reused.is_some() {
+        out.push_str(" (reused)");
+    }
+    out
+}
 
 /// One mutant in a template: its fields are made when a template reads them.
 pub(crate) struct MutantView {
@@ -368,6 +392,9 @@ impl MutantView {
             direction,
             reason,
             twin_reported: _,
+            fingerprint,
+            inputs,
+            reused,
         } = m;
         let is_allowed = m.is_allowed();
         Some(match key {
@@ -401,6 +428,9 @@ impl MutantView {
             "direction" => direction.map(|d| Value::from(d.as_str())).into(),
             "reason" => reason.map(|k| Value::from(k.as_str())).into(),
             "twin_reported" => Value::from(m.is_twin_reported()),
+            "fingerprint" => opt_str(fingerprint),
+            "inputs" => strs(inputs),
+            "reused" => model(reused),
             // The computed ones.
             "site" => Value::from(if *line > 0 {
                 format!("{file}:{line}")
@@ -415,13 +445,7 @@ impl MutantView {
             } else {
                 icon(*outcome)
             }),
-            "label" => Value::from(if is_allowed {
-                format!("{} (allowed)", outcome.as_str())
-            } else if m.is_twin_reported() {
-                format!("{} (twin reported)", outcome.as_str())
-            } else {
-                outcome.as_str().to_string()
-            }),
+            "label" => Value::from(label(m)),
             "is_allowed" => Value::from(is_allowed),
             "is_finding" => Value::from(is_finding(*outcome)),
             "diff_lines" => diff.as_deref().map(diff_lines).unwrap_or_default().into(),
@@ -599,6 +623,9 @@ mod tests {
                 "reason": m.reason.map(|k| k.as_str()),
                 "red_counted": m.red_counted,
                 "twin_reported": m.is_twin_reported(),
+                "fingerprint": m.fingerprint,
+                "inputs": m.inputs,
+                "reused": m.reused,
                 "diff_href": m.diff_file.as_deref().map(href),
                 "log_href": m.log_file.as_deref().map(href),
             })
@@ -659,7 +686,7 @@ mod tests {
             render("{% for k, v in mutants[0]|items %}{{ k }} {% endfor %}"),
             MUTANT_KEYS.join(" ") + " "
         );
-        assert_eq!(render("{{ mutants[0]|length }}"), "41");
+        assert_eq!(render("{{ mutants[0]|length }}"), "44");
         assert_eq!(
             render("{% for l in findings[0].diff_lines %}{{ l.kind }}:{{ l.text }}|{% endfor %}"),
             "meta:--- a/f.py|meta:+++ b/f.py|hunk:@@ -1,2 +1,2 @@|ctx: ctx|del:-old|add:+new|"

@@ -130,7 +130,10 @@ pub fn table(results: &Results) -> String {
             cell(&m.id),
             cell(&short(&m.control)),
             cell(&site(m)),
-            m.outcome.as_str().to_string(),
+            match &m.reused {
+                Some(_) => format!("{} (reused)", m.outcome.as_str()),
+                None => m.outcome.as_str().to_string(),
+            },
             cell(&red_tests_cell(m)),
             format!("{:.1}s", m.duration_s),
         ]);
@@ -309,6 +312,9 @@ pub(crate) mod tests {
             full_suite: true,
             direction: None,
             twin_reported: false,
+            fingerprint: None,
+            inputs: vec![],
+            reused: None,
         }
     }
 
@@ -339,6 +345,7 @@ pub(crate) mod tests {
             selection: Default::default(),
             sources: Default::default(),
             started_at: None,
+            hashes: Default::default(),
         }
     }
 

@@ -75,6 +75,11 @@ pub fn merge(dirs: &[PathBuf]) -> Result<Results> {
             filters: first.selection.filters.clone(),
         },
         sources,
+        // Shards of one run hash one tree: the union of their tables.
+        hashes: shards
+            .iter()
+            .flat_map(|(_, r)| r.hashes.iter().map(|(k, v)| (k.clone(), v.clone())))
+            .collect(),
     })
 }
 

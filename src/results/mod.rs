@@ -3,6 +3,7 @@
 //! never rename or remove these.
 
 pub mod fingerprint;
+pub mod inputs;
 pub mod merge;
 pub mod row;
 pub mod twins;
@@ -191,6 +192,38 @@ pub struct MutantResult {
     /// of the score and the gate.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub twin_reported: bool,
+    /// For a verdict a later `--incremental` run may reuse (killed,
+    /// survived, no-coverage): `sha256:…` of the mutation (its spec entry
+    /// and resolved test command), its file's bytes, the run's settings
+    /// that decide verdicts and unguard's version (see
+    /// `src/results/inputs.rs`). Absent for other verdicts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fingerprint: Option<String>,
+    /// The inputs its verdict depends on (keys of [`Results::hashes`]):
+    /// files relative to the target root, `skeleton:FILE` (a Python file's
+    /// code outside function bodies), `config:*` (the test configuration
+    /// and lock files), `tests:*` (the list of test files), `tree:*` (every
+    /// file of the copy). Empty when the verdict cannot be reused.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub inputs: Vec<String>,
+    /// Set when this verdict was reused from an earlier run
+    /// (`--incremental`): nothing ran for it in this one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reused: Option<Reused>,
+}
+
+/// Where a reused verdict comes from.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, JsonSchema)]
+pub struct Reused {
+    /// The `outcomes.json` it was read from (`--incremental`, as given).
+    pub file: String,
+    /// The run fingerprint of the run that decided it (a verdict that
+    /// run reused in turn names the run that decided it first).
+    #[serde(default)]
+    pub fingerprint: Option<String>,
+    /// When the run that decided it started (RFC 3339, UTC).
+    #[serde(default)]
+    pub started_at: Option<String>,
 }
 
 /// One run of a subset of the suite with a mutant in place.
@@ -293,6 +326,9 @@ impl MutantResult {
             subset_runs: Vec::new(),
             full_suite: false,
             twin_reported: false,
+            fingerprint: None,
+            inputs: Vec::new(),
+            reused: None,
         }
     }
 
@@ -463,6 +499,10 @@ pub struct Summary {
     /// counted here instead of under their outcome, out of score and gate.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub twins_reported: usize,
+    /// Mutants whose verdict was reused from an earlier run
+    /// (`--incremental`), counted under their outcome too.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub reused: usize,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -499,6 +539,7 @@ impl Summary {
             internal_error: count(Outcome::InternalError),
             allowed: mutants.iter().filter(|m| m.is_allowed()).count(),
             twins_reported: mutants.iter().filter(|m| m.is_twin_reported()).count(),
+            reused: mutants.iter().filter(|m| m.reused.is_some()).count(),
             ..Summary::default()
         };
         s.scored = s.killed + s.survived + s.no_coverage + s.timeout + s.wrong_reason + s.flaky;
@@ -537,10 +578,11 @@ impl Summary {
             Some(s) => format!("score {s:.1}% ({}/{})", self.detected, self.scored),
             None => "no score (no mutant ran)".into(),
         };
-        let noun = if self.mutants == 1 {
-            "mutant"
-        } else {
-            "mutants"
+        let noun = match (self.mutants, self.reused) {
+            (1, 0) => "mutant".to_string(),
+            (_, 0) => "mutants".to_string(),
+            (1, _) => "mutant (reused)".to_string(),
+            (_, r) => format!("mutants ({r} reused)"),
         };
         if parts.is_empty() {
             format!("{} {noun}; {score}", self.mutants)
@@ -707,4 +749,8 @@ pub struct Results {
     /// can show the code without the tree.
     #[serde(default)]
     pub sources: BTreeMap<String, String>,
+    /// The hash of every input a mutant lists (`mutants[].inputs`), as this
+    /// run found it: what a later `--incremental` run compares against.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub hashes: BTreeMap<String, String>,
 }

@@ -4,7 +4,7 @@
 
 use crate::outcome::{self, Verdict};
 use crate::plan::{Mutant, Rejected};
-use crate::results::{Direction, Location, MutantResult, Position};
+use crate::results::{Direction, Location, MutantResult, Position, Reused};
 use crate::spec::SpecPos;
 
 fn spec_pos(p: &SpecPos) -> String {
@@ -80,4 +80,53 @@ pub fn rejected_result(r: &Rejected) -> MutantResult {
     out.rule = r.rule.clone();
     out.direction = r.direction;
     out
+}
+
+/// The row of ready mutant `m` (run under `command`) whose verdict is
+/// `earlier`'s, reused from an earlier run that read it from `from`: the
+/// verdict and its facts are the earlier row's, the site and spec position
+/// today's; nothing of this run's (time, logs, subset runs) is in it.
+pub fn reused_result(
+    m: &Mutant,
+    command: String,
+    earlier: &MutantResult,
+    from: Reused,
+) -> MutantResult {
+    let mut r = earlier.clone();
+    r.control = m.control.clone();
+    r.rule = m.rule.clone();
+    r.direction = m.direction;
+    r.file = m.file.clone();
+    r.spec_pos = spec_pos(&m.pos);
+    r.line = m.line;
+    r.killed_by = m.killed_by.clone();
+    r.location = Some(Location {
+        start: Position {
+            line: m.line,
+            column: m.col,
+        },
+        end: Position {
+            line: m.end_line,
+            column: m.end_col,
+        },
+    });
+    r.replacement = Some(m.replacement.clone());
+    r.sites = m.sites;
+    r.command = Some(command);
+    r.diff = Some(m.diff.clone());
+    r.duration_s = 0.0;
+    r.log_file = None;
+    r.subset_runs = Vec::new();
+    r.reset_paths = 0;
+    r.allowed = None;
+    r.twin_reported = false;
+    // A verdict reused before names the run that decided it.
+    r.reused = Some(match &earlier.reused {
+        Some(origin) => Reused {
+            file: from.file,
+            ..origin.clone()
+        },
+        None => from,
+    });
+    r
 }

@@ -23,6 +23,7 @@ mod github_workflow;
 mod go_test_json;
 mod honest_verdicts;
 mod hostile_inputs;
+mod incremental_runs;
 mod interrupts_and_user_tree;
 mod junit_reports;
 mod kill_first;
