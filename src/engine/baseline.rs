@@ -48,7 +48,7 @@ enum Slot {
     /// Green: its row, the timeout its mutants run under, its JUnit report
     /// (the tests a subset is picked from) and how it runs a subset.
     Green {
-        result: BaselineResult,
+        result: Box<BaselineResult>,
         timeout: Duration,
         report: Option<Arc<Report>>,
         adapter: Option<Adapter>,
@@ -148,7 +148,7 @@ impl Board {
         lock(&self.slots)
             .iter()
             .filter_map(|s| match s {
-                Slot::Green { result, .. } => Some(result.clone()),
+                Slot::Green { result, .. } => Some(BaselineResult::clone(result)),
                 Slot::Pending => None,
             })
             .collect()
@@ -172,7 +172,7 @@ impl Board {
         let all_green = {
             let mut slots = lock(&self.slots);
             slots[test] = Slot::Green {
-                result: green.result,
+                result: Box::new(green.result),
                 timeout: green.timeout,
                 adapter: green.adapter,
                 report: green.report.map(Arc::new),

@@ -175,7 +175,7 @@ pub fn of_verdict(
     files: &[String],
     read: &dyn Fn(&str) -> Option<Vec<u8>>,
 ) -> Vec<String> {
-    let mut set: BTreeSet<String> = [row.file.clone()].into();
+    let mut set: BTreeSet<String> = [row.file.clone(), CONFIG.to_string()].into();
     let executed = match (map, row.outcome) {
         (Some(map), Outcome::Killed)
             if !row.red_tests.is_empty() && row.red_tests.iter().all(|t| map.knows_test(t)) =>
@@ -267,8 +267,8 @@ impl Hasher {
             return h.clone();
         }
         let h = match input {
-            CONFIG => self.digest("config", |f| is_config(f), true),
-            TESTS => self.digest("tests", |f| is_test_file(f), false),
+            CONFIG => self.digest("config", is_config, true),
+            TESTS => self.digest("tests", is_test_file, false),
             TREE => self.digest("tree", |_| true, true),
             _ => match input.strip_prefix(SKELETON) {
                 Some(file) => {
