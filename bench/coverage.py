@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Per-test coverage (issue 36): an audit with and without coverage selection, side by side.
 
-    python3 bench/coverage.py TARGET [-j 2] [--file GLOB] [--bin PATH] [--keep]
+    python3 bench/coverage.py TARGET [-j 2] [--file GLOB] [--test-command CMD] [--bin PATH] [--keep]
 
 TARGET is a checkout whose test command unguard detects (or that has its own
 unguard.yaml). Runs, one after the other on the same commit and flags:
@@ -50,13 +50,15 @@ def main():
     ap.add_argument("--file", action="append", default=[], help="audit only these files (repeatable glob)")
     ap.add_argument("--bin", default=os.path.join(os.path.dirname(__file__), "..", "target", "release", "unguard"))
     ap.add_argument("--keep", action="store_true", help="keep the two output dirs")
+    ap.add_argument("--test-command", help="passed to both audits (audit's own --test-command)")
     args = ap.parse_args()
     if not os.path.exists(args.bin):
         sys.exit("no unguard binary at %s (cargo build --release, or --bin)" % args.bin)
     tmp = tempfile.mkdtemp(prefix="ug-bench-coverage-")
+    extra = ["--test-command", args.test_command] if args.test_command else []
     try:
-        wa, a, ca = audit(args.bin, args.target, os.path.join(tmp, "with"), args.jobs, args.file, [])
-        wb, b, cb = audit(args.bin, args.target, os.path.join(tmp, "without"), args.jobs, args.file, ["--no-coverage"])
+        wa, a, ca = audit(args.bin, args.target, os.path.join(tmp, "with"), args.jobs, args.file, extra)
+        wb, b, cb = audit(args.bin, args.target, os.path.join(tmp, "without"), args.jobs, args.file, extra + ["--no-coverage"])
         ta, tb = table(a), table(b)
         differ = [
             (k, tb.get(k), ta.get(k))
