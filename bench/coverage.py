@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 """Per-test coverage (issue 36): an audit with and without coverage selection, side by side.
 
-    python3 bench/coverage.py TARGET [-j 2] [--file GLOB] [--bin PATH] [--keep]
+    python3 bench/coverage.py TARGET [-j 2] [--file GLOB] [--test-command CMD] [--bin PATH] [--keep]
 
 TARGET is a checkout whose test command unguard detects (or that has its own
 unguard.yaml). Runs, one after the other on the same commit and flags:
 
   A  unguard audit TARGET -j N --out <tmp>/with          (default: coverage on)
-  B  unguard audit TARGET -j N --out <tmp>/without --no-coverage
+  B  unguard audit TARGET -j N --out <tmp>/without --no-coverage   (or --full: --against full)
 
 and prints: both walls and their ratio (the issue's target: A <= 0.25 x B), the
 coverage run's time against one baseline (target: <= 2 x), and whether the two
@@ -50,13 +50,18 @@ def main():
     ap.add_argument("--file", action="append", default=[], help="audit only these files (repeatable glob)")
     ap.add_argument("--bin", default=os.path.join(os.path.dirname(__file__), "..", "target", "release", "unguard"))
     ap.add_argument("--keep", action="store_true", help="keep the two output dirs")
+    ap.add_argument("--test-command", help="passed to both audits (audit's own --test-command)")
+    ap.add_argument("--against", choices=["no-coverage", "full"], default="no-coverage",
+                    help="B's flag: --no-coverage (the speed target: default flags otherwise) or --full "
+                         "(no selection at all: the verdict table the issue compares with)")
     args = ap.parse_args()
     if not os.path.exists(args.bin):
         sys.exit("no unguard binary at %s (cargo build --release, or --bin)" % args.bin)
     tmp = tempfile.mkdtemp(prefix="ug-bench-coverage-")
+    extra = ["--test-command", args.test_command] if args.test_command else []
     try:
-        wa, a, ca = audit(args.bin, args.target, os.path.join(tmp, "with"), args.jobs, args.file, [])
-        wb, b, cb = audit(args.bin, args.target, os.path.join(tmp, "without"), args.jobs, args.file, ["--no-coverage"])
+        wa, a, ca = audit(args.bin, args.target, os.path.join(tmp, "with"), args.jobs, args.file, extra)
+        wb, b, cb = audit(args.bin, args.target, os.path.join(tmp, "without"), args.jobs, args.file, extra + ["--" + args.against])
         ta, tb = table(a), table(b)
         differ = [
             (k, tb.get(k), ta.get(k))
@@ -67,8 +72,9 @@ def main():
         base = a["baselines"][0]["duration_s"] if a.get("baselines") else None
         print("mutants: %d" % len(ta))
         print("with coverage:    %.0f s (exit %d)" % (wa, ca))
-        print("without coverage: %.0f s (exit %d)" % (wb, cb))
-        print("ratio: %.2f x (target <= 0.25 x)" % (wa / wb if wb else float("nan")))
+        print("with --%s: %.0f s (exit %d)" % (args.against, wb, cb))
+        print("ratio: %.2f x%s" % (wa / wb if wb else float("nan"),
+                                   " (target <= 0.25 x)" if args.against == "no-coverage" else ""))
         if cov:
             print("coverage run: %.1f s, %s; baseline %.1f s: %.2f x (target <= 2 x)" % (
                 cov["duration_s"], "used" if cov["used"] else "NOT used: " + cov.get("not_used", ""),
