@@ -42,6 +42,14 @@ pub fn mutant_result(m: &Mutant, command: String, v: Verdict) -> MutantResult {
         ),
         v,
     );
+    with_site(&mut r, m, command);
+    r
+}
+
+/// Put ready mutant `m`'s site facts (run under `command`) into row `r`:
+/// rule, direction, line and location, expected killers, replacement,
+/// sites, command and diff.
+fn with_site(r: &mut MutantResult, m: &Mutant, command: String) {
     r.rule = m.rule.clone();
     r.direction = m.direction;
     r.line = m.line;
@@ -60,7 +68,6 @@ pub fn mutant_result(m: &Mutant, command: String, v: Verdict) -> MutantResult {
     r.sites = m.sites;
     r.command = Some(command);
     r.diff = Some(m.diff.clone());
-    r
 }
 
 /// The result row of a mutation that never applied.
@@ -94,26 +101,9 @@ pub fn reused_result(
 ) -> MutantResult {
     let mut r = earlier.clone();
     r.control = m.control.clone();
-    r.rule = m.rule.clone();
-    r.direction = m.direction;
     r.file = m.file.clone();
     r.spec_pos = spec_pos(&m.pos);
-    r.line = m.line;
-    r.killed_by = m.killed_by.clone();
-    r.location = Some(Location {
-        start: Position {
-            line: m.line,
-            column: m.col,
-        },
-        end: Position {
-            line: m.end_line,
-            column: m.end_col,
-        },
-    });
-    r.replacement = Some(m.replacement.clone());
-    r.sites = m.sites;
-    r.command = Some(command);
-    r.diff = Some(m.diff.clone());
+    with_site(&mut r, m, command);
     r.duration_s = 0.0;
     r.log_file = None;
     r.subset_runs = Vec::new();
