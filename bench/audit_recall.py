@@ -55,6 +55,8 @@ SPLITS = {"tune": SITES, "test": HERE / "audit-sites-test"}
 TEST_START = HERE / "audit-test-start.json"
 TOLERANCE = 2
 LANGS = ("python", "typescript", "go")
+# Arguments given to every audit (`--audit-arg`).
+EXTRA_ARGS: list[str] = []
 
 
 def load_labels(path: pathlib.Path, split: str = "tune") -> dict:
@@ -216,9 +218,16 @@ def main() -> int:
     ap.add_argument("--show", action="store_true", help="print every missed and false site")
     ap.add_argument("--split", choices=["tune", "test"], default="tune", help="which label set to print")
     ap.add_argument(
+        "--audit-arg",
+        action="append",
+        default=[],
+        help="pass this argument to every `unguard audit` (e.g. --audit-arg=--guards)",
+    )
+    ap.add_argument(
         "--freeze", action="store_true", help="record the test split's starting point (once)"
     )
     args = ap.parse_args()
+    EXTRA_ARGS.extend(args.audit_arg)
     bin_ = binary(args.bin)
     twins = tightening_twins(bin_)
     servers = pathlib.Path(args.servers)
@@ -267,7 +276,9 @@ def score_split(split: str, bin_: str, twins: dict, servers: pathlib.Path, only:
                 f"{labels['server']}: {checkout} is at {at or '?'}, the labels are for "
                 f"{labels['commit']}: git -C {checkout} checkout {labels['commit']}"
             )
-        reported = reported_sites(bin_, checkout, labels.get("audit_args", []), twins)
+        reported = reported_sites(
+            bin_, checkout, [*labels.get("audit_args", []), *EXTRA_ARGS], twins
+        )
         labels["_reported"] = reported
         total, per_control, missed, false = score_server(labels, reported)
         results.append((labels, total, per_control, missed, false))

@@ -136,9 +136,10 @@ pub struct ScopeArgs {
     #[arg(long)]
     pub no_default_excludes: bool,
     /// Also find controls by their shape (refusal guards, security
-    /// predicates), named by the vocabulary table. Experimental: on the
-    /// servers the catalog was tuned on it adds few sites at a lower
-    /// precision (docs/catalog.md, "Shapes").
+    /// predicates, protective settings, schema constraints, protective
+    /// calls), named by the vocabulary table. Experimental: on the servers
+    /// the catalog was tuned on it adds few sites at a lower precision
+    /// (docs/catalog.md, "Shapes").
     #[arg(long)]
     pub shapes: bool,
     /// With `--shapes`, also list the refusal guards whose control the
@@ -146,6 +147,11 @@ pub struct ScopeArgs {
     /// ones). Implies `--shapes`.
     #[arg(long)]
     pub guards: bool,
+    /// Find controls by their shape alone, without the catalog's matchers
+    /// (its presence checks stay): what the shapes find on code nobody
+    /// tuned the catalog on. Implies `--shapes`.
+    #[arg(long)]
+    pub shapes_only: bool,
 }
 
 impl ScopeArgs {
@@ -158,7 +164,7 @@ impl ScopeArgs {
             &self.controls,
             !self.no_default_excludes,
         )
-        .map(|s| s.with_shapes(self.shapes || self.guards, self.guards))
+        .map(|s| s.with_shapes(self.shapes || self.guards, self.guards, self.shapes_only))
     }
 }
 

@@ -152,6 +152,13 @@ pub fn survey_in(
             scope.admits(op, file)
         })
         .into_iter()
+        // `--shapes-only`: the matchers' sites go, their presence checks stay.
+        .filter(|s| {
+            !scope.shapes_only()
+                || operators
+                    .iter()
+                    .any(|o| o.id == s.operator && o.presence_only)
+        })
         .partition(|s| {
             operators
                 .iter()

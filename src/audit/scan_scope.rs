@@ -80,6 +80,9 @@ pub struct ScanScope {
     /// List refusal guards whose control the vocabulary does not name, as
     /// generic `guard` sites (`--guards`).
     guards: bool,
+    /// Find controls by shape alone, without the catalog's matchers
+    /// (`--shapes-only`).
+    shapes_only: bool,
     /// Documentation and example code found by its content and place
     /// ([`crate::audit::doc_trees`]): skipped like the default excludes.
     set_aside: BTreeSet<String>,
@@ -95,6 +98,7 @@ impl Default for ScanScope {
             entries: Vec::new(),
             shapes: false,
             guards: false,
+            shapes_only: false,
             set_aside: BTreeSet::new(),
         }
     }
@@ -210,6 +214,7 @@ impl ScanScope {
             entries: Vec::new(),
             shapes: false,
             guards: false,
+            shapes_only: false,
             set_aside: BTreeSet::new(),
         })
     }
@@ -247,11 +252,18 @@ impl ScanScope {
     }
 
     /// This scope, finding controls by shape too (or not), and with them
-    /// the generic `guard` sites (or not; only with shapes).
-    pub fn with_shapes(mut self, shapes: bool, guards: bool) -> ScanScope {
-        self.shapes = shapes;
-        self.guards = shapes && guards;
+    /// the generic `guard` sites (or not; only with shapes), or by shape
+    /// alone (`only`: the catalog's matchers are not used; implies shapes).
+    pub fn with_shapes(mut self, shapes: bool, guards: bool, only: bool) -> ScanScope {
+        self.shapes = shapes || only;
+        self.guards = self.shapes && guards;
+        self.shapes_only = only;
         self
+    }
+
+    /// Are controls found by shape alone (no catalog matcher)?
+    pub fn shapes_only(&self) -> bool {
+        self.shapes_only
     }
 
     /// Are controls found by shape too?

@@ -14,8 +14,11 @@
 //! (`--guards`) and after the named ones. A site an operator of the catalog
 //! already found (same file, within the guard's lines) is not doubled.
 
+mod call;
+mod constraint;
 mod predicate;
 mod refusal;
+mod setting;
 mod vocab;
 
 use std::collections::BTreeMap;
@@ -39,6 +42,16 @@ pub enum Shape {
     RefusalGuard,
     /// A check function whose verdict gates a refusal; the mutant always accepts.
     SecurityPredicate,
+    /// A setting that switches a protection on or bounds something; the
+    /// mutant loosens it.
+    ProtectiveSetting,
+    /// A bound or pattern a schema library declares on an input; the mutant
+    /// drops it.
+    SchemaConstraint,
+    /// A call that makes a value safe; the mutant passes the value through.
+    ProtectiveTransform,
+    /// A check called for its exception; the mutant does not call it.
+    AssertionCall,
 }
 
 /// A site found by shape.
@@ -90,6 +103,9 @@ struct FileShapes {
     offset: usize,
     guards: Vec<refusal::Guard>,
     predicates: Vec<predicate::Predicate>,
+    settings: Vec<setting::Setting>,
+    constraints: Vec<constraint::Constraint>,
+    calls: Vec<call::Call>,
 }
 
 fn parse(file: &str, source: Vec<u8>) -> Option<FileShapes> {
@@ -107,6 +123,9 @@ fn parse(file: &str, source: Vec<u8>) -> Option<FileShapes> {
     let root = tree.root();
     let guards = refusal::guards(grammar, &root);
     let predicates = predicate::predicates(grammar, &root, &text);
+    let settings = setting::settings(grammar, &root);
+    let constraints = constraint::constraints(grammar, &root);
+    let calls = call::calls(grammar, &root);
     Some(FileShapes {
         file: file.to_string(),
         grammar,
@@ -114,6 +133,9 @@ fn parse(file: &str, source: Vec<u8>) -> Option<FileShapes> {
         offset,
         guards,
         predicates,
+        settings,
+        constraints,
+        calls,
     })
 }
 
@@ -214,8 +236,58 @@ fn sites_of(files: &[FileShapes]) -> Vec<ShapeSite> {
                 lines: (l, l),
             });
         }
+        others(f, &mut out);
     }
     out
+}
+
+/// The sites of a file's protective settings, schema constraints and
+/// protective calls.
+fn others(f: &FileShapes, out: &mut Vec<ShapeSite>) {
+    for st in &f.settings {
+        // A setting is a site only when the vocabulary names its control.
+        let Some(n) = vocab::name_setting(&st.name) else {
+            continue;
+        };
+        out.push(ShapeSite {
+            site: site(&n.control, f, st.range.clone(), st.replacement.clone()),
+            shape: Shape::ProtectiveSetting,
+            evidence: n.terms.join(", "),
+            lines: (st.line, st.line),
+        });
+    }
+    for c in &f.constraints {
+        let s = site(c.bound.control(), f, c.range.clone(), c.replacement.clone());
+        let l = s.changed_line;
+        out.push(ShapeSite {
+            site: s,
+            shape: Shape::SchemaConstraint,
+            evidence: c.text.clone(),
+            lines: (l, l),
+        });
+    }
+    for c in &f.calls {
+        // Named by the called function's words, else not a site; a value
+        // made safe on its way into a log line is a secret kept out of it.
+        let Some(mut n) = vocab::name_call(&c.name) else {
+            continue;
+        };
+        if c.logged && !c.assertion {
+            n.control = "secret-redacted".to_string();
+        }
+        let s = site(&n.control, f, c.range.clone(), c.replacement.clone());
+        let l = s.changed_line;
+        out.push(ShapeSite {
+            site: s,
+            shape: if c.assertion {
+                Shape::AssertionCall
+            } else {
+                Shape::ProtectiveTransform
+            },
+            evidence: n.terms.join(", "),
+            lines: (l, l),
+        });
+    }
 }
 
 /// The shape sites of one file on its own (its guards, and its predicates
@@ -292,6 +364,10 @@ mod tests {
         );
         assert_eq!(s[0].2, 2);
         assert_eq!(s[1].0, GUARD);
+        // A presence test is named by its own words only, not by the check
+        // function it sits in.
+        let empty = "def authenticate(q):\n    if not q:\n        raise ValueError('empty')\n    return q\n";
+        assert_eq!(sites("src/auth.py", empty)[0].0, GUARD);
         // Not a refusal: logging, an upstream status translated, a script guard.
         let neg = "def f(r):\n    if r.status_code == 403:\n        raise PermissionError('forbidden')\n    if debug:\n        log.info('x')\nif __name__ == '__main__':\n    raise SystemExit(main())\n";
         assert!(

@@ -171,14 +171,15 @@ impl Refusals {
             (Grammar::Python, "raise_statement") => true,
             (Grammar::Python, "return_statement") => {
                 let v = value();
-                (in_check && matches!(v.as_str(), "False" | "None"))
+                (in_check && (matches!(v.as_str(), "False" | "None") || error_message(s)))
                     || self.status_4xx.is_match(&v)
                     || self.error_call.is_match(&v)
             }
             (Grammar::TypeScript | Grammar::Tsx, "throw_statement") => true,
             (Grammar::TypeScript | Grammar::Tsx, "return_statement") => {
                 let v = value();
-                (in_check && matches!(v.as_str(), "false" | "null" | "undefined"))
+                (in_check
+                    && (matches!(v.as_str(), "false" | "null" | "undefined") || error_message(s)))
                     || self.status_4xx.is_match(&v)
                     || v.contains("isError: true")
                     || self.error_call.is_match(&v)
@@ -209,6 +210,18 @@ impl Refusals {
             _ => false,
         }
     }
+}
+
+/// Does a `return` give back a message (a string literal, an f-string, a
+/// template string)? In a check function that is the "no, because…" of a
+/// validator that returns `None` when all is well.
+fn error_message(ret: &Node<'_, Doc>) -> bool {
+    ret.named_children().next().is_some_and(|v| {
+        matches!(
+            v.kind().as_ref(),
+            "string" | "template_string" | "concatenated_string"
+        )
+    })
 }
 
 /// The functions a condition calls, each with whether it is negated
@@ -244,6 +257,10 @@ pub(crate) fn guards(g: Grammar, root: &Node<'_, Doc>) -> Vec<Guard> {
     let err_check = re(r"^\s*(\w*[Ee]rr\w*)\s*!=\s*nil\s*$");
     let upstream_status = re(
         r"(?i)status_?code\b[^\n]*\b[45]\d\d\b|\bstatus\b\s*(===?|!==?|in)\s*[\[(]?\s*[45]\d\d\b",
+    );
+    // A presence test of one value: `not x`, `!x`, `x is None`, `x == nil`.
+    let presence = re(
+        r#"^[\s(]*(not\s+[\w.\[\]'"]+|![\w.?]+|[\w.]+\s+is\s+None|[\w.]+\s*===?\s*(nil|None|null|undefined|""|'')|len\([\w.]+\)\s*==\s*0)[\s)]*$"#,
     );
     let mut out = Vec::new();
     for n in root.dfs() {
@@ -320,7 +337,13 @@ pub(crate) fn guards(g: Grammar, root: &Node<'_, Doc>) -> Vec<Guard> {
                 } else {
                     words(&body.text())
                 },
-                name: words(&fname),
+                // `if not url: return "…"` refuses an empty input, whatever
+                // the function checks: only its own words may name it.
+                name: if presence.is_match(&ctext) {
+                    Vec::new()
+                } else {
+                    words(&fname)
+                },
             },
             refusal: refusal
                 .text()

@@ -17,6 +17,10 @@ struct RawEntry {
     names: Vec<String>,
     #[serde(default)]
     not: Vec<String>,
+    #[serde(default)]
+    settings: Vec<String>,
+    #[serde(default)]
+    calls: Vec<String>,
 }
 
 /// A term: words matched in a row; a word ending in `*` is a prefix.
@@ -74,6 +78,8 @@ pub(crate) struct Entry {
     words: Vec<Term>,
     names: Vec<Term>,
     not: Vec<Term>,
+    settings: Vec<Term>,
+    calls: Vec<Term>,
 }
 
 /// The words a site offers: its condition (with the call that decides),
@@ -116,6 +122,8 @@ pub(crate) fn parse(text: &str) -> Result<Vec<Entry>, String> {
             words: r.words.iter().map(|t| Term::new(t)).collect(),
             names: r.names.iter().map(|t| Term::new(t)).collect(),
             not: r.not.iter().map(|t| Term::new(t)).collect(),
+            settings: r.settings.iter().map(|t| Term::new(t)).collect(),
+            calls: r.calls.iter().map(|t| Term::new(t)).collect(),
         })
         .collect())
 }
@@ -169,17 +177,32 @@ pub(crate) fn name_in(table: &[Entry], ev: &Evidence) -> Option<Naming> {
             .filter(|t| t.found_in(&ev.refusal) && !cond.iter().any(|c| c.text == t.text))
             .collect();
         let own = 2 * cond.len() + refusal.len();
-        if own < 2 {
-            continue;
-        }
-        let named: Vec<&Term> = e
+        // The check function a guard sits in says what it checks
+        // (`validate_url_for_ssrf`): its vocabulary words count like the
+        // condition's; the `names` terms (weaker: `auth*`) once.
+        let strong: Vec<&Term> = e
             .words
             .iter()
-            .chain(&e.names)
             .filter(|t| t.found_in(&ev.name))
             .filter(|t| !cond.iter().chain(&refusal).any(|s| s.text == t.text))
             .collect();
-        let score = own + named.len();
+        let weak: Vec<&Term> = e
+            .names
+            .iter()
+            .filter(|t| t.found_in(&ev.name))
+            .filter(|t| {
+                !cond
+                    .iter()
+                    .chain(&refusal)
+                    .chain(&strong)
+                    .any(|s| s.text == t.text)
+            })
+            .collect();
+        if own + 2 * strong.len() < 2 {
+            continue;
+        }
+        let named: Vec<&Term> = strong.iter().chain(&weak).copied().collect();
+        let score = own + 2 * strong.len() + weak.len();
         if best.as_ref().is_none_or(|(b, _)| score > *b) {
             let terms = cond
                 .iter()
@@ -202,6 +225,59 @@ pub(crate) fn name_in(table: &[Entry], ev: &Evidence) -> Option<Naming> {
 /// [`name_in`] with the embedded table.
 pub(crate) fn name(ev: &Evidence) -> Option<Naming> {
     name_in(table(), ev)
+}
+
+/// The control a protective setting's name (its words) belongs to in
+/// `table`: the entry with the longest `settings` term found in the name
+/// (the first listed on a tie), unless one of its `not` terms is there too.
+pub(crate) fn name_setting_in(table: &[Entry], name: &[String]) -> Option<Naming> {
+    longest_in(table, name, |e| &e.settings)
+}
+
+/// The control a protective call's name (its words) belongs to in `table`,
+/// by the entries' `calls` terms, as [`name_setting_in`] does.
+pub(crate) fn name_call_in(table: &[Entry], name: &[String]) -> Option<Naming> {
+    longest_in(table, name, |e| &e.calls)
+}
+
+/// [`name_call_in`] the embedded table.
+pub(crate) fn name_call(name: &[String]) -> Option<Naming> {
+    name_call_in(table(), name)
+}
+
+fn longest_in(
+    table: &[Entry],
+    name: &[String],
+    terms: impl Fn(&Entry) -> &[Term],
+) -> Option<Naming> {
+    let mut best: Option<(usize, Naming)> = None;
+    for e in table {
+        if e.not.iter().any(|t| t.found_in(name)) {
+            continue;
+        }
+        let Some(t) = terms(e)
+            .iter()
+            .filter(|t| t.found_in(name))
+            .max_by_key(|t| t.parts.len())
+        else {
+            continue;
+        };
+        if best.as_ref().is_none_or(|(b, _)| t.parts.len() > *b) {
+            best = Some((
+                t.parts.len(),
+                Naming {
+                    control: e.control.clone(),
+                    terms: vec![t.text.clone()],
+                },
+            ));
+        }
+    }
+    best.map(|(_, n)| n)
+}
+
+/// [`name_setting_in`] the embedded table.
+pub(crate) fn name_setting(name: &[String]) -> Option<Naming> {
+    name_setting_in(table(), name)
 }
 
 #[cfg(test)]
@@ -277,9 +353,20 @@ mod tests {
         ))
         .unwrap();
         assert_eq!(n.control, "token-scope-checked");
-        // Only the enclosing function speaks of auth: not enough.
+        // A check function's name with a vocabulary word names its guards
+        // (the refusal shape leaves the name out for bare presence tests)…
         assert_eq!(
-            name(&ev("if not x: raise ValueError('empty')", "authenticate")),
+            name(&ev(
+                "if '\\' in netloc: return 'blocked'",
+                "validate_url_for_ssrf"
+            ))
+            .unwrap()
+            .control,
+            "egress-allowlisted"
+        );
+        // …a weaker `names` term alone does not.
+        assert_eq!(
+            name(&ev("if x > 3: raise ValueError('bad')", "login")),
             None
         );
         assert_eq!(name(&ev("if x is None: return", "")), None);

@@ -1,0 +1,222 @@
+//! Two shapes of a protective call, named by the called function's words
+//! (the vocabulary's `calls` terms):
+//!
+//! - a **protective transform**: a call whose result is used and whose name
+//!   says it makes a value safe (`redact(msg, secrets)`,
+//!   `mask_sensitive(token)`, `sanitize.Sanitize(body)`, `escapeHtml(s)`).
+//!   The mutant passes the value through untouched: the call becomes its
+//!   first argument;
+//! - an **assertion statement**: a call of a check (`assert*`, `ensure*`,
+//!   `validate*`, `verify*`, `check*`, `require*`, `enforce*`) whose result
+//!   is thrown away, so only its exception refuses
+//!   (`this.assertMqlIsAllowed(pipeline);`, `validate_safe_path(p)`). The
+//!   mutant does not call it: Python `pass`, TypeScript `undefined`. Go has
+//!   no such shape (a check returns an error, read by a guard).
+//!
+//! A call inside an `if` condition is a guard's business, not this one's.
+
+use std::ops::Range;
+
+use ast_grep_core::Node;
+
+use super::super::grammar::Grammar;
+use super::super::matcher::Doc;
+use super::vocab::words;
+
+/// One protective call found in a file.
+#[derive(Debug, Clone)]
+pub(crate) struct Call {
+    /// What the mutant replaces.
+    pub range: Range<usize>,
+    /// The call's replacement.
+    pub replacement: String,
+    /// Words of the called function's name.
+    pub name: Vec<String>,
+    /// An assertion statement (else a transform).
+    pub assertion: bool,
+    /// A transform whose result goes into a log line.
+    pub logged: bool,
+}
+
+const TRANSFORM: &[&str] = &[
+    "redact",
+    "redacted",
+    "mask",
+    "masked",
+    "sanitize",
+    "sanitise",
+    "sanitized",
+    "escape",
+    "scrub",
+    "censor",
+    "obfuscate",
+    "strip",
+];
+
+const ASSERT: &[&str] = &[
+    "assert", "ensure", "validate", "verify", "check", "require", "enforce",
+];
+
+fn callee_name(call: &Node<'_, Doc>) -> String {
+    call.field("function")
+        .map(|f| {
+            f.text()
+                .rsplit(['.', ':'])
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_string()
+        })
+        .unwrap_or_default()
+}
+
+fn in_condition(n: &Node<'_, Doc>) -> bool {
+    n.ancestors()
+        .take_while(|a| !a.kind().ends_with("statement") || a.kind() == "if_statement")
+        .any(|a| {
+            matches!(
+                a.kind().as_ref(),
+                "if_statement"
+                    | "elif_clause"
+                    | "while_statement"
+                    | "ternary_expression"
+                    | "conditional_expression"
+                    | "boolean_operator"
+            )
+        })
+}
+
+fn first_argument<'r>(call: &Node<'r, Doc>) -> Option<Node<'r, Doc>> {
+    let arg = call.field("arguments")?.named_children().next()?;
+    // `f(*args)`, `f(...xs)`, `f(key=v)`: not a value to pass through.
+    (!matches!(
+        arg.kind().as_ref(),
+        "list_splat" | "dictionary_splat" | "spread_element" | "keyword_argument" | "comment"
+    ))
+    .then_some(arg)
+}
+
+/// Words of a logger's or printer's name: a value made safe on its way
+/// into one is a secret kept out of a log.
+const LOG: &[&str] = &[
+    "log", "logger", "logging", "debug", "info", "warn", "warning", "print", "printf", "fprintf",
+    "println", "trace",
+];
+
+/// Is the call an argument of a logging call (in the same statement)?
+fn logged(n: &Node<'_, Doc>) -> bool {
+    n.ancestors()
+        .take_while(|a| !a.kind().ends_with("statement"))
+        .filter(|a| matches!(a.kind().as_ref(), "call" | "call_expression"))
+        .any(|a| {
+            a.field("function")
+                .is_some_and(|f| words(&f.text()).iter().any(|w| LOG.contains(&w.as_str())))
+        })
+}
+
+/// Every protective call in a parsed file.
+pub(crate) fn calls(g: Grammar, root: &Node<'_, Doc>) -> Vec<Call> {
+    let mut out = Vec::new();
+    for n in root.dfs() {
+        if !matches!(n.kind().as_ref(), "call" | "call_expression") {
+            continue;
+        }
+        let name = callee_name(&n);
+        let w = words(&name);
+        let Some(first) = w.first() else {
+            continue;
+        };
+        // The statement the call is, when its result is thrown away.
+        let statement = n
+            .parent()
+            .filter(|p| matches!(p.kind().as_ref(), "await" | "await_expression"))
+            .unwrap_or_else(|| n.clone())
+            .parent()
+            .filter(|p| p.kind() == "expression_statement");
+        let own = words(&super::refusal::enclosing_name(&n));
+        if w.iter().any(|x| TRANSFORM.contains(&x.as_str())) && statement.is_none() {
+            // Inside a transform's own implementation (`redactValues` calling
+            // itself, `Sanitize` calling a policy): not where it is applied.
+            if in_condition(&n) || own.iter().any(|x| TRANSFORM.contains(&x.as_str())) {
+                continue;
+            }
+            let Some(arg) = first_argument(&n) else {
+                continue;
+            };
+            out.push(Call {
+                range: n.range(),
+                replacement: arg.text().to_string(),
+                name: w,
+                assertion: false,
+                logged: logged(&n),
+            });
+        } else if ASSERT.contains(&first.as_str()) && g != Grammar::Go {
+            // A check checks something: one called without arguments
+            // (`self._ensure_client()`) prepares state; inside another check
+            // it is that check's implementation.
+            let Some(stmt) = statement else {
+                continue;
+            };
+            if first_argument(&n).is_none()
+                || own.first().is_some_and(|x| ASSERT.contains(&x.as_str()))
+            {
+                continue;
+            }
+            let replacement = match g {
+                Grammar::Python => "pass".to_string(),
+                _ => "undefined".to_string(),
+            };
+            let range = match g {
+                Grammar::Python => stmt.range(),
+                _ => n.range(),
+            };
+            out.push(Call {
+                range,
+                replacement,
+                name: w,
+                assertion: true,
+                logged: false,
+            });
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ast_grep_core::AstGrep;
+
+    fn mutated(file: &str, code: &str) -> Vec<String> {
+        let g = Grammar::for_path(file).unwrap();
+        let tree: AstGrep<Doc> = AstGrep::try_new(code, g).unwrap();
+        calls(g, &tree.root())
+            .into_iter()
+            .map(|c| {
+                let mut s = code.to_string();
+                s.replace_range(c.range.clone(), &c.replacement);
+                s
+            })
+            .collect()
+    }
+
+    #[test]
+    fn transforms_pass_the_value_through_and_assertions_are_not_called() {
+        let py = "def f(p, token):\n    validate_safe_path(p)\n    log.info('t %s', mask_sensitive(token, 8))\n    if is_masked(token):\n        return\n    return p\n";
+        let m = mutated("a.py", py);
+        assert_eq!(m.len(), 2, "{m:?}");
+        assert!(m[0].contains("    pass\n    log.info"), "{}", m[0]);
+        assert!(m[1].contains("log.info('t %s', token)"), "{}", m[1]);
+        let ts = "async function run(p) {\n  await this.assertMqlIsAllowed(p);\n  return redact(msg, secrets);\n}\n";
+        let m = mutated("a.ts", ts);
+        assert_eq!(m.len(), 2, "{m:?}");
+        assert!(m[0].contains("await undefined;"), "{}", m[0]);
+        assert!(m[1].contains("return msg;"), "{}", m[1]);
+        let go = "package p\n\nfunc f(b string) string {\n\tvalidate(b)\n\treturn sanitize.Sanitize(b)\n}\n";
+        let m = mutated("a.go", go);
+        assert_eq!(
+            m,
+            ["package p\n\nfunc f(b string) string {\n\tvalidate(b)\n\treturn b\n}\n"]
+        );
+    }
+}

@@ -1,0 +1,265 @@
+//! The schema-constraint shape: a bound or pattern declared on a tool's
+//! input by a schema library, the declarative form of a limit or
+//! allow-list test. The mutant drops the constraint:
+//!
+//! - zod (and Joi/yup chains rooted at `z`, `zod`, `Joi`, `yup`):
+//!   `.max(n)`, `.length(n)`, `.size(n)`, `.lte(n)`, `.lt(n)` (size),
+//!   `.regex(…)`, `.email()`, `.url()`, `.uuid()`, `.startsWith(…)` (pattern),
+//!   `.strict()` (unknown keys refused): the call is cut out of the chain;
+//! - pydantic/FastAPI (`Field`, `Query`, `Body`, `Path`, `Form`, `con*`):
+//!   `max_length=`, `le=`, `lt=`, `max_items=` (size), `pattern=`/`regex=`
+//!   (pattern) become `None` (pydantic's "no constraint"); a model's
+//!   `extra="forbid"` becomes `extra="ignore"`;
+//! - mcp-go property options: `mcp.Max(n)`, `mcp.MaxLength(n)`,
+//!   `mcp.MaxItems(n)` get `1 << 30`, `mcp.Pattern(p)` gets `".*"`.
+//!
+//! Lower bounds (`.min(1)`, `ge=0`) are left alone: dropping one rarely
+//! removes a protection.
+
+use std::ops::Range;
+
+use ast_grep_core::Node;
+
+use super::super::grammar::Grammar;
+use super::super::matcher::Doc;
+
+/// Which control a constraint is part of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Bound {
+    /// A size bound: `input-size-limited`.
+    Size,
+    /// A pattern or format: `input-pattern-validated`.
+    Pattern,
+    /// Unknown keys refused: `additional-properties-false`.
+    Closed,
+}
+
+impl Bound {
+    /// The catalog control it is a site of.
+    pub fn control(self) -> &'static str {
+        match self {
+            Bound::Size => "input-size-limited",
+            Bound::Pattern => "input-pattern-validated",
+            Bound::Closed => "additional-properties-false",
+        }
+    }
+}
+
+/// One declared constraint.
+#[derive(Debug, Clone)]
+pub(crate) struct Constraint {
+    /// What the mutant replaces.
+    pub range: Range<usize>,
+    /// The text without the constraint.
+    pub replacement: String,
+    /// Its kind.
+    pub bound: Bound,
+    /// The constraint as written (evidence).
+    pub text: String,
+}
+
+fn zod_bound(method: &str) -> Option<Bound> {
+    match method {
+        "max" | "length" | "size" | "lte" | "lt" | "maxLength" | "maxItems" => Some(Bound::Size),
+        "regex" | "email" | "url" | "uuid" | "cuid" | "ulid" | "startsWith" | "endsWith" | "ip"
+        | "pattern" => Some(Bound::Pattern),
+        "strict" => Some(Bound::Closed),
+        _ => None,
+    }
+}
+
+/// The identifier a call/member chain starts from (`z` of `z.string().max(5)`).
+fn chain_root(n: &Node<'_, Doc>) -> String {
+    let mut cur = n.clone();
+    loop {
+        let next = match cur.kind().as_ref() {
+            "call_expression" => cur.field("function"),
+            "member_expression" => cur.field("object"),
+            _ => None,
+        };
+        match next {
+            Some(x) => cur = x,
+            None => return cur.text().to_string(),
+        }
+    }
+}
+
+fn typescript(n: &Node<'_, Doc>, out: &mut Vec<Constraint>) {
+    if n.kind() != "call_expression" {
+        return;
+    }
+    let Some(f) = n
+        .field("function")
+        .filter(|f| f.kind() == "member_expression")
+    else {
+        return;
+    };
+    let (Some(obj), Some(prop)) = (f.field("object"), f.field("property")) else {
+        return;
+    };
+    let Some(bound) = zod_bound(&prop.text()) else {
+        return;
+    };
+    // Only a chain a schema library started (`z.string()…`), never `Math.max`.
+    if obj.kind() != "call_expression"
+        || !matches!(
+            chain_root(&obj).as_str(),
+            "z" | "zod" | "Joi" | "joi" | "yup"
+        )
+    {
+        return;
+    }
+    let range = obj.range().end..n.range().end;
+    out.push(Constraint {
+        range,
+        replacement: String::new(),
+        bound,
+        text: n.text()[obj.text().len()..].to_string(),
+    });
+}
+
+fn python(n: &Node<'_, Doc>, out: &mut Vec<Constraint>) {
+    if n.kind() != "keyword_argument" {
+        return;
+    }
+    let (Some(name), Some(value)) = (n.field("name"), n.field("value")) else {
+        return;
+    };
+    let Some(call) = n
+        .parent()
+        .and_then(|a| a.parent())
+        .filter(|c| c.kind() == "call")
+    else {
+        return;
+    };
+    let callee = call
+        .field("function")
+        .map(|f| f.text().rsplit('.').next().unwrap_or("").to_string())
+        .unwrap_or_default();
+    let key = name.text();
+    let (bound, replacement) = match key.as_ref() {
+        "extra" if value.text().trim_matches(['"', '\'']) == "forbid" => {
+            (Bound::Closed, "\"ignore\"".to_string())
+        }
+        _ if !matches!(
+            callee.as_str(),
+            "Field" | "Query" | "Body" | "Path" | "Form" | "Header" | "Cookie"
+        ) && !callee.starts_with("con") =>
+        {
+            return;
+        }
+        "max_length" | "le" | "lt" | "max_items" | "max_len" => (Bound::Size, "None".to_string()),
+        "pattern" | "regex" => (Bound::Pattern, "None".to_string()),
+        _ => return,
+    };
+    if value.text() == "None" {
+        return;
+    }
+    out.push(Constraint {
+        range: value.range(),
+        replacement,
+        bound,
+        text: n.text().to_string(),
+    });
+}
+
+fn go(n: &Node<'_, Doc>, out: &mut Vec<Constraint>) {
+    if n.kind() != "call_expression" {
+        return;
+    }
+    let Some(f) = n
+        .field("function")
+        .filter(|f| f.kind() == "selector_expression")
+    else {
+        return;
+    };
+    if f.field("operand").map(|o| o.text().to_string()).as_deref() != Some("mcp") {
+        return;
+    }
+    let Some(args) = n.field("arguments") else {
+        return;
+    };
+    let method = f
+        .field("field")
+        .map(|x| x.text().to_string())
+        .unwrap_or_default();
+    let (bound, arg) = match method.as_str() {
+        "Max" | "MaxLength" | "MaxItems" => (Bound::Size, "1 << 30"),
+        "Pattern" => (Bound::Pattern, "\".*\""),
+        _ => return,
+    };
+    if args.named_children().count() != 1 {
+        return;
+    }
+    out.push(Constraint {
+        range: args.range(),
+        replacement: format!("({arg})"),
+        bound,
+        text: n.text().to_string(),
+    });
+}
+
+/// Every declared constraint in a parsed file.
+pub(crate) fn constraints(g: Grammar, root: &Node<'_, Doc>) -> Vec<Constraint> {
+    let mut out = Vec::new();
+    for n in root.dfs() {
+        match g {
+            Grammar::TypeScript | Grammar::Tsx => typescript(&n, &mut out),
+            Grammar::Python => python(&n, &mut out),
+            Grammar::Go => go(&n, &mut out),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ast_grep_core::AstGrep;
+
+    fn mutated(file: &str, code: &str) -> Vec<(Bound, String)> {
+        let g = Grammar::for_path(file).unwrap();
+        let tree: AstGrep<Doc> = AstGrep::try_new(code, g).unwrap();
+        constraints(g, &tree.root())
+            .into_iter()
+            .map(|c| {
+                let mut s = code.to_string();
+                s.replace_range(c.range.clone(), &c.replacement);
+                (c.bound, s)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn zod_constraints_are_cut_out_of_the_chain() {
+        let ts = "const s = z.object({ name: z.string().max(64, 'too long').regex(/^[a-z]+$/), n: z.number().min(1).max(100).default(5) }).strict();\nconst m = Math.max(a, b);\n";
+        let m = mutated("t.ts", ts);
+        let kinds: Vec<Bound> = m.iter().map(|x| x.0).collect();
+        assert_eq!(
+            kinds,
+            [Bound::Closed, Bound::Pattern, Bound::Size, Bound::Size],
+            "{m:?}"
+        );
+        assert!(m[0]
+            .1
+            .contains("n: z.number().min(1).max(100).default(5) });"));
+        assert!(m[1].1.contains("z.string().max(64, 'too long'), n:"));
+        assert!(m[2].1.contains("name: z.string().regex("));
+        assert!(m[3].1.contains("z.number().min(1).default(5)"));
+    }
+
+    #[test]
+    fn pydantic_and_mcp_go_constraints_are_lifted() {
+        let py = "class Q(BaseModel):\n    model_config = ConfigDict(extra=\"forbid\")\n    key: str = Field(pattern=KEY, max_length=128, ge=0)\n    other = call(max_length=3)\n";
+        let m = mutated("q.py", py);
+        assert_eq!(m.len(), 3, "{m:?}");
+        assert!(m[0].1.contains("ConfigDict(extra=\"ignore\")"));
+        assert!(m[1].1.contains("Field(pattern=None, max_length=128"));
+        assert!(m[2].1.contains("max_length=None, ge=0)"));
+        let go = "package p\n\nvar t = mcp.NewTool(\"x\", mcp.WithString(\"q\", mcp.MaxLength(256), mcp.Pattern(`^\\w+$`), mcp.Min(1)))\n";
+        let m = mutated("t.go", go);
+        assert_eq!(m.len(), 2, "{m:?}");
+        assert!(m[0].1.contains("mcp.MaxLength(1 << 30)"));
+        assert!(m[1].1.contains("mcp.Pattern(\".*\")"));
+    }
+}

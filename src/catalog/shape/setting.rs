@@ -1,0 +1,298 @@
+//! The protective-setting shape: a field, constant or config default whose
+//! name says it switches a protection on (`read_only = True`, `verify:
+//! true`, `Strict: true`, `requireConfirmation = true`) or keeps a risky
+//! feature off (`allow_writes = False`, `insecure: false`,
+//! `disableServerSideJs: true`), set to a boolean literal. The mutant flips
+//! it.
+//!
+//! Where the value sits in a declaration is read per language: Python
+//! assignments (with or without an annotation, `Field(default=…)`) and dict
+//! entries; TypeScript object pairs, class fields, variable declarators and
+//! zod's `.default(…)`; Go keyed elements of composite literals, constants,
+//! variables and assignments.
+//!
+//! Left out, because on real servers they are not where a control is: a
+//! function's parameter default and a call's keyword argument (a value passed
+//! on; the setting it comes from is the site), MCP tool annotations
+//! (`readOnlyHint`: advice to a client), and numeric bounds (`MAX_BYTES =
+//! …`: the control is the comparison that uses it, a guard).
+
+use std::ops::Range;
+
+use ast_grep_core::Node;
+
+use super::super::grammar::Grammar;
+use super::super::matcher::Doc;
+use super::vocab::words;
+
+/// One protective setting found in a file.
+#[derive(Debug, Clone)]
+pub(crate) struct Setting {
+    /// The literal the mutant replaces.
+    pub range: Range<usize>,
+    /// The looser literal.
+    pub replacement: String,
+    /// The words of the setting's name.
+    pub name: Vec<String>,
+    /// 1-based line of the declaration.
+    pub line: usize,
+}
+
+/// What kind of setting a name announces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// A protection that is on when `true`.
+    OnWhenTrue,
+    /// A risky feature that is off when `false` (protective when false).
+    OnWhenFalse,
+}
+
+/// Words that make a boolean a protection switched on by `true`.
+const ON_WORDS: &[&str] = &[
+    "readonly",
+    "verify",
+    "verified",
+    "strict",
+    "secure",
+    "httponly",
+    "require",
+    "required",
+    "requires",
+    "enforce",
+    "enforced",
+    "confirm",
+    "confirmation",
+    "protection",
+    "protect",
+    "redact",
+    "redaction",
+    "mask",
+    "sanitize",
+    "sanitise",
+    "validate",
+    "validation",
+    "check",
+    "checks",
+    "restrict",
+    "restricted",
+    "deny",
+];
+
+/// Words that make a boolean a risky feature kept off by `false`.
+const RISK_WORDS: &[&str] = &[
+    "allow",
+    "allows",
+    "insecure",
+    "unsafe",
+    "dangerous",
+    "dangerously",
+    "skip",
+    "bypass",
+    "trust",
+    "unverified",
+    "override",
+    "overrides",
+];
+
+fn kind_of(name: &[String]) -> Option<Kind> {
+    let has = |set: &[&str]| name.iter().any(|w| set.contains(&w.as_str()));
+    let joined = name.join("");
+    // `read_only`, `readOnly`, `READ_ONLY` → "readonly"; `http_only` alike.
+    let on = has(ON_WORDS) || joined.contains("readonly") || joined.contains("httponly");
+    let disable = name
+        .first()
+        .is_some_and(|w| matches!(w.as_str(), "disable" | "disabled" | "no" | "without"));
+    if disable {
+        // `disable_ssl_verification = False` keeps a protection on;
+        // `disableServerSideJs = true` keeps a risky feature off.
+        return Some(
+            if on
+                || name
+                    .iter()
+                    .any(|w| matches!(w.as_str(), "ssl" | "tls" | "auth"))
+            {
+                Kind::OnWhenFalse
+            } else {
+                Kind::OnWhenTrue
+            },
+        );
+    }
+    if has(RISK_WORDS) {
+        return Some(Kind::OnWhenFalse);
+    }
+    if on {
+        return Some(Kind::OnWhenTrue);
+    }
+    None
+}
+
+/// The name a value is given to, per node kind (`None`: not a setting).
+fn named_value<'r>(g: Grammar, n: &Node<'r, Doc>) -> Option<(String, Node<'r, Doc>)> {
+    let field = |f: &str| n.field(f);
+    let (name, value) = match (g, n.kind().as_ref()) {
+        (Grammar::Python, "assignment") => (field("left")?, field("right")?),
+        (Grammar::Python, "pair") => (field("key")?, field("value")?),
+        (
+            Grammar::TypeScript | Grammar::Tsx,
+            "pair" | "variable_declarator" | "public_field_definition" | "property_signature",
+        ) => {
+            let key = field("key").or_else(|| field("name"))?;
+            (key, field("value")?)
+        }
+        (Grammar::TypeScript | Grammar::Tsx, "assignment_expression") => {
+            (field("left")?, field("right")?)
+        }
+        (Grammar::Go, "keyed_element") => {
+            let kids: Vec<Node<'r, Doc>> = n.named_children().collect();
+            if kids.len() != 2 {
+                return None;
+            }
+            (kids[0].clone(), kids[1].clone())
+        }
+        (Grammar::Go, "const_spec" | "var_spec") => (field("name")?, field("value")?),
+        (Grammar::Go, "assignment_statement" | "short_var_declaration") => {
+            (field("left")?, field("right")?)
+        }
+        _ => return None,
+    };
+    let text = name.text();
+    // The last part of `self.x`, `cfg.MaxSize`, `"max_size"`.
+    let last = text
+        .trim_matches(['"', '\'', '`'])
+        .rsplit(['.', ' '])
+        .next()
+        .unwrap_or("")
+        .to_string();
+    if last.is_empty() || last.contains(['(', '[', ',']) {
+        return None;
+    }
+    Some((last, value))
+}
+
+/// The boolean literal inside a value that states the setting: the value
+/// itself, a Go expression list's single element, `Field(default=…)`, zod's
+/// `.default(…)`.
+fn literal<'r>(g: Grammar, v: &Node<'r, Doc>) -> Option<Node<'r, Doc>> {
+    let k = v.kind();
+    match k.as_ref() {
+        "true" | "false" => Some(v.clone()),
+        "expression_list" | "literal_element" | "parenthesized_expression" => {
+            let kids: Vec<Node<'r, Doc>> = v.named_children().collect();
+            (kids.len() == 1).then(|| literal(g, &kids[0])).flatten()
+        }
+        "call" if g == Grammar::Python => {
+            // `Field(default=True)`, `Field(True)`.
+            let f = v.field("function")?.text().to_string();
+            if !f.ends_with("Field") {
+                return None;
+            }
+            let args = v.field("arguments")?;
+            let default = args.named_children().find_map(|a| {
+                if a.kind() == "keyword_argument" {
+                    (a.field("name")?.text() == "default")
+                        .then(|| literal(g, &a.field("value")?))
+                        .flatten()
+                } else {
+                    None
+                }
+            });
+            default
+        }
+        "call_expression" if g != Grammar::Go => {
+            // zod: `z.boolean().default(true)`.
+            let f = v.field("function")?;
+            if !f.text().ends_with(".default") {
+                return None;
+            }
+            let args = v.field("arguments")?;
+            let kids: Vec<Node<'r, Doc>> = args.named_children().collect();
+            (kids.len() == 1).then(|| literal(g, &kids[0])).flatten()
+        }
+        _ => None,
+    }
+}
+
+fn flipped(text: &str) -> Option<&'static str> {
+    match text {
+        "True" => Some("False"),
+        "False" => Some("True"),
+        "true" => Some("false"),
+        "false" => Some("true"),
+        _ => None,
+    }
+}
+
+/// Every protective setting in a parsed file.
+pub(crate) fn settings(g: Grammar, root: &Node<'_, Doc>) -> Vec<Setting> {
+    let mut out = Vec::new();
+    for n in root.dfs() {
+        let Some((name, value)) = named_value(g, &n) else {
+            continue;
+        };
+        let Some(lit) = literal(g, &value) else {
+            continue;
+        };
+        let w = words(&name);
+        // MCP tool annotations (`readOnlyHint: true`) advise a client; they
+        // protect nothing on the server.
+        if w.iter().any(|x| x == "hint") {
+            continue;
+        }
+        let text = lit.text().to_string();
+        let Some(f) = flipped(&text) else {
+            continue;
+        };
+        let replacement = match kind_of(&w) {
+            Some(Kind::OnWhenTrue) if text.eq_ignore_ascii_case("true") => f.to_string(),
+            Some(Kind::OnWhenFalse) if text.eq_ignore_ascii_case("false") => f.to_string(),
+            _ => continue,
+        };
+        out.push(Setting {
+            range: lit.range(),
+            replacement,
+            name: w,
+            line: n.start_pos().line() + 1,
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ast_grep_core::AstGrep;
+
+    fn found(file: &str, code: &str) -> Vec<(String, String)> {
+        let g = Grammar::for_path(file).unwrap();
+        let tree: AstGrep<Doc> = AstGrep::try_new(code, g).unwrap();
+        settings(g, &tree.root())
+            .into_iter()
+            .map(|s| (code[s.range.clone()].to_string(), s.replacement))
+            .collect()
+    }
+
+    #[test]
+    fn booleans_are_flipped_only_in_their_protective_position() {
+        let py = "class S(BaseSettings):\n    read_only: bool = True\n    allow_writes: bool = False\n    verbose: bool = True\n    strict = Field(default=True)\n    read_only_off: bool = False\nclient = httpx.Client(verify=True)\n";
+        assert_eq!(
+            found("s.py", py),
+            [
+                ("True".into(), "False".into()),
+                ("False".into(), "True".into()),
+                ("True".into(), "False".into()),
+            ]
+        );
+        let ts = "const cfg = { readOnly: z.boolean().default(true), allowRequestOverrides: false, disableServerSideJs: true, debug: true };\n";
+        assert_eq!(found("c.ts", ts).len(), 3, "{:?}", found("c.ts", ts));
+        let go = "package p\n\nvar c = tls.Config{InsecureSkipVerify: false, Debug: true}\n";
+        assert_eq!(found("c.go", go), [("false".into(), "true".into())]);
+    }
+
+    #[test]
+    fn parameters_arguments_numbers_and_hints_are_not_settings() {
+        let py = "def f(verify_ssl: bool = True, read_only=True):\n    g(read_only=True)\nMAX_BODY = 1024\n";
+        assert!(found("s.py", py).is_empty(), "{:?}", found("s.py", py));
+        let ts = "const t = { annotations: { readOnlyHint: true, destructiveHint: false } };\nfunction q(strict = true) {}\n";
+        assert!(found("t.ts", ts).is_empty(), "{:?}", found("t.ts", ts));
+    }
+}
