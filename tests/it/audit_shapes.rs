@@ -1,7 +1,9 @@
 //! Controls found by shape (`audit --shapes`, src/catalog/shape/): a refusal
 //! guard no catalog operator matches is listed with the control its words
 //! name, only when asked for; `--guards` adds the ones no word names, after
-//! the named sites.
+//! the named sites. Protective settings, schema constraints and protective
+//! calls are shapes too; `--shapes-only` lists what the shapes find without
+//! the catalog's matchers.
 
 use crate::common::*;
 
@@ -48,4 +50,81 @@ fn guards_adds_the_unnamed_refusals_after_the_named_ones() {
         "{all:?}"
     );
     assert_eq!(&all[..2], &fx.audit_sites(&["--shapes"])[..], "{all:?}");
+}
+
+const SERVER_TS: &str = "import { z } from \"zod\";\n\n\
+export const QueryArgs = z.object({\n  table: z.string().max(64).regex(/^[a-z_]+$/),\n  limit: z.number().min(1).optional(),\n}).strict();\n\n\
+export const defaults = {\n  readOnly: z.boolean().default(true),\n  allowRequestOverrides: false,\n  annotations: { readOnlyHint: true },\n  debug: true,\n};\n\n\
+export function logCall(logger: { info(m: string): void }, args: string, secrets: string[]) {\n  logger.info(redact(args, secrets));\n}\n\n\
+function redact(s: string, secrets: string[]): string {\n  return secrets.reduce((acc, x) => acc.split(x).join(\"***\"), s);\n}\n";
+
+const TOOLS_PY: &str = "from mcp.server.fastmcp import FastMCP\n\n\n\
+def validate_safe_path(path, root):\n    if not path.startswith(root):\n        raise PermissionError(\"path escapes the root\")\n    return path\n\n\n\
+def read(path, root):\n    validate_safe_path(path, root)\n    return open(path).read()\n\n\n\
+mcp = FastMCP(\"x\", enable_dns_rebinding_protection=True)\n";
+
+fn declared() -> Fixture {
+    Fixture::git(&[
+        ("src/server.ts", SERVER_TS),
+        ("src/tools.py", TOOLS_PY),
+        (
+            "package.json",
+            "{\"name\":\"x\",\"version\":\"1.0.0\",\"dependencies\":{\"zod\":\"^3.0.0\",\"@modelcontextprotocol/sdk\":\"^1.0.0\"}}\n",
+        ),
+        ("requirements.txt", "mcp\n"),
+    ])
+}
+
+fn site(file: &str, line: u64, control: &str) -> (String, u64, String) {
+    (file.to_string(), line, control.to_string())
+}
+
+#[test]
+fn settings_and_protective_calls_are_shapes_and_advice_is_not() {
+    let fx = declared();
+    let plain = fx.audit_sites(&[]);
+    let shaped = fx.audit_sites(&["--shapes"]);
+    let added: Vec<_> = shaped
+        .iter()
+        .filter(|s| !plain.contains(s))
+        .cloned()
+        .collect();
+    assert_eq!(
+        added,
+        vec![
+            // A config default that keeps a protection on, one that keeps a
+            // risky feature off; a check called for its exception.
+            site("src/server.ts", 9, "read-only-enforced"),
+            site("src/server.ts", 10, "config-override-restricted"),
+            site("src/tools.py", 11, "path-contained"),
+        ],
+        "{shaped:?}"
+    );
+    // A tool annotation (`readOnlyHint`) advises a client; `debug` protects nothing.
+    assert!(!shaped
+        .iter()
+        .any(|s| s.0 == "src/server.ts" && (s.1 == 11 || s.1 == 12)));
+}
+
+#[test]
+fn shapes_only_finds_schema_bounds_and_redaction_without_the_catalog() {
+    let fx = declared();
+    let only = fx.audit_sites(&["--shapes-only"]);
+    let shaped = fx.audit_sites(&["--shapes"]);
+    // The catalog's named API fact is not a shape; everything else the
+    // catalog spells here, the shapes find on the same lines.
+    let expected: Vec<_> = shaped
+        .iter()
+        .filter(|s| s.2 != "dns-rebinding-protection-on")
+        .cloned()
+        .collect();
+    assert_eq!(only, expected);
+    for s in [
+        site("src/server.ts", 4, "input-size-limited"),
+        site("src/server.ts", 4, "input-pattern-validated"),
+        site("src/server.ts", 6, "additional-properties-false"),
+        site("src/server.ts", 16, "secret-redacted"),
+    ] {
+        assert!(only.contains(&s), "{s:?} not in {only:?}");
+    }
 }

@@ -219,4 +219,10 @@ mod tests {
             ["package p\n\nfunc f(b string) string {\n\tvalidate(b)\n\treturn b\n}\n"]
         );
     }
+
+    #[test]
+    fn a_transforms_own_body_and_argument_less_checks_are_not_sites() {
+        let py = "def redact_values(v, secrets):\n    return [redact(x, secrets) for x in v]\n\ndef validate_all(q):\n    validate_each(q)\n\ndef run(self):\n    self._ensure_client()\n";
+        assert!(mutated("r.py", py).is_empty(), "{:?}", mutated("r.py", py));
+    }
 }

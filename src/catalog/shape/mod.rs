@@ -439,4 +439,16 @@ mod tests {
         let lonely = "def is_admin(u):\n    return u.role == 'admin'\n";
         assert!(sites("src/u.py", lonely).is_empty());
     }
+
+    #[test]
+    fn a_value_made_safe_on_its_way_into_a_log_is_a_secret_kept_out_of_it() {
+        let py = "def show(body, log):\n    log.info('got %s', sanitize(body))\n    return sanitize(body)\n";
+        let s = sites("src/show.py", py);
+        let ids: Vec<(&str, usize)> = s.iter().map(|x| (x.0.as_str(), x.2)).collect();
+        assert_eq!(
+            ids,
+            [("secret-redacted", 2), ("output-sanitized", 3)],
+            "{s:?}"
+        );
+    }
 }
