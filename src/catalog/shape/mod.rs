@@ -346,9 +346,51 @@ mod tests {
             .into_iter()
             .map(|s| {
                 let mutated = String::from_utf8(s.site.apply(code.as_bytes())).unwrap();
+                // Every mutant still parses: no shape leaves broken syntax.
+                let g = Grammar::for_path(file).unwrap();
+                let tree: AstGrep<Doc> = AstGrep::try_new(&mutated, g).unwrap();
+                assert!(
+                    !tree
+                        .root()
+                        .dfs()
+                        .any(|n| n.is_error() || n.kind() == "ERROR"),
+                    "{} leaves a syntax error:\n{mutated}",
+                    s.site.operator
+                );
                 (s.site.operator, mutated, s.site.changed_line)
             })
             .collect()
+    }
+
+    #[test]
+    fn declared_and_called_controls_in_each_language_are_named() {
+        let ts = "const S = z.object({ q: z.string().max(10) }).strict();\nconst cfg = { readOnly: true };\nexport function f(log, m, s) {\n  log.debug(redact(m, s));\n  assertQueryAllowed(m);\n}\n";
+        let ids: Vec<String> = sites("src/a.ts", ts).into_iter().map(|x| x.0).collect();
+        assert_eq!(
+            ids,
+            [
+                "read-only-enforced",
+                "additional-properties-false",
+                "input-size-limited",
+                "secret-redacted",
+                "sql-statement-gated",
+            ],
+            "{ids:?}"
+        );
+        let py = "class Q(BaseModel):\n    model_config = ConfigDict(extra='forbid')\n    key: str = Field(max_length=128)\n\nREAD_ONLY = True\n";
+        let ids: Vec<String> = sites("src/q.py", py).into_iter().map(|x| x.0).collect();
+        assert_eq!(
+            ids,
+            [
+                "read-only-enforced",
+                "additional-properties-false",
+                "input-size-limited"
+            ],
+            "{ids:?}"
+        );
+        let go = "package p\n\nvar c = &tls.Config{InsecureSkipVerify: false}\n\nvar t = mcp.NewTool(\"q\", mcp.WithString(\"q\", mcp.MaxLength(64)))\n";
+        let ids: Vec<String> = sites("pkg/c.go", go).into_iter().map(|x| x.0).collect();
+        assert_eq!(ids, ["tls-verified", "input-size-limited"], "{ids:?}");
     }
 
     #[test]
