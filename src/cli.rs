@@ -137,7 +137,7 @@ pub struct ScopeArgs {
     pub no_default_excludes: bool,
     /// Also find controls by their shape (refusal guards, security
     /// predicates, protective settings, schema constraints, protective
-    /// calls), named by the vocabulary table. Experimental: on the servers
+    /// calls and branches), named by the vocabulary table. Experimental: on the servers
     /// the catalog was tuned on it adds few sites at a lower precision
     /// (docs/catalog.md, "Shapes").
     #[arg(long)]

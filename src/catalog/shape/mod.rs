@@ -4,16 +4,21 @@
 //! spells its checks differently slips through them. This module finds the
 //! shapes almost every control has, in every language, on the tree-sitter
 //! tree ([`refusal`]: an `if` whose body refuses; [`predicate`]: a check
-//! function whose verdict gates a refusal), and names the control from the
-//! words around the site with the vocabulary table ([`vocab`],
-//! `vocabulary.yaml`): the condition, the refusal's message and status code,
-//! the error's name, the enclosing function's name.
+//! function whose verdict gates a refusal; [`setting`]: a protective
+//! boolean default; [`constraint`]: a schema library's bound or pattern;
+//! [`call`]: a redaction/sanitizer call or a check called for its
+//! exception; [`branch`]: an `if` on a protective setting), and names the
+//! control from the words around the site with the vocabulary table
+//! ([`vocab`], `vocabulary.yaml`): the condition, the refusal's message and
+//! status code, the error's name, the enclosing function's name, a
+//! setting's or a called function's name.
 //!
 //! A site the vocabulary names becomes a site of that catalog control. A
 //! site it cannot name is a generic [`GUARD`] site, listed only on request
 //! (`--guards`) and after the named ones. A site an operator of the catalog
 //! already found (same file, within the guard's lines) is not doubled.
 
+mod branch;
 mod call;
 mod constraint;
 mod predicate;
@@ -52,6 +57,8 @@ pub enum Shape {
     ProtectiveTransform,
     /// A check called for its exception; the mutant does not call it.
     AssertionCall,
+    /// An `if` on a protective setting alone; the mutant acts as if it were off.
+    ProtectiveBranch,
 }
 
 /// A site found by shape.
@@ -106,6 +113,7 @@ struct FileShapes {
     settings: Vec<setting::Setting>,
     constraints: Vec<constraint::Constraint>,
     calls: Vec<call::Call>,
+    branches: Vec<branch::Branch>,
 }
 
 fn parse(file: &str, source: Vec<u8>) -> Option<FileShapes> {
@@ -126,6 +134,7 @@ fn parse(file: &str, source: Vec<u8>) -> Option<FileShapes> {
     let settings = setting::settings(grammar, &root);
     let constraints = constraint::constraints(grammar, &root);
     let calls = call::calls(grammar, &root);
+    let branches = branch::branches(grammar, &root);
     Some(FileShapes {
         file: file.to_string(),
         grammar,
@@ -136,6 +145,7 @@ fn parse(file: &str, source: Vec<u8>) -> Option<FileShapes> {
         settings,
         constraints,
         calls,
+        branches,
     })
 }
 
@@ -241,9 +251,24 @@ fn sites_of(files: &[FileShapes]) -> Vec<ShapeSite> {
     out
 }
 
-/// The sites of a file's protective settings, schema constraints and
-/// protective calls.
+/// The sites of a file's protective settings, schema constraints,
+/// protective calls and protective branches.
 fn others(f: &FileShapes, out: &mut Vec<ShapeSite>) {
+    for b in &f.branches {
+        // A refusal guard on the same `if` is that guard's site.
+        if f.guards.iter().any(|g| g.range == b.range) {
+            continue;
+        }
+        let Some(n) = vocab::name_setting(&b.name) else {
+            continue;
+        };
+        out.push(ShapeSite {
+            site: site(&n.control, f, b.range.clone(), b.replacement.clone()),
+            shape: Shape::ProtectiveBranch,
+            evidence: n.terms.join(", "),
+            lines: b.lines,
+        });
+    }
     for st in &f.settings {
         // A setting is a site only when the vocabulary names its control.
         let Some(n) = vocab::name_setting(&st.name) else {

@@ -94,6 +94,12 @@ const RISK_WORDS: &[&str] = &[
     "overrides",
 ];
 
+/// Does a name (its words) switch a protection on when `true`
+/// (`read_only`, `strict`, `require_auth`, `disable_writes`)?
+pub(crate) fn protects_when_true(name: &[String]) -> bool {
+    kind_of(name) == Some(Kind::OnWhenTrue)
+}
+
 fn kind_of(name: &[String]) -> Option<Kind> {
     let has = |set: &[&str]| name.iter().any(|w| set.contains(&w.as_str()));
     let joined = name.join("");
