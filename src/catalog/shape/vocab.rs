@@ -160,8 +160,9 @@ pub(crate) fn words(text: &str) -> Vec<String> {
 }
 
 /// The control `ev` names in `table`, or `None` for a generic guard. A
-/// term in the condition scores 2, in the refusal 1, in the function's name
-/// 1; a control needs 2 from the condition and refusal alone.
+/// `words` term in the condition scores 2, in the refusal 1, in the
+/// function's name 2; a `names` term in the function's name 1. A control
+/// needs 2 without the `names` terms.
 pub(crate) fn name_in(table: &[Entry], ev: &Evidence) -> Option<Naming> {
     let mut best: Option<(usize, Naming)> = None;
     for e in table {
