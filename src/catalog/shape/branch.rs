@@ -10,6 +10,13 @@
 //! shape's rule: `read_only`, `strict`, `require*`, `enforce*`, …) and be
 //! named by the vocabulary's `settings` terms; a refusal guard on the same
 //! `if` wins.
+//!
+//! A check called alone in the condition gates what is done the same way
+//! (`if r.isToolEnabled(ctx, t) { add(t) }`, `if is_path_excluded(p): continue`):
+//! its name says which answer lets a request through (allow-list words:
+//! `allow*`, `enabled`, `permit*`, `safe`, `valid`…; block-list words:
+//! `block*`, `deny`, `exclud*`, `forbid*`…), and the mutant's check lets
+//! everything through. It is named by the vocabulary's `calls` terms.
 
 use std::ops::Range;
 
@@ -27,8 +34,10 @@ pub(crate) struct Branch {
     pub range: Range<usize>,
     /// The condition with the protection off.
     pub replacement: String,
-    /// Words of the setting's name.
+    /// Words of the setting's (or the check's) name.
     pub name: Vec<String>,
+    /// A check's call (named by `calls` terms), not a setting.
+    pub check: bool,
     /// 1-based first and last line of the `if`.
     pub lines: (usize, usize),
 }
@@ -57,6 +66,62 @@ fn tested(cond: &str) -> Option<(String, bool)> {
     ok.then(|| (rest.rsplit('.').next().unwrap_or(rest).to_string(), negated))
 }
 
+/// The answer of a check that lets a request through, read from its name:
+/// `true` for an allow-list check (`isToolEnabled`, `host_allowed`,
+/// `is_safe_content`), `false` for a block-list one (`is_path_excluded`,
+/// `isBlockedHost`); `None` when the name says neither or both.
+fn accepting_by_name(w: &[String]) -> Option<bool> {
+    let has = |p: &[&str]| w.iter().any(|x| p.iter().any(|q| x.starts_with(q)));
+    let deny = has(&[
+        "block", "deni", "deny", "exclud", "forbid", "disallow", "unsafe", "untrust", "reject",
+    ]);
+    let allow = has(&[
+        "allow",
+        "enabled",
+        "permit",
+        "safe",
+        "trusted",
+        "authori",
+        "authentic",
+        "valid",
+    ]);
+    match (allow, deny) {
+        (true, false) => Some(true),
+        (false, true) => Some(false),
+        _ => None,
+    }
+}
+
+/// The check a condition calls alone (`r.isToolEnabled(ctx, t)`,
+/// `not is_path_excluded(p, ex)`), with whether it is negated.
+fn checked_call(cond: &Node<'_, Doc>) -> Option<(String, bool)> {
+    let mut n = cond.clone();
+    let mut negated = false;
+    loop {
+        match n.kind().as_ref() {
+            "parenthesized_expression" | "await" | "await_expression" => {
+                let inner = n.named_children().next()?;
+                n = inner;
+            }
+            "not_operator" => {
+                negated = !negated;
+                let inner = n.field("argument")?;
+                n = inner;
+            }
+            "unary_expression" if n.text().starts_with('!') => {
+                negated = !negated;
+                let inner = n.field("argument").or_else(|| n.field("operand"))?;
+                n = inner;
+            }
+            "call" | "call_expression" => break,
+            _ => return None,
+        }
+    }
+    let f = n.field("function")?.text().to_string();
+    let name = f.rsplit('.').next()?.to_string();
+    super::refusal::check_name(&name).then_some((name, negated))
+}
+
 /// Every protective branch in a parsed file.
 pub(crate) fn branches(g: Grammar, root: &Node<'_, Doc>) -> Vec<Branch> {
     let mut out = Vec::new();
@@ -68,18 +133,29 @@ pub(crate) fn branches(g: Grammar, root: &Node<'_, Doc>) -> Vec<Branch> {
             continue;
         };
         let ctext = cond.text().to_string();
-        let Some((name, negated)) = tested(&ctext) else {
+        // `taken`: whether the mutant always takes the branch (else never).
+        let (w, taken) = if let Some((name, negated)) = tested(&ctext) {
+            // `IsRequireOAuth` reads as `require oauth`: the getter's `is` goes.
+            let mut w = words(&name);
+            if w.len() > 1 && matches!(w[0].as_str(), "is" | "get" | "should") {
+                w.remove(0);
+            }
+            if !protects_when_true(&w) {
+                continue;
+            }
+            (w, negated)
+        } else if let Some((name, negated)) = checked_call(&cond) {
+            // A check gating what is done (`if r.isToolEnabled(t) { add(t) }`):
+            // the mutant's check lets everything through.
+            let w = words(&name);
+            let Some(accept) = accepting_by_name(&w) else {
+                continue;
+            };
+            (w, accept != negated)
+        } else {
             continue;
         };
-        // `IsRequireOAuth` reads as `require oauth`: the getter's `is` goes.
-        let mut w = words(&name);
-        if w.len() > 1 && matches!(w[0].as_str(), "is" | "get" | "should") {
-            w.remove(0);
-        }
-        if !protects_when_true(&w) {
-            continue;
-        }
-        let replacement = match (g, negated) {
+        let replacement = match (g, taken) {
             (Grammar::Python, false) => "False".to_string(),
             (Grammar::Python, true) => "True".to_string(),
             (Grammar::Go, false) => format!("false && ({ctext})"),
@@ -90,6 +166,7 @@ pub(crate) fn branches(g: Grammar, root: &Node<'_, Doc>) -> Vec<Branch> {
         out.push(Branch {
             range: cond.range(),
             replacement,
+            check: tested(&ctext).is_none(),
             name: w,
             lines: (n.start_pos().line() + 1, n.end_pos().line() + 1),
         });
@@ -129,5 +206,20 @@ mod tests {
         assert_eq!(found("a.py", py), ["if False:"]);
         let ts = "if (!config.readOnly) registerWriteTools();\n";
         assert_eq!(found("a.ts", ts), ["if (true) registerWriteTools();"]);
+    }
+
+    #[test]
+    fn a_check_gating_what_is_done_lets_everything_through() {
+        let go = "package p\n\nfunc f(r *R) {\n\tif r.isToolEnabled(ctx, t) {\n\t\tadd(t)\n\t}\n\tif isPathExcluded(p) {\n\t\tcontinue\n\t}\n\tif !isSafeContent(c) {\n\t\tskip()\n\t}\n\tif isReady(c) {\n\t\tgo1()\n\t}\n}\n";
+        assert_eq!(
+            found("a.go", go),
+            [
+                "if true || (r.isToolEnabled(ctx, t)) {",
+                "if false && (isPathExcluded(p)) {",
+                "if false && (!isSafeContent(c)) {",
+            ]
+        );
+        let py = "def f(t):\n    if not is_tool_allowed(t):\n        continue\n";
+        assert_eq!(found("a.py", py), ["if False:"]);
     }
 }

@@ -259,7 +259,12 @@ fn others(f: &FileShapes, out: &mut Vec<ShapeSite>) {
         if f.guards.iter().any(|g| g.range == b.range) {
             continue;
         }
-        let Some(n) = vocab::name_setting(&b.name) else {
+        let named = if b.check {
+            vocab::name_call(&b.name)
+        } else {
+            vocab::name_setting(&b.name)
+        };
+        let Some(n) = named else {
             continue;
         };
         out.push(ShapeSite {
