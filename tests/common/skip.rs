@@ -80,3 +80,16 @@ pub fn require<T>(found: Option<T>, reason: &str) -> Option<T> {
     }
     found
 }
+
+/// Whether `go` runs here (Debian's golang-go; `.ci/run` installs it); its
+/// absence is a [`missing`] skip, so under `CI` it fails the test.
+pub fn have_go() -> bool {
+    let ok = std::process::Command::new("go")
+        .arg("version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        missing("go is not installed (apt-get install -y golang-go)");
+    }
+    ok
+}

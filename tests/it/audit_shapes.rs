@@ -128,3 +128,86 @@ fn shapes_only_finds_schema_bounds_and_redaction_without_the_catalog() {
         assert!(only.contains(&s), "{s:?} not in {only:?}");
     }
 }
+
+/// A Go server on the standard library only: a map allow-list tested in a
+/// refusal and in a filter, a token expiry compared with now, and a
+/// read-only switch wired from the environment and through an option.
+const LIMITS_GO: &str = "package main\n\nimport (\n\t\"fmt\"\n\t\"os\"\n\t\"time\"\n)\n\n\
+type Config struct {\n\tReadOnly bool\n\tName     string\n}\n\n\
+type Server struct{ readOnly bool }\n\n\
+func (s *Server) WithReadOnly(on bool) *Server { s.readOnly = on; return s }\n\n\
+var enabledTools = map[string]bool{\"read\": true}\n\n\
+type token struct{ Expiry time.Time }\n\n\
+func visible(names []string) []string {\n\tvar out []string\n\tfor _, n := range names {\n\t\tif enabledTools[n] {\n\t\t\tout = append(out, n)\n\t\t}\n\t}\n\treturn out\n}\n\n\
+func cached(tok token) bool {\n\tif time.Now().After(tok.Expiry) {\n\t\treturn false\n\t}\n\treturn true\n}\n\n\
+func main() {\n\tcfg := Config{ReadOnly: os.Getenv(\"READ_ONLY\") == \"1\", Name: \"x\"}\n\
+\ts := (&Server{}).WithReadOnly(cfg.Name != \"\" && cfg.ReadOnly)\n\
+\tfmt.Println(s.readOnly, visible([]string{\"read\"}), cached(token{Expiry: time.Now()}))\n}\n";
+
+#[test]
+fn go_list_expiry_and_wiring_mutants_compile_and_pass_go_vet() {
+    if !skip::have_go() {
+        return;
+    }
+    let fx = Fixture::git(&[
+        ("main.go", LIMITS_GO),
+        ("go.mod", "module example.com/lim\n\ngo 1.19\n"),
+    ]);
+    let sites = fx.audit_sites(&["--shapes-only"]);
+    assert_eq!(
+        sites,
+        vec![
+            site("main.go", 25, "tool-allowlist-enforced"),
+            site("main.go", 33, "token-expiry-checked"),
+            site("main.go", 40, "read-only-enforced"),
+            site("main.go", 41, "read-only-enforced"),
+        ],
+        "{sites:?}"
+    );
+    // `go vet` is the whole suite: a mutant that leaves a variable unused
+    // or a type wrong fails it and would count as killed.
+    let (code, out, err) = fx.run(&[
+        "audit",
+        "--shapes-only",
+        "--no-canary",
+        "--test-command",
+        "go vet ./...",
+        "-o",
+        "vet.out",
+        ".",
+    ]);
+    assert_eq!(code, 2, "{out}\n{err}");
+    let verdicts = fx.verdicts("vet.out");
+    assert_eq!(verdicts.len(), 4, "{verdicts:?}");
+    assert!(
+        verdicts.values().all(|v| v == "survived"),
+        "a mutant broke the build: {verdicts:?}"
+    );
+}
+
+/// Python and TypeScript: a block-list and an allow-list tested for
+/// membership, an expiry compared with now; a list whose name says neither
+/// is not a site.
+const LIMITS_PY: &str = "import time\n\n\
+def visible(tools, excluded_tools):\n    return [t for t in tools if t not in excluded_tools]\n\n\
+def fresh(entry):\n    return entry.expires_at > time.time()\n\n\
+def known(name, names):\n    return name in names\n";
+
+const LIMITS_TS: &str = "export function register(config: { disabledTools: string[] }, name: string): boolean {\n  \
+if (config.disabledTools.includes(name)) {\n    return false;\n  }\n  return true;\n}\n\
+export function forward(allowedHeaders: Set<string>, h: string): boolean {\n  return allowedHeaders.has(h);\n}\n";
+
+#[test]
+fn list_membership_and_expiry_are_limit_tests_named_by_the_lists_words() {
+    let fx = Fixture::git(&[("src/limits.py", LIMITS_PY), ("src/limits.ts", LIMITS_TS)]);
+    let sites = fx.audit_sites(&["--shapes-only"]);
+    assert_eq!(
+        sites,
+        vec![
+            site("src/limits.py", 4, "tool-allowlist-enforced"),
+            site("src/limits.py", 7, "token-expiry-checked"),
+            site("src/limits.ts", 2, "tool-allowlist-enforced"),
+        ],
+        "{sites:?}"
+    );
+}

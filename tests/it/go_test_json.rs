@@ -7,20 +7,6 @@
 
 use crate::common::*;
 
-use std::process::Command;
-
-/// Whether `go` runs here; under `CI` its absence fails the test.
-fn have_go() -> bool {
-    let ok = Command::new("go")
-        .arg("version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        skip::missing("go is not installed (apt-get install -y golang-go)");
-    }
-    ok
-}
-
 const GO_MOD: &str = "module example.com/srv\n\ngo 1.19\n";
 
 /// An MCP endpoint's middleware: a Host allow-list and an Origin check
@@ -174,7 +160,7 @@ fn expected() -> std::collections::BTreeMap<String, String> {
 
 #[test]
 fn go_test_json_in_the_log_gives_per_test_verdicts() {
-    if !have_go() {
+    if !skip::have_go() {
         return;
     }
     let fx = fixture(&spec("go test -json ./...", None));
@@ -236,7 +222,7 @@ fn go_test_json_in_the_log_gives_per_test_verdicts() {
 
 #[test]
 fn go_test_json_written_to_the_junit_path_is_read_as_a_report() {
-    if !have_go() {
+    if !skip::have_go() {
         return;
     }
     let fx = fixture(&spec(
@@ -250,7 +236,7 @@ fn go_test_json_written_to_the_junit_path_is_read_as_a_report() {
 
 #[test]
 fn audit_finds_the_go_controls_and_runs_go_test_json_without_a_spec() {
-    if !have_go() {
+    if !skip::have_go() {
         return;
     }
     let fx = Fixture::git(&[

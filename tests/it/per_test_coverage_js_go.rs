@@ -501,7 +501,7 @@ fn go_fixture() -> Fixture {
 
 #[test]
 fn go_blocks_map_to_the_tests_of_the_packages_whose_binary_ran_them() {
-    if !have_go() {
+    if !skip::have_go() {
         return;
     }
     let fx = go_fixture();
@@ -555,7 +555,7 @@ fn go_blocks_map_to_the_tests_of_the_packages_whose_binary_ran_them() {
 /// `--full`).
 #[test]
 fn a_go_test_that_imports_os_exec_leaves_the_map_unused() {
-    if !have_go() {
+    if !skip::have_go() {
         return;
     }
     let fx = go_fixture();
@@ -577,16 +577,4 @@ fn a_go_test_that_imports_os_exec_leaves_the_map_unused() {
         "{cov:#}"
     );
     assert_eq!(fx.verdicts("out")["admin"], "survived", "{said}");
-}
-
-/// Whether `go` runs here; under `CI` its absence fails the test.
-fn have_go() -> bool {
-    let ok = std::process::Command::new("go")
-        .arg("version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        skip::missing("go is not installed (apt-get install -y golang-go)");
-    }
-    ok
 }

@@ -21,6 +21,7 @@
 mod branch;
 mod call;
 mod constraint;
+mod limit;
 mod predicate;
 mod refusal;
 mod setting;
@@ -59,6 +60,9 @@ pub enum Shape {
     AssertionCall,
     /// An `if` on a protective setting alone; the mutant acts as if it were off.
     ProtectiveBranch,
+    /// An item tested against an allow- or block-list, or a time against
+    /// now; the mutant loosens the list or never expires.
+    LimitTest,
 }
 
 /// A site found by shape.
@@ -114,6 +118,7 @@ struct FileShapes {
     constraints: Vec<constraint::Constraint>,
     calls: Vec<call::Call>,
     branches: Vec<branch::Branch>,
+    tests: Vec<limit::Test>,
 }
 
 fn parse(file: &str, source: Vec<u8>) -> Option<FileShapes> {
@@ -131,10 +136,12 @@ fn parse(file: &str, source: Vec<u8>) -> Option<FileShapes> {
     let root = tree.root();
     let guards = refusal::guards(grammar, &root);
     let predicates = predicate::predicates(grammar, &root, &text);
-    let settings = setting::settings(grammar, &root);
+    let mut settings = setting::settings(grammar, &root);
+    settings.extend(setting::wirings(grammar, &root));
     let constraints = constraint::constraints(grammar, &root);
     let calls = call::calls(grammar, &root);
     let branches = branch::branches(grammar, &root);
+    let tests = limit::tests(grammar, &root);
     Some(FileShapes {
         file: file.to_string(),
         grammar,
@@ -146,6 +153,7 @@ fn parse(file: &str, source: Vec<u8>) -> Option<FileShapes> {
         constraints,
         calls,
         branches,
+        tests,
     })
 }
 
@@ -272,6 +280,29 @@ fn others(f: &FileShapes, out: &mut Vec<ShapeSite>) {
             shape: Shape::ProtectiveBranch,
             evidence: n.terms.join(", "),
             lines: b.lines,
+        });
+    }
+    for t in &f.tests {
+        // Inside a named refusal guard's condition, the guard is the site.
+        if f.guards.iter().any(|g| {
+            g.range.start <= t.range.start
+                && t.range.end <= g.range.end
+                && vocab::name(&g.evidence).is_some()
+        }) {
+            continue;
+        }
+        let named = match t.kind {
+            limit::Kind::Member => vocab::name_list(&t.name),
+            limit::Kind::Expiry => vocab::name_setting(&t.name),
+        };
+        let Some(n) = named else {
+            continue;
+        };
+        out.push(ShapeSite {
+            site: site(&n.control, f, t.range.clone(), t.replacement.clone()),
+            shape: Shape::LimitTest,
+            evidence: n.terms.join(", "),
+            lines: (t.line, t.line),
         });
     }
     for st in &f.settings {

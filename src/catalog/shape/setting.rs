@@ -263,6 +263,153 @@ pub(crate) fn settings(g: Grammar, root: &Node<'_, Doc>) -> Vec<Setting> {
     out
 }
 
+/// Whether a value is a literal (a number, string, boolean, `None`/`null`/
+/// `nil`), which a wiring is not.
+fn is_literal(v: &Node<'_, Doc>) -> bool {
+    matches!(
+        v.kind().as_ref(),
+        "true"
+            | "false"
+            | "none"
+            | "null"
+            | "nil"
+            | "undefined"
+            | "integer"
+            | "float"
+            | "number"
+            | "int_literal"
+            | "float_literal"
+            | "string"
+            | "template_string"
+            | "interpreted_string_literal"
+            | "raw_string_literal"
+    )
+}
+
+/// Whether a value reads as a truth value without its type: a comparison
+/// or negation, a `GetBool`/`getBoolean`/`is…`/`has…` call, or a name that
+/// is itself a protective switch (`cfg.ReadOnly`); and is not plumbing: a
+/// name or call sharing a word with the key (`verify_ssl=self.config.ssl_verify`,
+/// `ValidationEnabled: c.IsValidationEnabled()`) passes on a switch set
+/// elsewhere, which is that switch's site.
+fn boolean_value(v: &Node<'_, Doc>, key: &[String]) -> bool {
+    let last_words = |t: &str| {
+        let t = t.strip_suffix("()").unwrap_or(t);
+        words(t.rsplit('.').next().unwrap_or(""))
+    };
+    let shares = |w: &[String]| {
+        w.iter()
+            .filter(|x| !matches!(x.as_str(), "is" | "get" | "has" | "should"))
+            .any(|x| key.contains(x))
+    };
+    match v.kind().as_ref() {
+        "binary_expression" => v.field("operator").is_some_and(|o| {
+            matches!(
+                o.text().as_ref(),
+                "==" | "!=" | "===" | "!==" | "<" | "<=" | ">" | ">=" | "&&" | "||"
+            )
+        }),
+        "comparison_operator" | "not_operator" => true,
+        "unary_expression" => v.text().starts_with('!'),
+        "call" | "call_expression" => v.field("function").is_some_and(|f| {
+            let w = last_words(&f.text());
+            !shares(&w)
+                && (w.last().is_some_and(|x| x == "bool" || x == "boolean")
+                    || w.first().is_some_and(|x| x == "is" || x == "has"))
+        }),
+        "identifier" | "selector_expression" | "attribute" | "member_expression" => {
+            let w = last_words(&v.text());
+            kind_of(&w).is_some() && !shares(&w)
+        }
+        _ => false,
+    }
+}
+
+/// Every protective switch wired to a value that is not a literal: a
+/// keyword argument (`httpx.Client(verify=self.verify_ssl)`), an object or
+/// struct field (`ReadOnly: viper.GetBool("read-only")`), or a Go option
+/// (`WithReadOnly(cfg.IsLocked())`), when the value reads as a truth value
+/// ([`boolean_value`]). A value passed on under its own name
+/// (`read_only=read_only`, `ReadOnly: cfg.ReadOnly`) is plumbing, not a
+/// site. The mutant wires the protection off: Python `False`, TypeScript
+/// and Go `false && (value)` (or `true || (value)` for a risky feature's
+/// switch), which keeps the value's variables used.
+pub(crate) fn wirings(g: Grammar, root: &Node<'_, Doc>) -> Vec<Setting> {
+    let mut out = Vec::new();
+    for n in root.dfs() {
+        let (key, value) = match (g, n.kind().as_ref()) {
+            (Grammar::Python, "keyword_argument") => {
+                let (Some(k), Some(v)) = (n.field("name"), n.field("value")) else {
+                    continue;
+                };
+                (k.text().to_string(), v)
+            }
+            (Grammar::TypeScript | Grammar::Tsx, "pair") => {
+                let (Some(k), Some(v)) = (n.field("key"), n.field("value")) else {
+                    continue;
+                };
+                (k.text().trim_matches(['"', '\'']).to_string(), v)
+            }
+            (Grammar::Go, "keyed_element") => {
+                let kids: Vec<Node<'_, Doc>> = n.named_children().collect();
+                if kids.len() != 2 {
+                    continue;
+                }
+                let v = match kids[1].kind().as_ref() {
+                    "literal_element" => match kids[1].named_children().next() {
+                        Some(v) => v,
+                        None => continue,
+                    },
+                    _ => kids[1].clone(),
+                };
+                (kids[0].text().to_string(), v)
+            }
+            (Grammar::Go, "call_expression") => {
+                let (Some(f), Some(args)) = (n.field("function"), n.field("arguments")) else {
+                    continue;
+                };
+                let t = f.text().to_string();
+                let last = t.rsplit('.').next().unwrap_or("");
+                let Some(opt) = last.strip_prefix("With").filter(|o| !o.is_empty()) else {
+                    continue;
+                };
+                let kids: Vec<Node<'_, Doc>> = args.named_children().collect();
+                if kids.len() != 1 {
+                    continue;
+                }
+                (opt.to_string(), kids[0].clone())
+            }
+            _ => continue,
+        };
+        let w = words(&key);
+        if w.iter().any(|x| x == "hint") || is_literal(&value) {
+            continue;
+        }
+        let vt = value.text().to_string();
+        if !boolean_value(&value, &w) {
+            continue;
+        }
+        let off = match kind_of(&w) {
+            Some(Kind::OnWhenTrue) => false,
+            Some(Kind::OnWhenFalse) => true,
+            None => continue,
+        };
+        let replacement = match (g, off) {
+            (Grammar::Python, false) => "False".to_string(),
+            (Grammar::Python, true) => "True".to_string(),
+            (_, false) => format!("false && ({vt})"),
+            (_, true) => format!("true || ({vt})"),
+        };
+        out.push(Setting {
+            range: value.range(),
+            replacement,
+            name: w,
+            line: value.start_pos().line() + 1,
+        });
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -292,6 +439,43 @@ mod tests {
         assert_eq!(found("c.ts", ts).len(), 3, "{:?}", found("c.ts", ts));
         let go = "package p\n\nvar c = tls.Config{InsecureSkipVerify: false, Debug: true}\n";
         assert_eq!(found("c.go", go), [("false".into(), "true".into())]);
+    }
+
+    #[test]
+    fn switches_wired_to_a_value_are_wired_off_unless_passed_on() {
+        let wired = |file: &str, code: &str| -> Vec<String> {
+            let g = Grammar::for_path(file).unwrap();
+            let tree: AstGrep<Doc> = AstGrep::try_new(code, g).unwrap();
+            wirings(g, &tree.root())
+                .into_iter()
+                .map(|s| {
+                    let mut c = code.to_string();
+                    c.replace_range(s.range.clone(), &s.replacement);
+                    c.lines().nth(s.line - 1).unwrap().trim().to_string()
+                })
+                .collect()
+        };
+        let py = "c = httpx.Client(verify=not settings.insecure, timeout=t)\nf(read_only=read_only)\ng(strict=True, allow_writes=cfg.is_write_enabled())\nh(verify=self.verify_ssl, validation_alias=AliasChoices('a'))\n";
+        assert_eq!(
+            wired("a.py", py),
+            [
+                "c = httpx.Client(verify=False, timeout=t)",
+                "g(strict=True, allow_writes=True)"
+            ]
+        );
+        let go = "package p\n\nfunc f() {\n\tc := Config{ReadOnly: viper.GetBool(\"read-only\"), Strict: cfg.Strict, Verify: verifier}\n\tb.WithReadOnly(cfg.IsLocked()).WithName(n)\n}\n";
+        assert_eq!(
+            wired("a.go", go),
+            [
+                "c := Config{ReadOnly: false && (viper.GetBool(\"read-only\")), Strict: cfg.Strict, Verify: verifier}",
+                "b.WithReadOnly(false && (cfg.IsLocked())).WithName(n)",
+            ]
+        );
+        let ts = "const s = { readOnly: process.env.READ_ONLY === \"true\", strict: opts.strict, debug: x };\n";
+        assert_eq!(
+            wired("a.ts", ts),
+            ["const s = { readOnly: false && (process.env.READ_ONLY === \"true\"), strict: opts.strict, debug: x };"]
+        );
     }
 
     #[test]

@@ -21,6 +21,8 @@ struct RawEntry {
     settings: Vec<String>,
     #[serde(default)]
     calls: Vec<String>,
+    #[serde(default)]
+    lists: Vec<String>,
 }
 
 /// A term: words matched in a row; a word ending in `*` is a prefix.
@@ -80,6 +82,7 @@ pub(crate) struct Entry {
     not: Vec<Term>,
     settings: Vec<Term>,
     calls: Vec<Term>,
+    lists: Vec<Term>,
 }
 
 /// The words a site offers: its condition (with the call that decides),
@@ -124,6 +127,7 @@ pub(crate) fn parse(text: &str) -> Result<Vec<Entry>, String> {
             not: r.not.iter().map(|t| Term::new(t)).collect(),
             settings: r.settings.iter().map(|t| Term::new(t)).collect(),
             calls: r.calls.iter().map(|t| Term::new(t)).collect(),
+            lists: r.lists.iter().map(|t| Term::new(t)).collect(),
         })
         .collect())
 }
@@ -239,6 +243,17 @@ pub(crate) fn name_setting_in(table: &[Entry], name: &[String]) -> Option<Naming
 /// by the entries' `calls` terms, as [`name_setting_in`] does.
 pub(crate) fn name_call_in(table: &[Entry], name: &[String]) -> Option<Naming> {
     longest_in(table, name, |e| &e.calls)
+}
+
+/// The control an allow- or block-list's name (its words) belongs to in
+/// `table`, by the entries' `lists` terms, as [`name_setting_in`] does.
+pub(crate) fn name_list_in(table: &[Entry], name: &[String]) -> Option<Naming> {
+    longest_in(table, name, |e| &e.lists)
+}
+
+/// [`name_list_in`] the embedded table.
+pub(crate) fn name_list(name: &[String]) -> Option<Naming> {
+    name_list_in(table(), name)
 }
 
 /// [`name_call_in`] the embedded table.
