@@ -136,8 +136,9 @@ pub struct ScopeArgs {
     #[arg(long)]
     pub no_default_excludes: bool,
     /// Also find controls by their shape (refusal guards, security
-    /// predicates, protective settings, schema constraints, protective
-    /// calls and branches), named by the vocabulary table. Experimental: on the servers
+    /// predicates, protective settings and wired switches, schema
+    /// constraints, protective calls and branches, limit and allow-list
+    /// tests), named by the vocabulary table. Experimental: on the servers
     /// the catalog was tuned on it adds few sites at a lower precision
     /// (docs/catalog.md, "Shapes").
     #[arg(long)]

@@ -1,9 +1,10 @@
 //! Controls found by shape (`audit --shapes`, src/catalog/shape/): a refusal
 //! guard no catalog operator matches is listed with the control its words
 //! name, only when asked for; `--guards` adds the ones no word names, after
-//! the named sites. Protective settings, schema constraints and protective
-//! calls are shapes too; `--shapes-only` lists what the shapes find without
-//! the catalog's matchers.
+//! the named sites. Protective settings and wired switches, schema
+//! constraints, protective calls, list-membership and expiry tests are
+//! shapes too (their Go mutants build and pass `go vet`); `--shapes-only`
+//! lists what the shapes find without the catalog's matchers.
 
 use crate::common::*;
 
