@@ -286,13 +286,13 @@ fn is_literal(v: &Node<'_, Doc>) -> bool {
     )
 }
 
-/// Whether a value reads as a truth value without its type: a comparison
-/// or negation, a `GetBool`/`getBoolean`/`is…`/`has…` call, or a name that
+/// Whether a value reads as a truth value without its type: an equality
+/// test or negation, a `GetBool`/`getBoolean`/`is…`/`has…` call, or a name that
 /// is itself a protective switch (`cfg.ReadOnly`); and is not plumbing: a
 /// name or call sharing a word with the key (`verify_ssl=self.config.ssl_verify`,
 /// `ValidationEnabled: c.IsValidationEnabled()`) passes on a switch set
 /// elsewhere, which is that switch's site.
-fn boolean_value(v: &Node<'_, Doc>, key: &[String]) -> bool {
+fn boolean_value(v: &Node<'_, Doc>, key: &[String], go: bool) -> bool {
     let last_words = |t: &str| {
         let t = t.strip_suffix("()").unwrap_or(t);
         words(t.rsplit('.').next().unwrap_or(""))
@@ -303,13 +303,17 @@ fn boolean_value(v: &Node<'_, Doc>, key: &[String]) -> bool {
             .any(|x| key.contains(x))
     };
     match v.kind().as_ref() {
+        // Equality, not ordering: `n < 1e-10` computes, `env == "1"` switches.
+        // `a || b` is a truth value in Go only (TypeScript and Python hand
+        // back an operand: `x.tools || []`, `fn or default`).
         "binary_expression" => v.field("operator").is_some_and(|o| {
-            matches!(
-                o.text().as_ref(),
-                "==" | "!=" | "===" | "!==" | "<" | "<=" | ">" | ">=" | "&&" | "||"
-            )
+            matches!(o.text().as_ref(), "==" | "!=" | "===" | "!==")
+                || (go && matches!(o.text().as_ref(), "&&" | "||"))
         }),
-        "comparison_operator" | "not_operator" => true,
+        "comparison_operator" => !v
+            .children()
+            .any(|c| matches!(c.kind().as_ref(), "<" | "<=" | ">" | ">=")),
+        "not_operator" => true,
         "unary_expression" => v.text().starts_with('!'),
         "call" | "call_expression" => v.field("function").is_some_and(|f| {
             let w = last_words(&f.text());
@@ -326,8 +330,9 @@ fn boolean_value(v: &Node<'_, Doc>, key: &[String]) -> bool {
 }
 
 /// Every protective switch wired to a value that is not a literal: a
-/// keyword argument (`httpx.Client(verify=self.verify_ssl)`), an object or
-/// struct field (`ReadOnly: viper.GetBool("read-only")`), or a Go option
+/// keyword argument (`httpx.Client(verify=not settings.insecure)`), a
+/// variable, constant or field (`READ_ONLY = os.getenv("RO") == "1"`), an
+/// object or struct field (`ReadOnly: viper.GetBool("read-only")`), or a Go option
 /// (`WithReadOnly(cfg.IsLocked())`), when the value reads as a truth value
 /// ([`boolean_value`]). A value passed on under its own name
 /// (`read_only=read_only`, `ReadOnly: cfg.ReadOnly`) is plumbing, not a
@@ -379,14 +384,32 @@ pub(crate) fn wirings(g: Grammar, root: &Node<'_, Doc>) -> Vec<Setting> {
                 }
                 (opt.to_string(), kids[0].clone())
             }
-            _ => continue,
+            // A variable, constant, field or dict entry set from a value
+            // (`READ_ONLY = os.getenv("READ_ONLY") == "true"`, Go
+            // `readOnly := os.Getenv("RO") == "1"`).
+            _ => {
+                let Some((name, v)) = named_value(g, &n) else {
+                    continue;
+                };
+                let v = match v.kind().as_ref() {
+                    "expression_list" => {
+                        let kids: Vec<Node<'_, Doc>> = v.named_children().collect();
+                        if kids.len() != 1 {
+                            continue;
+                        }
+                        kids[0].clone()
+                    }
+                    _ => v,
+                };
+                (name, v)
+            }
         };
         let w = words(&key);
         if w.iter().any(|x| x == "hint") || is_literal(&value) {
             continue;
         }
         let vt = value.text().to_string();
-        if !boolean_value(&value, &w) {
+        if !boolean_value(&value, &w, g == Grammar::Go) {
             continue;
         }
         let off = match kind_of(&w) {
@@ -455,12 +478,13 @@ mod tests {
                 })
                 .collect()
         };
-        let py = "c = httpx.Client(verify=not settings.insecure, timeout=t)\nf(read_only=read_only)\ng(strict=True, allow_writes=cfg.is_write_enabled())\nh(verify=self.verify_ssl, validation_alias=AliasChoices('a'))\n";
+        let py = "c = httpx.Client(verify=not settings.insecure, timeout=t)\nf(read_only=read_only)\ng(strict=True, allow_writes=cfg.is_write_enabled())\nh(verify=self.verify_ssl, validation_alias=AliasChoices('a'))\nREAD_ONLY = os.getenv('READ_ONLY', 'false').lower() == 'true'\nself.read_only = read_only\nzero_mask = norms < 1e-10\nvalidate_fn = check or jsonschema.validate\n";
         assert_eq!(
             wired("a.py", py),
             [
                 "c = httpx.Client(verify=False, timeout=t)",
-                "g(strict=True, allow_writes=True)"
+                "g(strict=True, allow_writes=True)",
+                "READ_ONLY = False",
             ]
         );
         let go = "package p\n\nfunc f() {\n\tc := Config{ReadOnly: viper.GetBool(\"read-only\"), Strict: cfg.Strict, Verify: verifier}\n\tb.WithReadOnly(cfg.IsLocked()).WithName(n)\n}\n";
@@ -471,7 +495,7 @@ mod tests {
                 "b.WithReadOnly(false && (cfg.IsLocked())).WithName(n)",
             ]
         );
-        let ts = "const s = { readOnly: process.env.READ_ONLY === \"true\", strict: opts.strict, debug: x };\n";
+        let ts = "const s = { readOnly: process.env.READ_ONLY === \"true\", strict: opts.strict, debug: x };\nconst requireAuth = opts.auth || [];\n";
         assert_eq!(
             wired("a.ts", ts),
             ["const s = { readOnly: false && (process.env.READ_ONLY === \"true\"), strict: opts.strict, debug: x };"]
