@@ -9,14 +9,18 @@
 //! The setting's name must switch a protection on (the protective-setting
 //! shape's rule: `read_only`, `strict`, `require*`, `enforce*`, …) and be
 //! named by the vocabulary's `settings` terms; a refusal guard on the same
-//! `if` wins.
+//! `if` wins. A risky feature's switch (`if allow_writes:`, `if
+//! p.skipTLSVerify {`) acts as if the feature were on.
 //!
 //! A check called alone in the condition gates what is done the same way
 //! (`if r.isToolEnabled(ctx, t) { add(t) }`, `if is_path_excluded(p): continue`):
 //! its name says which answer lets a request through (allow-list words:
 //! `allow*`, `enabled`, `permit*`, `safe`, `valid`…; block-list words:
 //! `block*`, `deny`, `exclud*`, `forbid*`…), and the mutant's check lets
-//! everything through. It is named by the vocabulary's `calls` terms.
+//! everything through. It is named by the vocabulary's `calls` terms. So
+//! is a verdict kept in a variable (`if isSafeContent {`, `if not
+//! is_allowed:`), read from whole-word adjectives only (not a list:
+//! `allowed_clients`).
 
 use std::ops::Range;
 
@@ -24,7 +28,7 @@ use ast_grep_core::Node;
 
 use super::super::grammar::Grammar;
 use super::super::matcher::Doc;
-use super::setting::protects_when_true;
+use super::setting::{protects_when_true, risky_when_true};
 use super::vocab::words;
 
 /// One protective branch found in a file.
@@ -92,6 +96,46 @@ fn accepting_by_name(w: &[String]) -> Option<bool> {
     }
 }
 
+/// The answer of a verdict kept in a variable that lets a request through,
+/// read from its name as [`accepting_by_name`] does, but stricter: the
+/// polarity word is a whole adjective (`is_safe_content`, `allowed`,
+/// `isAuthorized`; not `authentication`, a config object), and a name ending
+/// in a plural (`allowed_clients`, `safe_args`) is a list, not a verdict.
+fn verdict_by_name(w: &[String]) -> Option<bool> {
+    let last = w.last()?;
+    if last.len() > 3 && last.ends_with('s') && !last.ends_with("ss") {
+        return None;
+    }
+    let has = |p: &[&str]| w.iter().any(|x| p.contains(&x.as_str()));
+    let allow = has(&[
+        "allowed",
+        "enabled",
+        "permitted",
+        "safe",
+        "trusted",
+        "valid",
+        "authorized",
+        "authorised",
+        "authenticated",
+        "approved",
+    ]);
+    let deny = has(&[
+        "blocked",
+        "denied",
+        "excluded",
+        "forbidden",
+        "disallowed",
+        "unsafe",
+        "untrusted",
+        "rejected",
+    ]);
+    match (allow, deny) {
+        (true, false) => Some(true),
+        (false, true) => Some(false),
+        _ => None,
+    }
+}
+
 /// The check a condition calls alone (`r.isToolEnabled(ctx, t)`,
 /// `not is_path_excluded(p, ex)`), with whether it is negated.
 fn checked_call(cond: &Node<'_, Doc>) -> Option<(String, bool)> {
@@ -133,17 +177,27 @@ pub(crate) fn branches(g: Grammar, root: &Node<'_, Doc>) -> Vec<Branch> {
             continue;
         };
         let ctext = cond.text().to_string();
-        // `taken`: whether the mutant always takes the branch (else never).
-        let (w, taken) = if let Some((name, negated)) = tested(&ctext) {
+        // `taken`: whether the mutant always takes the branch (else never);
+        // `check`: named by the `calls` terms (a check's verdict), not the
+        // `settings` ones.
+        let (w, taken, check) = if let Some((name, negated)) = tested(&ctext) {
             // `IsRequireOAuth` reads as `require oauth`: the getter's `is` goes.
             let mut w = words(&name);
             if w.len() > 1 && matches!(w[0].as_str(), "is" | "get" | "should") {
                 w.remove(0);
             }
-            if !protects_when_true(&w) {
+            if protects_when_true(&w) {
+                (w, negated, false)
+            } else if risky_when_true(&w) {
+                // `if allow_writes:` acts as if the risky feature were on.
+                (w, !negated, false)
+            } else if let Some(accept) = verdict_by_name(&w) {
+                // A verdict kept in a variable (`if isSafeContent {`,
+                // `if not allowed:`) gates like the check that made it.
+                (w, accept != negated, true)
+            } else {
                 continue;
             }
-            (w, negated)
         } else if let Some((name, negated)) = checked_call(&cond) {
             // A check gating what is done (`if r.isToolEnabled(t) { add(t) }`):
             // the mutant's check lets everything through.
@@ -151,7 +205,7 @@ pub(crate) fn branches(g: Grammar, root: &Node<'_, Doc>) -> Vec<Branch> {
             let Some(accept) = accepting_by_name(&w) else {
                 continue;
             };
-            (w, accept != negated)
+            (w, accept != negated, true)
         } else {
             continue;
         };
@@ -166,7 +220,7 @@ pub(crate) fn branches(g: Grammar, root: &Node<'_, Doc>) -> Vec<Branch> {
         out.push(Branch {
             range: cond.range(),
             replacement,
-            check: tested(&ctext).is_none(),
+            check,
             name: w,
             lines: (n.start_pos().line() + 1, n.end_pos().line() + 1),
         });
@@ -200,6 +254,7 @@ mod tests {
             [
                 "if false && (cfg.ReadOnly) {",
                 "if true || (!m.config.IsRequireOAuth()) {",
+                "if true || (allowWrites) {",
             ]
         );
         let py = "def f(s):\n    if s.read_only:\n        return read_tools\n    if x.strict and y:\n        pass\n";
@@ -221,5 +276,16 @@ mod tests {
         );
         let py = "def f(t):\n    if not is_tool_allowed(t):\n        continue\n";
         assert_eq!(found("a.py", py), ["if False:"]);
+    }
+
+    #[test]
+    fn a_verdict_kept_in_a_variable_gates_like_its_check() {
+        let go = "package p\n\nfunc f(c C) {\n\tisSafeContent := check(c)\n\tif isSafeContent {\n\t\tkeep(c)\n\t}\n\tif !blocked {\n\t\tsend()\n\t}\n\tif ready {\n\t\tgo1()\n\t}\n}\n";
+        assert_eq!(
+            found("a.go", go),
+            ["if true || (isSafeContent) {", "if true || (!blocked) {"]
+        );
+        let py = "def f(t):\n    if not allowed:\n        return\n    if lockdown_mode:\n        t = filter(t)\n";
+        assert_eq!(found("a.py", py), ["if False:", "if False:"]);
     }
 }

@@ -76,6 +76,7 @@ const ON_WORDS: &[&str] = &[
     "restrict",
     "restricted",
     "deny",
+    "lockdown",
 ];
 
 /// Words that make a boolean a risky feature kept off by `false`.
@@ -98,6 +99,12 @@ const RISK_WORDS: &[&str] = &[
 /// (`read_only`, `strict`, `require_auth`, `disable_writes`)?
 pub(crate) fn protects_when_true(name: &[String]) -> bool {
     kind_of(name) == Some(Kind::OnWhenTrue)
+}
+
+/// Does a name (its words) switch a risky feature on when `true`
+/// (`allow_writes`, `insecure`, `skip_verify`)?
+pub(crate) fn risky_when_true(name: &[String]) -> bool {
+    kind_of(name) == Some(Kind::OnWhenFalse)
 }
 
 fn kind_of(name: &[String]) -> Option<Kind> {
