@@ -512,6 +512,21 @@ mod tests {
     }
 
     #[test]
+    fn an_error_value_a_check_hands_back_is_refused_when_returned() {
+        let py = "async def get_access(request):\n    user, _, error_response = await _authenticate_request(request)\n    if error_response is not None:\n        return error_response\n    rows, err = load(user)\n    if err:\n        return err\n    return user\n";
+        let s = sites("api/access.py", py);
+        assert_eq!(s.len(), 1, "{s:?}");
+        assert_eq!(s[0].0, "auth-required");
+        assert!(s[0]
+            .1
+            .contains("    if False:\n        return error_response\n"));
+        let ts = "export async function handle(req: Req) {\n  const authError = await verifyBearer(req);\n  if (authError) return authError;\n  return ok();\n}\n";
+        let s = sites("src/h.ts", ts);
+        assert_eq!(s.len(), 1, "{s:?}");
+        assert_eq!(s[0].0, "auth-required");
+    }
+
+    #[test]
     fn security_predicates_always_accept_in_the_polarity_their_callers_refuse() {
         let py = "def is_path_allowed(p) -> bool:\n    \"\"\"Inside the root?\"\"\"\n    return p.startswith(ROOT)\n\ndef read(p):\n    if not is_path_allowed(p):\n        raise PermissionError('path escapes the allowed root')\n    return open(p).read()\n";
         let s = sites("src/fs.py", py);

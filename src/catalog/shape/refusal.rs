@@ -124,6 +124,11 @@ struct Refusals {
     status_4xx: Regex,
     error_call: Regex,
     go_error: Regex,
+    /// Go: `err != nil`.
+    err_check: Regex,
+    /// Python/TypeScript: an error value a check handed back (`if
+    /// error_response is not None:`, `if (authError)`).
+    err_value: Regex,
 }
 
 impl Refusals {
@@ -136,7 +141,37 @@ impl Refusals {
             go_error: re(
                 r"\bfmt\.Errorf\(|\berrors\.New\(|\b[A-Z]?\w*Err[A-Z]\w*|\b\w*\.?[A-Z]\w*Error\w*\(|\bstatus\.Error",
             ),
+            err_check: re(r"^\s*(\w*[Ee]rr\w*)\s*!=\s*nil\s*$"),
+            err_value: re(
+                r"^[\s(]*(\w*(?:[Ee]rr|ERR)\w*)(?:\s+is\s+not\s+None|\s*!==?\s*(?:null|undefined))?[\s)]*$",
+            ),
         }
+    }
+
+    /// The refusing statement of a guard's body, with the error value it
+    /// passes on, if any: Go's checked `err` (`if err != nil { return nil,
+    /// err }`), or in Python/TypeScript an error value returned as is (only
+    /// when nothing else in the body refuses).
+    fn refusal_in<'r>(
+        &self,
+        g: Grammar,
+        stmts: &[Node<'r, Doc>],
+        in_check: bool,
+        cond: &str,
+    ) -> Option<(Node<'r, Doc>, Option<String>)> {
+        let capture = |r: &Regex| r.captures(cond).map(|c| c[1].to_string());
+        if g == Grammar::Go {
+            let e = capture(&self.err_check);
+            return self
+                .refusing(g, stmts, in_check, e.as_deref())
+                .map(|found| (found, e));
+        }
+        if let Some(found) = self.refusing(g, stmts, in_check, None) {
+            return Some((found, None));
+        }
+        let e = capture(&self.err_value)?;
+        let found = self.refusing(g, stmts, in_check, Some(&e))?;
+        Some((found, Some(e)))
     }
 
     /// The refusing statement among `body`'s direct statements, if any.
@@ -171,6 +206,10 @@ impl Refusals {
             (Grammar::Python, "raise_statement") => true,
             (Grammar::Python, "return_statement") => {
                 let v = value();
+                // `return error_response`: hands the check's refusal on.
+                if checked_err == Some(v.as_str()) {
+                    return true;
+                }
                 (in_check && (matches!(v.as_str(), "False" | "None") || error_message(s)))
                     || self.status_4xx.is_match(&v)
                     || self.error_call.is_match(&v)
@@ -178,6 +217,9 @@ impl Refusals {
             (Grammar::TypeScript | Grammar::Tsx, "throw_statement") => true,
             (Grammar::TypeScript | Grammar::Tsx, "return_statement") => {
                 let v = value();
+                if checked_err == Some(v.as_str()) {
+                    return true;
+                }
                 (in_check
                     && (matches!(v.as_str(), "false" | "null" | "undefined") || error_message(s)))
                     || self.status_4xx.is_match(&v)
@@ -254,7 +296,6 @@ fn calls_in(cond: &Node<'_, Doc>) -> Vec<(String, bool)> {
 /// Every refusal guard in a parsed file.
 pub(crate) fn guards(g: Grammar, root: &Node<'_, Doc>) -> Vec<Guard> {
     let r = Refusals::new();
-    let err_check = re(r"^\s*(\w*[Ee]rr\w*)\s*!=\s*nil\s*$");
     let upstream_status = re(
         r"(?i)status_?code\b[^\n]*\b[45]\d\d\b|\bstatus\b\s*(===?|!==?|in)\s*[\[(]?\s*[45]\d\d\b",
     );
@@ -292,11 +333,8 @@ pub(crate) fn guards(g: Grammar, root: &Node<'_, Doc>) -> Vec<Guard> {
         }
         let fname = enclosing_name(&n);
         let in_check = check_name(&fname);
-        let checked_err = (g == Grammar::Go)
-            .then(|| err_check.captures(&ctext).map(|c| c[1].to_string()))
-            .flatten();
         let stmts = statements(&body);
-        let Some(refusal) = r.refusing(g, &stmts, in_check, checked_err.as_deref()) else {
+        let Some((refusal, checked_err)) = r.refusal_in(g, &stmts, in_check, &ctext) else {
             continue;
         };
         let mut site_text = ctext.clone();
