@@ -204,6 +204,15 @@ fn sites_of(files: &[FileShapes]) -> Vec<ShapeSite> {
             if named.is_none() && g.propagation {
                 continue;
             }
+            // A generic guard whose `if` a protective branch names
+            // (`if not is_path_excluded(p):`) is that branch's site.
+            if named.is_none()
+                && f.branches
+                    .iter()
+                    .any(|b| b.range == g.range && branch_naming(b).is_some())
+            {
+                continue;
+            }
             let (control, evidence) = match named {
                 Some(n) => (n.control, n.terms.join(", ")),
                 None => (GUARD.to_string(), g.refusal.clone()),
@@ -259,20 +268,29 @@ fn sites_of(files: &[FileShapes]) -> Vec<ShapeSite> {
     out
 }
 
+/// The control a protective branch is named after: a check's or verdict's
+/// by the `calls` terms, a setting's by the `settings` terms.
+fn branch_naming(b: &branch::Branch) -> Option<vocab::Naming> {
+    if b.check {
+        vocab::name_call(&b.name)
+    } else {
+        vocab::name_setting(&b.name)
+    }
+}
+
 /// The sites of a file's protective settings, schema constraints,
 /// protective calls and protective branches.
 fn others(f: &FileShapes, out: &mut Vec<ShapeSite>) {
     for b in &f.branches {
-        // A refusal guard on the same `if` is that guard's site.
-        if f.guards.iter().any(|g| g.range == b.range) {
+        // A refusal guard the vocabulary names on the same `if` is that
+        // guard's site.
+        if f.guards
+            .iter()
+            .any(|g| g.range == b.range && vocab::name(&g.evidence).is_some())
+        {
             continue;
         }
-        let named = if b.check {
-            vocab::name_call(&b.name)
-        } else {
-            vocab::name_setting(&b.name)
-        };
-        let Some(n) = named else {
+        let Some(n) = branch_naming(b) else {
             continue;
         };
         out.push(ShapeSite {
@@ -509,6 +527,19 @@ mod tests {
         let s = sites("pkg/h.go", named);
         assert_eq!(s.len(), 1, "{s:?}");
         assert_eq!(s[0].0, "auth-required");
+    }
+
+    #[test]
+    fn a_refusal_no_word_names_is_named_by_the_check_it_branches_on() {
+        let go = "package p\n\nfunc (rt *RT) round(gvk string) error {\n\tif !rt.isAllowed(gvk) {\n\t\treturn fmt.Errorf(\"kind %s\", gvk)\n\t}\n\treturn nil\n}\n";
+        let s = sites("pkg/rt.go", go);
+        assert_eq!(s.len(), 1, "{s:?}");
+        assert_eq!(s[0].0, "tool-allowlist-enforced");
+        assert!(
+            s[0].1.contains("if false && (!rt.isAllowed(gvk)) {"),
+            "{}",
+            s[0].1
+        );
     }
 
     #[test]
