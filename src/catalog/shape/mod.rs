@@ -7,11 +7,13 @@
 //! function whose verdict gates a refusal; [`setting`]: a protective
 //! boolean default; [`constraint`]: a schema library's bound or pattern;
 //! [`call`]: a redaction/sanitizer call or a check called for its
-//! exception; [`branch`]: an `if` on a protective setting), and names the
-//! control from the words around the site with the vocabulary table
-//! ([`vocab`], `vocabulary.yaml`): the condition, the refusal's message and
-//! status code, the error's name, the enclosing function's name, a
-//! setting's or a called function's name.
+//! exception; [`branch`]: an `if` on a protective setting or a check's
+//! verdict; [`limit`]: an item tested against a named allow- or block-list,
+//! a time against now; [`setting::wirings`]: a protective switch wired to a
+//! value), and names the control from the words around the site with the
+//! vocabulary table ([`vocab`], `vocabulary.yaml`): the condition, the
+//! refusal's message and status code, the error's name, the enclosing
+//! function's name, a setting's, a list's or a called function's name.
 //!
 //! A site the vocabulary names becomes a site of that catalog control. A
 //! site it cannot name is a generic [`GUARD`] site, listed only on request
