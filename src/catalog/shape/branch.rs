@@ -29,7 +29,7 @@ use ast_grep_core::Node;
 use super::super::grammar::Grammar;
 use super::super::matcher::Doc;
 use super::setting::{protects_when_true, risky_when_true};
-use super::vocab::words;
+use super::vocab::{polarity, words};
 
 /// One protective branch found in a file.
 #[derive(Debug, Clone)]
@@ -96,6 +96,32 @@ fn accepting_by_name(w: &[String]) -> Option<bool> {
     }
 }
 
+/// Whole-word adjectives of a verdict that lets a request through.
+const VERDICT_ACCEPT: &[&str] = &[
+    "allowed",
+    "enabled",
+    "permitted",
+    "safe",
+    "trusted",
+    "valid",
+    "authorized",
+    "authorised",
+    "authenticated",
+    "approved",
+];
+
+/// Whole-word adjectives of a verdict that refuses.
+const VERDICT_REFUSE: &[&str] = &[
+    "blocked",
+    "denied",
+    "excluded",
+    "forbidden",
+    "disallowed",
+    "unsafe",
+    "untrusted",
+    "rejected",
+];
+
 /// The answer of a verdict kept in a variable that lets a request through,
 /// read from its name as [`accepting_by_name`] does, but stricter: the
 /// polarity word is a whole adjective (`is_safe_content`, `allowed`,
@@ -106,34 +132,7 @@ fn verdict_by_name(w: &[String]) -> Option<bool> {
     if last.len() > 3 && last.ends_with('s') && !last.ends_with("ss") {
         return None;
     }
-    let has = |p: &[&str]| w.iter().any(|x| p.contains(&x.as_str()));
-    let allow = has(&[
-        "allowed",
-        "enabled",
-        "permitted",
-        "safe",
-        "trusted",
-        "valid",
-        "authorized",
-        "authorised",
-        "authenticated",
-        "approved",
-    ]);
-    let deny = has(&[
-        "blocked",
-        "denied",
-        "excluded",
-        "forbidden",
-        "disallowed",
-        "unsafe",
-        "untrusted",
-        "rejected",
-    ]);
-    match (allow, deny) {
-        (true, false) => Some(true),
-        (false, true) => Some(false),
-        _ => None,
-    }
+    polarity(w, VERDICT_ACCEPT, VERDICT_REFUSE)
 }
 
 /// The check a condition calls alone (`r.isToolEnabled(ctx, t)`,

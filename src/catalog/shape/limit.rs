@@ -28,7 +28,7 @@ use ast_grep_core::Node;
 
 use super::super::grammar::Grammar;
 use super::super::matcher::Doc;
-use super::vocab::words;
+use super::vocab::{polarity, words};
 
 /// One limit or allow-list test found in a file.
 #[derive(Debug, Clone)]
@@ -96,18 +96,6 @@ const BLOCK: &[&str] = &[
     "unsafe",
     "untrusted",
 ];
-
-/// Whether being on a list named so lets a request through (`Some(true)`),
-/// stops or protects it (`Some(false)`); `None` when the name says neither
-/// or both.
-fn accepting(name: &[String]) -> Option<bool> {
-    let has = |set: &[&str]| name.iter().any(|w| set.contains(&w.as_str()));
-    match (has(ALLOW), has(BLOCK)) {
-        (true, false) => Some(true),
-        (false, true) => Some(false),
-        _ => None,
-    }
-}
 
 /// The name of a list expression: the last part of a name, field or member
 /// (`self._allowed_tools`, `this.config.disabledTools`), or of a getter
@@ -295,7 +283,8 @@ pub(crate) fn tests(g: Grammar, root: &Node<'_, Doc>) -> Vec<Test> {
             let Some(name) = list_name(&list) else {
                 continue;
             };
-            let Some(accept) = accepting(&name) else {
+            // Whether being on the list lets a request through.
+            let Some(accept) = polarity(&name, ALLOW, BLOCK) else {
                 continue;
             };
             // Loosened: on every allow-list, on no block-list.

@@ -132,6 +132,19 @@ pub(crate) fn parse(text: &str) -> Result<Vec<Entry>, String> {
         .collect())
 }
 
+/// The answer a name's words give, by whole words: `Some(true)` when one of
+/// `accept` is there and none of `refuse` (an allow-list, a verdict that
+/// lets a request through), `Some(false)` the other way round, `None` when
+/// the name says neither or both.
+pub(crate) fn polarity(name: &[String], accept: &[&str], refuse: &[&str]) -> Option<bool> {
+    let has = |set: &[&str]| name.iter().any(|w| set.contains(&w.as_str()));
+    match (has(accept), has(refuse)) {
+        (true, false) => Some(true),
+        (false, true) => Some(false),
+        _ => None,
+    }
+}
+
 /// Split text into lower-case words: at every non-alphanumeric character, at
 /// camelCase humps (`HTTPError` → `http`, `error`) and between letters and
 /// digits (`HTTP_401` → `http`, `401`).
