@@ -229,19 +229,13 @@ pub(crate) fn branches(g: Grammar, root: &Node<'_, Doc>) -> Vec<Branch> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::testing;
     use super::*;
-    use ast_grep_core::AstGrep;
 
     fn found(file: &str, code: &str) -> Vec<String> {
-        let g = Grammar::for_path(file).unwrap();
-        let tree: AstGrep<Doc> = AstGrep::try_new(code, g).unwrap();
-        branches(g, &tree.root())
+        testing::found(file, code, branches)
             .into_iter()
-            .map(|b| {
-                let mut s = code.to_string();
-                s.replace_range(b.range.clone(), &b.replacement);
-                s.lines().nth(b.lines.0 - 1).unwrap().trim().to_string()
-            })
+            .map(|b| testing::edited_line(code, &b.range, &b.replacement, b.lines.0))
             .collect()
     }
 

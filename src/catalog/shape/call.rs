@@ -184,19 +184,13 @@ pub(crate) fn calls(g: Grammar, root: &Node<'_, Doc>) -> Vec<Call> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::testing;
     use super::*;
-    use ast_grep_core::AstGrep;
 
     fn mutated(file: &str, code: &str) -> Vec<String> {
-        let g = Grammar::for_path(file).unwrap();
-        let tree: AstGrep<Doc> = AstGrep::try_new(code, g).unwrap();
-        calls(g, &tree.root())
+        testing::found(file, code, calls)
             .into_iter()
-            .map(|c| {
-                let mut s = code.to_string();
-                s.replace_range(c.range.clone(), &c.replacement);
-                s
-            })
+            .map(|c| testing::edited(code, &c.range, &c.replacement))
             .collect()
     }
 

@@ -214,19 +214,13 @@ pub(crate) fn constraints(g: Grammar, root: &Node<'_, Doc>) -> Vec<Constraint> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::testing;
     use super::*;
-    use ast_grep_core::AstGrep;
 
     fn mutated(file: &str, code: &str) -> Vec<(Bound, String)> {
-        let g = Grammar::for_path(file).unwrap();
-        let tree: AstGrep<Doc> = AstGrep::try_new(code, g).unwrap();
-        constraints(g, &tree.root())
+        testing::found(file, code, constraints)
             .into_iter()
-            .map(|c| {
-                let mut s = code.to_string();
-                s.replace_range(c.range.clone(), &c.replacement);
-                (c.bound, s)
-            })
+            .map(|c| (c.bound, testing::edited(code, &c.range, &c.replacement)))
             .collect()
     }
 

@@ -310,20 +310,14 @@ pub(crate) fn tests(g: Grammar, root: &Node<'_, Doc>) -> Vec<Test> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::testing;
     use super::*;
-    use ast_grep_core::AstGrep;
 
     /// The lines of the mutants, as written.
     fn found(file: &str, code: &str) -> Vec<String> {
-        let g = Grammar::for_path(file).unwrap();
-        let tree: AstGrep<Doc> = AstGrep::try_new(code, g).unwrap();
-        tests(g, &tree.root())
+        testing::found(file, code, tests)
             .into_iter()
-            .map(|t| {
-                let mut s = code.to_string();
-                s.replace_range(t.range.clone(), &t.replacement);
-                s.lines().nth(t.line - 1).unwrap().trim().to_string()
-            })
+            .map(|t| testing::edited_line(code, &t.range, &t.replacement, t.line))
             .collect()
     }
 

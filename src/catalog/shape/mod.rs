@@ -418,6 +418,51 @@ pub fn scan(
         .collect()
 }
 
+/// What the shape finders' unit tests share: parse a snippet, run a
+/// finder on it, apply one edit.
+#[cfg(test)]
+pub(crate) mod testing {
+    use std::ops::Range;
+
+    use ast_grep_core::{AstGrep, Node};
+
+    use super::Grammar;
+    use crate::catalog::matcher::Doc;
+
+    /// What `find` finds in `code`, parsed in the language of `file`.
+    pub(crate) fn found<T>(
+        file: &str,
+        code: &str,
+        find: impl for<'r> Fn(Grammar, &Node<'r, Doc>) -> Vec<T>,
+    ) -> Vec<T> {
+        let g = Grammar::for_path(file).unwrap();
+        let tree: AstGrep<Doc> = AstGrep::try_new(code, g).unwrap();
+        find(g, &tree.root())
+    }
+
+    /// `code` with `range` replaced.
+    pub(crate) fn edited(code: &str, range: &Range<usize>, replacement: &str) -> String {
+        let mut s = code.to_string();
+        s.replace_range(range.clone(), replacement);
+        s
+    }
+
+    /// The 1-based `line` of the edited `code`, trimmed.
+    pub(crate) fn edited_line(
+        code: &str,
+        range: &Range<usize>,
+        replacement: &str,
+        line: usize,
+    ) -> String {
+        edited(code, range, replacement)
+            .lines()
+            .nth(line - 1)
+            .unwrap()
+            .trim()
+            .to_string()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

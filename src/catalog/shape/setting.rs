@@ -442,13 +442,11 @@ pub(crate) fn wirings(g: Grammar, root: &Node<'_, Doc>) -> Vec<Setting> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::testing;
     use super::*;
-    use ast_grep_core::AstGrep;
 
     fn found(file: &str, code: &str) -> Vec<(String, String)> {
-        let g = Grammar::for_path(file).unwrap();
-        let tree: AstGrep<Doc> = AstGrep::try_new(code, g).unwrap();
-        settings(g, &tree.root())
+        testing::found(file, code, settings)
             .into_iter()
             .map(|s| (code[s.range.clone()].to_string(), s.replacement))
             .collect()
@@ -474,15 +472,9 @@ mod tests {
     #[test]
     fn switches_wired_to_a_value_are_wired_off_unless_passed_on() {
         let wired = |file: &str, code: &str| -> Vec<String> {
-            let g = Grammar::for_path(file).unwrap();
-            let tree: AstGrep<Doc> = AstGrep::try_new(code, g).unwrap();
-            wirings(g, &tree.root())
+            testing::found(file, code, wirings)
                 .into_iter()
-                .map(|s| {
-                    let mut c = code.to_string();
-                    c.replace_range(s.range.clone(), &s.replacement);
-                    c.lines().nth(s.line - 1).unwrap().trim().to_string()
-                })
+                .map(|s| testing::edited_line(code, &s.range, &s.replacement, s.line))
                 .collect()
         };
         let py = "c = httpx.Client(verify=not settings.insecure, timeout=t)\nf(read_only=read_only)\ng(strict=True, allow_writes=cfg.is_write_enabled())\nh(verify=self.verify_ssl, validation_alias=AliasChoices('a'))\nREAD_ONLY = os.getenv('READ_ONLY', 'false').lower() == 'true'\nself.read_only = read_only\nzero_mask = norms < 1e-10\nvalidate_fn = check or jsonschema.validate\n";
