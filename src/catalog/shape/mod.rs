@@ -201,8 +201,11 @@ fn sites_of(files: &[FileShapes]) -> Vec<ShapeSite> {
     }
     let mut out = Vec::new();
     for f in files {
-        for g in &f.guards {
-            let named = vocab::name(&g.evidence);
+        // Each guard's control, named once: the branches and tests beside a
+        // named guard defer to it.
+        let names: Vec<Option<vocab::Naming>> =
+            f.guards.iter().map(|g| vocab::name(&g.evidence)).collect();
+        for (g, named) in f.guards.iter().zip(names.iter().cloned()) {
             if named.is_none() && g.propagation {
                 continue;
             }
@@ -265,7 +268,7 @@ fn sites_of(files: &[FileShapes]) -> Vec<ShapeSite> {
                 lines: (l, l),
             });
         }
-        others(f, &mut out);
+        others(f, &names, &mut out);
     }
     out
 }
@@ -281,15 +284,20 @@ fn branch_naming(b: &branch::Branch) -> Option<vocab::Naming> {
 }
 
 /// The sites of a file's protective settings, schema constraints,
-/// protective calls and protective branches.
-fn others(f: &FileShapes, out: &mut Vec<ShapeSite>) {
+/// protective calls and protective branches; `names` are its guards'
+/// controls, in order.
+fn others(f: &FileShapes, names: &[Option<vocab::Naming>], out: &mut Vec<ShapeSite>) {
+    let named_guards = || {
+        f.guards
+            .iter()
+            .zip(names)
+            .filter(|(_, n)| n.is_some())
+            .map(|(g, _)| &g.range)
+    };
     for b in &f.branches {
         // A refusal guard the vocabulary names on the same `if` is that
         // guard's site.
-        if f.guards
-            .iter()
-            .any(|g| g.range == b.range && vocab::name(&g.evidence).is_some())
-        {
+        if named_guards().any(|r| *r == b.range) {
             continue;
         }
         let Some(n) = branch_naming(b) else {
@@ -304,11 +312,7 @@ fn others(f: &FileShapes, out: &mut Vec<ShapeSite>) {
     }
     for t in &f.tests {
         // Inside a named refusal guard's condition, the guard is the site.
-        if f.guards.iter().any(|g| {
-            g.range.start <= t.range.start
-                && t.range.end <= g.range.end
-                && vocab::name(&g.evidence).is_some()
-        }) {
+        if named_guards().any(|r| r.start <= t.range.start && t.range.end <= r.end) {
             continue;
         }
         let named = match t.kind {

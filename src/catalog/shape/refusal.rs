@@ -14,6 +14,7 @@
 //! control (`if err := verifyToken(r); err != nil`), never as a generic one.
 
 use std::ops::Range;
+use std::sync::OnceLock;
 
 use ast_grep_core::Node;
 use regex::Regex;
@@ -129,9 +130,19 @@ struct Refusals {
     /// Python/TypeScript: an error value a check handed back (`if
     /// error_response is not None:`, `if (authError)`).
     err_value: Regex,
+    /// A condition on an upstream's answer (`resp.status_code == 403`).
+    upstream_status: Regex,
+    /// A presence test of one value: `not x`, `!x`, `x is None`, `x == nil`.
+    presence: Regex,
 }
 
 impl Refusals {
+    /// The patterns, compiled once for every file.
+    fn get() -> &'static Refusals {
+        static R: OnceLock<Refusals> = OnceLock::new();
+        R.get_or_init(Refusals::new)
+    }
+
     fn new() -> Refusals {
         Refusals {
             status_4xx: re(
@@ -144,6 +155,12 @@ impl Refusals {
             err_check: re(r"^\s*(\w*[Ee]rr\w*)\s*!=\s*nil\s*$"),
             err_value: re(
                 r"^[\s(]*(\w*(?:[Ee]rr|ERR)\w*)(?:\s+is\s+not\s+None|\s*!==?\s*(?:null|undefined))?[\s)]*$",
+            ),
+            upstream_status: re(
+                r"(?i)status_?code\b[^\n]*\b[45]\d\d\b|\bstatus\b\s*(===?|!==?|in)\s*[\[(]?\s*[45]\d\d\b",
+            ),
+            presence: re(
+                r#"^[\s(]*(not\s+[\w.\[\]'"]+|![\w.?]+|[\w.]+\s+is\s+None|[\w.]+\s*===?\s*(nil|None|null|undefined|""|'')|len\([\w.]+\)\s*==\s*0)[\s)]*$"#,
             ),
         }
     }
@@ -295,14 +312,7 @@ fn calls_in(cond: &Node<'_, Doc>) -> Vec<(String, bool)> {
 
 /// Every refusal guard in a parsed file.
 pub(crate) fn guards(g: Grammar, root: &Node<'_, Doc>) -> Vec<Guard> {
-    let r = Refusals::new();
-    let upstream_status = re(
-        r"(?i)status_?code\b[^\n]*\b[45]\d\d\b|\bstatus\b\s*(===?|!==?|in)\s*[\[(]?\s*[45]\d\d\b",
-    );
-    // A presence test of one value: `not x`, `!x`, `x is None`, `x == nil`.
-    let presence = re(
-        r#"^[\s(]*(not\s+[\w.\[\]'"]+|![\w.?]+|[\w.]+\s+is\s+None|[\w.]+\s*===?\s*(nil|None|null|undefined|""|'')|len\([\w.]+\)\s*==\s*0)[\s)]*$"#,
-    );
+    let r = Refusals::get();
     let mut out = Vec::new();
     for n in root.dfs() {
         let kind = n.kind();
@@ -328,7 +338,7 @@ pub(crate) fn guards(g: Grammar, root: &Node<'_, Doc>) -> Vec<Guard> {
         }
         // Translating an upstream's answer (`if resp.status_code == 403: raise …`)
         // is error handling, not a control of this server.
-        if upstream_status.is_match(&ctext) {
+        if r.upstream_status.is_match(&ctext) {
             continue;
         }
         let fname = enclosing_name(&n);
@@ -377,7 +387,7 @@ pub(crate) fn guards(g: Grammar, root: &Node<'_, Doc>) -> Vec<Guard> {
                 },
                 // `if not url: return "…"` refuses an empty input, whatever
                 // the function checks: only its own words may name it.
-                name: if presence.is_match(&ctext) {
+                name: if r.presence.is_match(&ctext) {
                     Vec::new()
                 } else {
                     words(&fname)
