@@ -14,8 +14,10 @@ on a checkout of each server at that commit and compares:
 Recall = found / labelled, precision = true / reported, per server, per
 language and per control. `--write` renders bench/AUDIT.md.
 
-Two splits. `tune` (bench/audit-sites/) is the dev set the catalog may be tuned
-on. `test` (bench/audit-sites-test/) is frozen: labelled by reviewers who never
+Three splits. `tune` (bench/audit-sites/) is the dev set the catalog may be tuned
+on. `val` (bench/audit-sites-val/) is held out like `test` (same rules, no
+additions) and is scored once per round of rule changes, at its end, to judge
+the round on servers it was not tuned on; `test` is kept for the issue's end. `test` (bench/audit-sites-test/) is frozen: labelled by reviewers who never
 ran unguard, before any rule change, and never tuned on; its lists take no
 additions (`added_after_audit` is refused there). `--split test --freeze`
 records the score of the binary at hand as the split's starting point
@@ -51,7 +53,10 @@ except ImportError:  # pragma: no cover - a clear message beats a traceback
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parent
 SITES = HERE / "audit-sites"
-SPLITS = {"tune": SITES, "test": HERE / "audit-sites-test"}
+SPLITS = {"tune": SITES, "test": HERE / "audit-sites-test", "val": HERE / "audit-sites-val"}
+# Held-out splits: labelled before the rules were changed for them, never tuned
+# on, no additions after an audit.
+HELD_OUT = ("test", "val")
 TEST_START = HERE / "audit-test-start.json"
 TOLERANCE = 2
 LANGS = ("python", "typescript", "go")
@@ -70,8 +75,8 @@ def load_labels(path: pathlib.Path, split: str = "tune") -> dict:
         for key in ("file", "line", "control", "why"):
             if key not in s:
                 sys.exit(f"{path}: site {i + 1} has no `{key}`")
-        if split == "test" and s.get("added_after_audit"):
-            sys.exit(f"{path}: site {i + 1}: the test split takes no additions after an audit")
+        if split in HELD_OUT and s.get("added_after_audit"):
+            sys.exit(f"{path}: site {i + 1}: the {split} split takes no additions after an audit")
     doc["path"] = path
     return doc
 
@@ -216,7 +221,9 @@ def main() -> int:
     ap.add_argument("--write", action="store_true", help="render bench/AUDIT.md")
     ap.add_argument("--only", action="append", default=[], help="score only this server (owner/repo)")
     ap.add_argument("--show", action="store_true", help="print every missed and false site")
-    ap.add_argument("--split", choices=["tune", "test"], default="tune", help="which label set to print")
+    ap.add_argument(
+        "--split", choices=list(SPLITS), default="tune", help="which label set to score and print"
+    )
     ap.add_argument(
         "--audit-arg",
         action="append",
@@ -235,7 +242,7 @@ def main() -> int:
         return freeze(bin_, twins, servers)
     results = score_split(args.split, bin_, twins, servers, args.only)
     test_results = None
-    if args.write and SPLITS["test"].is_dir() and args.split != "test":
+    if args.write and SPLITS["test"].is_dir() and args.split == "tune":
         test_results = score_split("test", bin_, twins, servers, [])
     lang_rows, server_rows, control_rows = rows(results)
     print(table(["language", *COLS, ORIG_RECALL, ORIG], lang_rows))
@@ -251,8 +258,8 @@ def main() -> int:
             for s in missed:
                 print(f"MISSED {s['file']}:{s['line']}  {s['control']}  {s['why'][:90]}")
     if args.write:
-        if args.split == "test":
-            sys.exit("--write renders both splits: run it without --split")
+        if args.split != "tune":
+            sys.exit("--write renders the tune and test splits: run it without --split")
         write_audit_md(results, lang_rows, server_rows, control_rows, bin_, test_results)
     return 0
 

@@ -581,6 +581,41 @@ mod tests {
     }
 
     #[test]
+    fn a_credential_whose_absence_is_refused_names_the_guard() {
+        // The tested value's name ends in a credential: auth-required, in
+        // each language's presence test.
+        let py = "def handler(request):\n    access_token = request.headers.get('x-token')\n    if not access_token:\n        raise ValueError('no')\n    if settings.token_url is None:\n        raise ValueError('no url')\n    return access_token\n";
+        let s = sites("src/api.py", py);
+        let ids: Vec<(&str, usize)> = s.iter().map(|x| (x.0.as_str(), x.2)).collect();
+        // `token_url` is a URL, not a token: a generic guard.
+        assert_eq!(ids, [("auth-required", 3), (GUARD, 5)], "{s:?}");
+        let ts = "export function f(apiToken?: string) {\n  if (!apiToken) {\n    throw new Error('missing');\n  }\n}\n";
+        assert_eq!(sites("src/a.ts", ts)[0].0, "auth-required");
+        let none =
+            "def f(access_token):\n    if access_token is None:\n        raise ValueError('no')\n";
+        assert_eq!(sites("src/n.py", none)[0].0, "auth-required");
+        let go = "package p\n\nfunc f(token string) error {\n\tif token == \"\" {\n\t\treturn errors.New(\"missing\")\n\t}\n\treturn nil\n}\n";
+        assert_eq!(sites("pkg/a.go", go)[0].0, "auth-required");
+        // A compound condition is not a presence test of one value.
+        let both =
+            "def f(token, page):\n    if not token and not page:\n        raise ValueError('no')\n";
+        assert_eq!(sites("src/b.py", both)[0].0, GUARD);
+    }
+
+    #[test]
+    fn a_regex_or_address_parse_that_refuses_validates_input() {
+        let py = "def f(v):\n    if not _NAME_RE.fullmatch(v):\n        raise ValueError('bad')\n";
+        assert_eq!(sites("src/a.py", py)[0].0, "input-pattern-validated");
+        let go = "package p\n\nfunc f(v, ip string) error {\n\tif !reVersion.MatchString(v) {\n\t\treturn errors.New(\"bad\")\n\t}\n\tif net.ParseIP(ip) == nil {\n\t\treturn errors.New(\"bad\")\n\t}\n\treturn nil\n}\n";
+        let ids: Vec<String> = sites("pkg/a.go", go).into_iter().map(|x| x.0).collect();
+        assert_eq!(
+            ids,
+            ["input-pattern-validated", "input-pattern-validated"],
+            "{ids:?}"
+        );
+    }
+
+    #[test]
     fn a_refusal_no_word_names_is_named_by_the_check_it_branches_on() {
         let go = "package p\n\nfunc (rt *RT) round(gvk string) error {\n\tif !rt.isAllowed(gvk) {\n\t\treturn fmt.Errorf(\"kind %s\", gvk)\n\t}\n\treturn nil\n}\n";
         let s = sites("pkg/rt.go", go);

@@ -156,7 +156,7 @@ pub(crate) fn predicates(g: Grammar, root: &Node<'_, Doc>, source: &str) -> Vec<
             evidence: Evidence {
                 site: words(&name),
                 refusal: words(&body_text),
-                name: Vec::new(),
+                ..Default::default()
             },
         });
     }

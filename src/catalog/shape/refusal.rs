@@ -374,6 +374,7 @@ pub(crate) fn guards(g: Grammar, root: &Node<'_, Doc>) -> Vec<Guard> {
             Grammar::TypeScript | Grammar::Tsx => (cond.range(), "(false)".to_string()),
             Grammar::Go => (cond.range(), format!("false && ({ctext})")),
         };
+        let presence = checked_err.is_none() && r.presence.is_match(&ctext);
         out.push(Guard {
             range,
             replacement,
@@ -387,10 +388,11 @@ pub(crate) fn guards(g: Grammar, root: &Node<'_, Doc>) -> Vec<Guard> {
                 },
                 // `if not url: return "…"` refuses an empty input, whatever
                 // the function checks: only its own words may name it.
-                name: if r.presence.is_match(&ctext) {
-                    Vec::new()
+                name: if presence { Vec::new() } else { words(&fname) },
+                absent: if presence {
+                    tested_value(&ctext)
                 } else {
-                    words(&fname)
+                    Vec::new()
                 },
             },
             refusal: refusal
@@ -405,4 +407,18 @@ pub(crate) fn guards(g: Grammar, root: &Node<'_, Doc>) -> Vec<Guard> {
         });
     }
     out
+}
+
+/// The words of the one value a presence test tests: `not self.api_key`,
+/// `!apiKey`, `token is None`, `body.Token == ""` → its name's words.
+fn tested_value(cond: &str) -> Vec<String> {
+    const TEST_WORDS: [&str; 8] = ["not", "is", "none", "nil", "null", "undefined", "len", "0"];
+    let mut w = words(cond);
+    while w.first().is_some_and(|x| TEST_WORDS.contains(&x.as_str())) {
+        w.remove(0);
+    }
+    while w.last().is_some_and(|x| TEST_WORDS.contains(&x.as_str())) {
+        w.pop();
+    }
+    w
 }

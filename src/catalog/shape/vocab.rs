@@ -23,6 +23,8 @@ struct RawEntry {
     calls: Vec<String>,
     #[serde(default)]
     lists: Vec<String>,
+    #[serde(default)]
+    absent: Vec<String>,
 }
 
 /// A term: words matched in a row; a word ending in `*` is a prefix.
@@ -59,15 +61,20 @@ impl Term {
     }
     fn found_in(&self, toks: &[String]) -> bool {
         let n = self.parts.len();
-        n > 0
-            && toks.len() >= n
-            && toks.windows(n).any(|w| {
-                w.iter()
-                    .zip(&self.parts)
-                    .all(|(t, p)| match p.strip_suffix('*') {
-                        Some(prefix) => t.starts_with(prefix),
-                        None => t == p,
-                    })
+        n > 0 && toks.len() >= n && toks.windows(n).any(|w| self.is(w))
+    }
+    /// The term is the last words of `toks` (what a name ends in is what
+    /// it holds: `access_token` is a token, `token_url` is not).
+    fn ends(&self, toks: &[String]) -> bool {
+        let n = self.parts.len();
+        n > 0 && toks.len() >= n && self.is(&toks[toks.len() - n..])
+    }
+    fn is(&self, w: &[String]) -> bool {
+        w.iter()
+            .zip(&self.parts)
+            .all(|(t, p)| match p.strip_suffix('*') {
+                Some(prefix) => t.starts_with(prefix),
+                None => t == p,
             })
     }
 }
@@ -83,6 +90,7 @@ pub(crate) struct Entry {
     settings: Vec<Term>,
     calls: Vec<Term>,
     lists: Vec<Term>,
+    absent: Vec<Term>,
 }
 
 /// The words a site offers: its condition (with the call that decides),
@@ -96,6 +104,10 @@ pub(crate) struct Evidence {
     pub refusal: Vec<String>,
     /// Words of the enclosing function's name.
     pub name: Vec<String>,
+    /// Words of the value a presence test refuses without (`if not token:`,
+    /// `if (!apiKey)`, `if token == "" {`: `token`, `api key`); empty for
+    /// any other condition.
+    pub absent: Vec<String>,
 }
 
 /// The control a site is named after, with the terms that decided it.
@@ -128,6 +140,7 @@ pub(crate) fn parse(text: &str) -> Result<Vec<Entry>, String> {
             settings: r.settings.iter().map(|t| Term::new(t)).collect(),
             calls: r.calls.iter().map(|t| Term::new(t)).collect(),
             lists: r.lists.iter().map(|t| Term::new(t)).collect(),
+            absent: r.absent.iter().map(|t| Term::new(t)).collect(),
         })
         .collect())
 }
@@ -188,7 +201,14 @@ pub(crate) fn name_in(table: &[Entry], ev: &Evidence) -> Option<Naming> {
         if e.not.iter().any(anywhere) {
             continue;
         }
-        let cond: Vec<&Term> = e.words.iter().filter(|t| t.found_in(&ev.site)).collect();
+        // The value whose absence refuses names the control like a
+        // condition word (`absent` terms: `if not access_token:`).
+        let cond: Vec<&Term> = e
+            .words
+            .iter()
+            .filter(|t| t.found_in(&ev.site))
+            .chain(e.absent.iter().filter(|t| t.ends(&ev.absent)))
+            .collect();
         let refusal: Vec<&Term> = e
             .words
             .iter()
@@ -316,8 +336,8 @@ mod tests {
     fn ev(site: &str, name: &str) -> Evidence {
         Evidence {
             site: words(site),
-            refusal: Vec::new(),
             name: words(name),
+            ..Default::default()
         }
     }
 
