@@ -15,6 +15,15 @@
 //! - **Expiry comparison**: a time compared with now (`expires_at <
 //!   time.time()`, `Date.now() < token.expiresAt - SKEW`, `now >= expiry`,
 //!   Go `time.Now().After(exp)`). The mutant never expires.
+//! - **Bound**: a size or count compared with a named maximum in an `if`
+//!   (`if total_rows >= max_rows: break`, `if (bytes > MAX_INLINE_BYTES)`,
+//!   `if len(segments) > maxSegments {`): whatever the branch does (stop,
+//!   truncate, refuse), the mutant never exceeds the bound. The bound's
+//!   name (a word `max`/`maximum`, or an upper-case constant holding
+//!   `LIMIT`/`MAX`/`CAP`) says it is one; the vocabulary's `settings` terms
+//!   name the control (`max rows`: input-size-limited, `max body*`:
+//!   body-size-limited). Loop conditions are left alone (a loop that never
+//!   stops is a hang, not a verdict).
 //!
 //! The mutant replaces the test alone: Python by `True`/`False`, TypeScript
 //! and Go by `(true || (test))`/`(false && (test))`, which keeps every
@@ -37,8 +46,9 @@ pub(crate) struct Test {
     pub range: Range<usize>,
     /// The test with the list loosened or the time never expired.
     pub replacement: String,
-    /// Words of the list's name (for [`Kind::Member`]) or of the time
-    /// compared with now (for [`Kind::Expiry`]).
+    /// Words of the list's name (for [`Kind::Member`]), of the time
+    /// compared with now (for [`Kind::Expiry`]) or of the maximum (for
+    /// [`Kind::Bound`]).
     pub name: Vec<String>,
     /// Which test.
     pub kind: Kind,
@@ -53,6 +63,8 @@ pub(crate) enum Kind {
     Member,
     /// A time compared with now.
     Expiry,
+    /// A size or count compared with a named maximum.
+    Bound,
 }
 
 /// Words of a list's name that make it an allow-list: being on it lets a
@@ -264,6 +276,116 @@ fn expiry(g: Grammar, n: &Node<'_, Doc>) -> Option<(bool, Vec<String>)> {
     Some((!expired, w))
 }
 
+/// The two sides and the operator of a comparison node.
+fn comparison<'r>(g: Grammar, n: &Node<'r, Doc>) -> Option<(Node<'r, Doc>, String, Node<'r, Doc>)> {
+    match n.kind().as_ref() {
+        "comparison_operator" if g == Grammar::Python => {
+            let kids: Vec<_> = n.children().collect();
+            if kids.len() != 3 {
+                return None;
+            }
+            Some((kids[0].clone(), kids[1].kind().to_string(), kids[2].clone()))
+        }
+        "binary_expression" if g != Grammar::Python => Some((
+            n.field("left")?,
+            n.field("operator")?.text().to_string(),
+            n.field("right")?,
+        )),
+        _ => None,
+    }
+}
+
+/// Whether an operand names a maximum: a word `max`/`maximum`
+/// (`max_rows`, `this.config.maxDocumentsPerQuery`), or an upper-case
+/// constant holding `LIMIT`, `MAX` or `CAP` (`MAX_INLINE_BYTES`,
+/// `SIZE_LIMIT`). A call (`min(…)`, `len(…)`) is a size, not a bound.
+fn is_bound(text: &str) -> bool {
+    if text.contains('(') {
+        return false;
+    }
+    let last = text.rsplit(['.', ':']).next().unwrap_or(text).trim();
+    let upper = !last.is_empty()
+        && last
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+        && last.chars().any(|c| c.is_ascii_uppercase());
+    let w = words(last);
+    // A language's number range (`math.MaxInt64`, `Number.MAX_SAFE_INTEGER`)
+    // bounds arithmetic, not input.
+    if w.iter().any(|x| NUMBER_TYPES.contains(&x.as_str())) {
+        return false;
+    }
+    w.iter().any(|x| x == "max" || x == "maximum")
+        || (upper && w.iter().any(|x| x == "limit" || x == "cap"))
+}
+
+/// Words of a number type: a maximum holding one is the type's range.
+const NUMBER_TYPES: &[&str] = &[
+    "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64",
+    "float", "float32", "float64", "integer", "safe", "value",
+];
+
+/// Words of a retry or attempt count: a maximum of those bounds how often
+/// the server tries again, not what a caller may send or get.
+const RETRY_WORDS: &[&str] = &["retry", "retries", "attempt", "attempts", "tries", "errors"];
+
+/// Whether a node sits in an `if`'s condition (through `not`/`!`,
+/// parentheses and `and`/`or`/`&&`/`||`), not in a loop's.
+fn in_if_condition(n: &Node<'_, Doc>) -> bool {
+    let mut cur = n.clone();
+    while let Some(p) = cur.parent() {
+        match p.kind().as_ref() {
+            "if_statement" | "elif_clause" => {
+                return p
+                    .field("condition")
+                    .is_some_and(|c| c.range() == cur.range())
+            }
+            "parenthesized_expression" | "not_operator" | "boolean_operator" => {}
+            "unary_expression" if p.text().starts_with('!') => {}
+            "binary_expression"
+                if p.field("operator")
+                    .is_some_and(|o| matches!(o.text().as_ref(), "&&" | "||")) => {}
+            _ => return false,
+        }
+        cur = p;
+    }
+    false
+}
+
+/// A bound test at a node: `Some((true, name))` when the test is true
+/// within the bound (`n < MAX`), `Some((false, name))` when true once it is
+/// exceeded (`n > max_rows`); `name` is the maximum's words.
+fn bound(g: Grammar, n: &Node<'_, Doc>) -> Option<(bool, Vec<String>)> {
+    let (left, op, right) = comparison(g, n)?;
+    let less = match op.as_str() {
+        "<" | "<=" => true,
+        ">" | ">=" => false,
+        _ => return None,
+    };
+    let (lt, rt) = (left.text().to_string(), right.text().to_string());
+    // One side the maximum, the other a size (not a second maximum, not a
+    // literal: `MAX_X > 0` checks a setting, it bounds nothing).
+    let literal = |t: &str| {
+        t.trim()
+            .chars()
+            .all(|c| c.is_ascii_digit() || c == '_' || c == '.')
+    };
+    let (max_right, name) = match (is_bound(&lt), is_bound(&rt)) {
+        (false, true) if !literal(&lt) => (true, words(&rt)),
+        (true, false) if !literal(&rt) => (false, words(&lt)),
+        _ => return None,
+    };
+    if !in_if_condition(n)
+        || words(&n.text())
+            .iter()
+            .any(|x| RETRY_WORDS.contains(&x.as_str()))
+    {
+        return None;
+    }
+    // `size < MAX` (max on the right of `<`) holds within the bound.
+    Some((less == max_right, name))
+}
+
 fn replacement(g: Grammar, value: bool, text: &str) -> String {
     match (g, value) {
         (Grammar::Python, true) => "True".to_string(),
@@ -301,6 +423,15 @@ pub(crate) fn tests(g: Grammar, root: &Node<'_, Doc>) -> Vec<Test> {
                 replacement: replacement(g, valid, &text),
                 name,
                 kind: Kind::Expiry,
+                line,
+            });
+        } else if let Some((within, name)) = bound(g, &n) {
+            // Never exceeded.
+            out.push(Test {
+                range: n.range(),
+                replacement: replacement(g, within, &text),
+                name,
+                kind: Kind::Bound,
                 line,
             });
         }
@@ -355,6 +486,25 @@ mod tests {
                 "if (false && (slices.Contains(cfg.ExcludedTools, name))) {",
                 "if (false && (time.Now().After(tok.Expiry))) {",
             ]
+        );
+    }
+
+    #[test]
+    fn a_size_compared_with_a_named_maximum_never_exceeds_it() {
+        let py = "def f(rows, data, attempt):\n    if total >= max_rows:\n        break\n    if len(data) > ATTACHMENT_MAX_BYTES:\n        raise ValueError('big')\n    if count < MAX_ITEMS and ok:\n        go()\n    if attempt < max_retries:\n        retry()\n    if n > math.MaxInt64:\n        x()\n    while i < MAX_ITEMS:\n        i += 1\n    if MAX_ITEMS > 0:\n        y()\n";
+        assert_eq!(
+            found("a.py", py),
+            ["if False:", "if False:", "if True and ok:"]
+        );
+        let ts = "if (body.length > MAX_INLINE_BYTES) { cut(); }\nfor (let i = 0; i < MAX_ITEMS; i++) {}\n";
+        assert_eq!(
+            found("a.ts", ts),
+            ["if ((false && (body.length > MAX_INLINE_BYTES))) { cut(); }"]
+        );
+        let go = "package p\n\nfunc f(segments []string) {\n\tif len(segments) > maxSegments {\n\t\treturn\n\t}\n\tif diff > math.MaxInt64 {\n\t\treturn\n\t}\n}\n";
+        assert_eq!(
+            found("a.go", go),
+            ["if (false && (len(segments) > maxSegments)) {"]
         );
     }
 }

@@ -317,7 +317,7 @@ fn others(f: &FileShapes, names: &[Option<vocab::Naming>], out: &mut Vec<ShapeSi
         }
         let named = match t.kind {
             limit::Kind::Member => vocab::name_list(&t.name),
-            limit::Kind::Expiry => vocab::name_setting(&t.name),
+            limit::Kind::Expiry | limit::Kind::Bound => vocab::name_setting(&t.name),
         };
         let Some(n) = named else {
             continue;
