@@ -15,14 +15,17 @@ Recall = found / labelled, precision = true / reported, per server, per
 language and per control. `--write` renders bench/AUDIT.md.
 
 Three splits. `tune` (bench/audit-sites/) is the dev set the catalog may be tuned
-on. `val` (bench/audit-sites-val/) is held out like `test` (same rules, no
-additions) and is scored once per round of rule changes, at its end, to judge
-the round on servers it was not tuned on; `test` is kept for the issue's end. `test` (bench/audit-sites-test/) is frozen: labelled by reviewers who never
-ran unguard, before any rule change, and never tuned on; its lists take no
-additions (`added_after_audit` is refused there). `--split test --freeze`
-records the score of the binary at hand as the split's starting point
-(bench/audit-test-start.json, written once); `--write` scores both splits and
-shows the test split beside that starting point.
+on. `test` (bench/audit-sites-test/) is frozen: labelled by reviewers who never
+ran unguard, before any rule change, and never tuned on; it is the issue's
+measure, scored again at its end. `val` (bench/audit-sites-val/) is held out
+the same way and scored once at the end of each round of rule changes, so a
+round is judged on code it was not tuned on without spending `test`. Held-out
+lists take no additions (`added_after_audit` is refused there).
+`--split test --freeze` (or `--split val --freeze`) records the score of the
+binary at hand, with the `--audit-arg`s given, as the split's starting point
+(bench/audit-<split>-start.json, once per split and arguments); `--write`
+scores the tune split and every held-out split whose checkouts are there and
+shows each held-out split beside its starting points.
 
 Checkouts: DIR/<owner>+<repo> for each label file (`--servers DIR`, default
 $UNGUARD_SERVERS or bench/.servers). Each must be at the labelled commit; a
@@ -57,7 +60,19 @@ SPLITS = {"tune": SITES, "test": HERE / "audit-sites-test", "val": HERE / "audit
 # Held-out splits: labelled before the rules were changed for them, never tuned
 # on, no additions after an audit.
 HELD_OUT = ("test", "val")
-TEST_START = HERE / "audit-test-start.json"
+def start_file(split: str) -> pathlib.Path:
+    """Where a held-out split's starting point is recorded."""
+    return HERE / f"audit-{split}-start.json"
+
+
+def starts(split: str) -> list[dict]:
+    """A held-out split's recorded starting points, one per set of audit
+    arguments (a file written before there were several holds one dict)."""
+    f = start_file(split)
+    if not f.exists():
+        return []
+    doc = json.loads(f.read_text())
+    return doc if isinstance(doc, list) else [doc]
 TOLERANCE = 2
 LANGS = ("python", "typescript", "go")
 # Arguments given to every audit (`--audit-arg`).
@@ -231,7 +246,9 @@ def main() -> int:
         help="pass this argument to every `unguard audit` (e.g. --audit-arg=--guards)",
     )
     ap.add_argument(
-        "--freeze", action="store_true", help="record the test split's starting point (once)"
+        "--freeze",
+        action="store_true",
+        help="record a held-out split's starting point (once per split and audit arguments)",
     )
     args = ap.parse_args()
     EXTRA_ARGS.extend(args.audit_arg)
@@ -239,11 +256,18 @@ def main() -> int:
     twins = tightening_twins(bin_)
     servers = pathlib.Path(args.servers)
     if args.freeze:
-        return freeze(bin_, twins, servers)
+        if args.split not in HELD_OUT:
+            sys.exit(f"--freeze records a held-out split's start: --split {' or '.join(HELD_OUT)}")
+        return freeze(args.split, bin_, twins, servers)
     results = score_split(args.split, bin_, twins, servers, args.only)
-    test_results = None
-    if args.write and SPLITS["test"].is_dir() and args.split == "tune":
-        test_results = score_split("test", bin_, twins, servers, [])
+    held_out = {}
+    if args.write and args.split == "tune":
+        for split in HELD_OUT:
+            held_out[split] = (
+                score_split(split, bin_, twins, servers, [])
+                if have_checkouts(split, servers)
+                else None
+            )
     lang_rows, server_rows, control_rows = rows(results)
     print(table(["language", *COLS, ORIG_RECALL, ORIG], lang_rows))
     print()
@@ -260,8 +284,14 @@ def main() -> int:
     if args.write:
         if args.split != "tune":
             sys.exit("--write renders the tune and test splits: run it without --split")
-        write_audit_md(results, lang_rows, server_rows, control_rows, bin_, test_results)
+        write_audit_md(results, lang_rows, server_rows, control_rows, bin_, held_out)
     return 0
+
+
+def have_checkouts(split: str, servers: pathlib.Path) -> bool:
+    """Whether every server of a split has a checkout under `servers`."""
+    files = sorted(SPLITS[split].glob("*.yaml")) if SPLITS[split].is_dir() else []
+    return bool(files) and all((servers / f.stem).is_dir() for f in files)
 
 
 def score_split(split: str, bin_: str, twins: dict, servers: pathlib.Path, only: list[str]) -> list:
@@ -324,12 +354,17 @@ def rows(results: list):
     return lang_rows, server_rows, control_rows
 
 
-def freeze(bin_: str, twins: dict, servers: pathlib.Path) -> int:
-    """Record the test split's starting point: the score of `bin_` before any
-    rule is changed for it. Written once; a second freeze is refused."""
-    if TEST_START.exists():
-        sys.exit(f"{TEST_START} exists: the test split's starting point is recorded once")
-    results = score_split("test", bin_, twins, servers, [])
+def freeze(split: str, bin_: str, twins: dict, servers: pathlib.Path) -> int:
+    """Record a held-out split's starting point: the score of `bin_` (with the
+    `--audit-arg`s given) before any rule is changed for it. Written once per
+    split and audit arguments; a second freeze is refused."""
+    recorded = starts(split)
+    if any(r.get("audit_args", []) == EXTRA_ARGS for r in recorded):
+        sys.exit(
+            f"{start_file(split)}: the starting point with audit arguments {EXTRA_ARGS} "
+            "is recorded once"
+        )
+    results = score_split(split, bin_, twins, servers, [])
     lang_rows, server_rows, _ = rows(results)
     version = subprocess.run([bin_, "--version"], capture_output=True, text=True).stdout.strip()
     commit = subprocess.run(
@@ -339,18 +374,20 @@ def freeze(bin_: str, twins: dict, servers: pathlib.Path) -> int:
         "date": datetime.date.today().isoformat(),
         "version": version,
         "repo_commit": commit,
+        "audit_args": list(EXTRA_ARGS),
         "languages": [dict(zip(["language", *COLS, ORIG_RECALL, ORIG], r)) for r in lang_rows],
         "servers": [dict(zip(["server", "language", "commit", *COLS], r)) for r in server_rows],
     }
-    TEST_START.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+    out = doc if not recorded else [*recorded, doc]
+    start_file(split).write_text(json.dumps(out, indent=2, ensure_ascii=False) + "\n")
     print(table(["language", *COLS, ORIG_RECALL, ORIG], lang_rows))
     print()
     print(table(["server", "language", "commit", *COLS], server_rows))
-    print(f"\nwrote {TEST_START}")
+    print(f"\nwrote {start_file(split)}")
     return 0
 
 
-def write_audit_md(results, lang_rows, server_rows, control_rows, bin_, test_results=None) -> None:
+def write_audit_md(results, lang_rows, server_rows, control_rows, bin_, held_out) -> None:
     version = subprocess.run([bin_, "--version"], capture_output=True, text=True).stdout.strip()
     commit = subprocess.run(
         ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
@@ -383,7 +420,9 @@ def write_audit_md(results, lang_rows, server_rows, control_rows, bin_, test_res
     )
     out.append("## Per server\n")
     out.append(table(["server", "language", "commit", *COLS], server_rows) + "\n")
-    out.extend(test_split_md(test_results))
+    for split in HELD_OUT:
+        if SPLITS[split].is_dir():
+            out.extend(held_out_md(split, held_out.get(split), EXTRA_ARGS))
     out.append("## Per control\n")
     out.append(table(["control", *COLS], control_rows) + "\n")
     args_used = [(lab["server"], lab.get("audit_args")) for lab, *_ in results if lab.get("audit_args")]
@@ -421,20 +460,35 @@ def write_audit_md(results, lang_rows, server_rows, control_rows, bin_, test_res
     print(f"\nwrote {HERE / 'AUDIT.md'}")
 
 
-def test_split_md(test_results) -> list[str]:
-    """The frozen test split: its starting point and today's score, per
-    language and per server (original lists only: the split takes no additions)."""
-    out = ["## Test split (frozen, never tuned on)\n"]
-    out.append(
+HELD_OUT_TEXT = {
+    "test": (
+        "Test split (frozen, never tuned on)",
         "`bench/audit-sites-test/*.yaml`: servers outside the dev set, labelled by reviewers who "
         "never ran unguard, committed before any rule change. Scored the same way; its lists take "
-        "no additions, so every figure is on the original lists.\n"
-    )
-    if TEST_START.exists():
-        start = json.loads(TEST_START.read_text())
+        "no additions, so every figure is on the original lists. It is the issue's measure: "
+        "scored again at the issue's end.",
+    ),
+    "val": (
+        "Validation split (held out, scored once per round)",
+        "`bench/audit-sites-val/*.yaml`: six more servers (two per language, none in the other "
+        "splits, none an SDK, a library or a fork), labelled by reviewers who never ran unguard "
+        "and committed before it was first scored. Like the test split it takes no additions and "
+        "nobody tunes on its sites; it is scored at the end of a round of rule changes, so a "
+        "round is judged on code it was not tuned on without spending the test split.",
+    ),
+}
+
+
+def held_out_md(split: str, results, audit_args: list[str]) -> list[str]:
+    """A held-out split: its starting points and today's score, per language
+    and per server (original lists only: the split takes no additions)."""
+    title, text = HELD_OUT_TEXT[split]
+    out = [f"## {title}\n", text + "\n"]
+    for start in starts(split):
+        args = " ".join(start.get("audit_args", [])) or "no extra arguments"
         out.append(
-            f"Starting point ({start['date']}, {start['version']}, repo at `{start['repo_commit']}`, "
-            "before any rule change):\n"
+            f"Starting point, `audit {args}` ({start['date']}, {start['version']}, repo at "
+            f"`{start['repo_commit']}`, before any rule change):\n"
         )
         out.append(
             table(
@@ -443,11 +497,12 @@ def test_split_md(test_results) -> list[str]:
             )
             + "\n"
         )
-    if test_results is None:
-        out.append("Not scored in this run (no checkouts of the test split's servers).\n")
+    if results is None:
+        out.append("Not scored in this run (no checkouts of the split's servers).\n")
         return out
-    lang_rows, server_rows, _ = rows(test_results)
-    out.append("Now:\n")
+    lang_rows, server_rows, _ = rows(results)
+    args = " ".join(audit_args) or "no extra arguments"
+    out.append(f"Now, `audit {args}`:\n")
     out.append(table(["language", *COLS], [r[: 1 + len(COLS)] for r in lang_rows]) + "\n")
     out.append(table(["server", "language", "commit", *COLS], server_rows) + "\n")
     return out
