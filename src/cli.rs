@@ -153,6 +153,13 @@ pub struct ScopeArgs {
     /// tuned the catalog on. Implies `--shapes`.
     #[arg(long)]
     pub shapes_only: bool,
+    /// Add the words of FILE to the vocabulary that names shape sites
+    /// (repeatable): a YAML list like the built-in table, e.g.
+    /// `- control: auth-required` / `calls: ["require_tenant_user"]`, so
+    /// your framework's checks, settings and lists get their control.
+    /// Implies `--shapes`.
+    #[arg(long = "vocabulary", value_name = "FILE")]
+    pub vocabulary: Vec<std::path::PathBuf>,
 }
 
 impl ScopeArgs {
@@ -165,7 +172,18 @@ impl ScopeArgs {
             &self.controls,
             !self.no_default_excludes,
         )
-        .map(|s| s.with_shapes(self.shapes || self.guards, self.guards, self.shapes_only))
+        .and_then(|s| {
+            let shapes = self.shapes || self.guards || !self.vocabulary.is_empty();
+            let s = s.with_shapes(shapes, self.guards, self.shapes_only);
+            if self.vocabulary.is_empty() {
+                return Ok(s);
+            }
+            Ok(
+                s.with_vocabulary(crate::catalog::shape::Vocabulary::with_files(
+                    &self.vocabulary,
+                )?),
+            )
+        })
     }
 }
 

@@ -177,6 +177,7 @@ pub fn survey_in(
             &root,
             &entries,
             &sites,
+            scope.vocabulary(),
             scope.generic_guards(),
             |f| scope.admits_file(f),
             |op, f| scope.admits(op, f),

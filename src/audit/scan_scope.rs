@@ -86,6 +86,9 @@ pub struct ScanScope {
     /// Documentation and example code found by its content and place
     /// ([`crate::audit::doc_trees`]): skipped like the default excludes.
     set_aside: BTreeSet<String>,
+    /// The words shape sites are named with: the built-in table and the
+    /// user's `--vocabulary` files.
+    vocabulary: crate::catalog::shape::Vocabulary,
 }
 
 impl Default for ScanScope {
@@ -100,6 +103,7 @@ impl Default for ScanScope {
             guards: false,
             shapes_only: false,
             set_aside: BTreeSet::new(),
+            vocabulary: crate::catalog::shape::Vocabulary::builtin(),
         }
     }
 }
@@ -216,6 +220,7 @@ impl ScanScope {
             guards: false,
             shapes_only: false,
             set_aside: BTreeSet::new(),
+            vocabulary: crate::catalog::shape::Vocabulary::builtin(),
         })
     }
 
@@ -259,6 +264,17 @@ impl ScanScope {
         self.guards = self.shapes && guards;
         self.shapes_only = only;
         self
+    }
+
+    /// This scope, naming shape sites with `vocabulary`.
+    pub fn with_vocabulary(mut self, vocabulary: crate::catalog::shape::Vocabulary) -> ScanScope {
+        self.vocabulary = vocabulary;
+        self
+    }
+
+    /// The words shape sites are named with.
+    pub fn vocabulary(&self) -> &crate::catalog::shape::Vocabulary {
+        &self.vocabulary
     }
 
     /// Are controls found by shape alone (no catalog matcher)?

@@ -141,12 +141,16 @@ var enabledTools = map[string]bool{\"read\": true}\n\n\
 type token struct{ Expiry time.Time }\n\n\
 func visible(names []string) []string {\n\tvar out []string\n\tfor _, n := range names {\n\t\tif enabledTools[n] {\n\t\t\tout = append(out, n)\n\t\t}\n\t}\n\treturn out\n}\n\n\
 func cached(tok token) bool {\n\tif time.Now().After(tok.Expiry) {\n\t\treturn false\n\t}\n\treturn true\n}\n\n\
+const maxPages = 10\n\n\
+func pages(segments []string, apiToken string) (int, error) {\n\tif apiToken == \"\" {\n\t\treturn 0, fmt.Errorf(\"missing\")\n\t}\n\
+\tn := 0\n\tfor range segments {\n\t\tif n >= maxPages {\n\t\t\tbreak\n\t\t}\n\t\tn++\n\t}\n\treturn n, nil\n}\n\n\
 func main() {\n\tcfg := Config{ReadOnly: os.Getenv(\"READ_ONLY\") == \"1\", Name: \"x\"}\n\
 \ts := (&Server{}).WithReadOnly(cfg.Name != \"\" && cfg.ReadOnly)\n\
-\tfmt.Println(s.readOnly, visible([]string{\"read\"}), cached(token{Expiry: time.Now()}))\n}\n";
+\tp, err := pages([]string{\"a\"}, \"t\")\n\
+\tfmt.Println(s.readOnly, visible([]string{\"read\"}), cached(token{Expiry: time.Now()}), p, err)\n}\n";
 
 #[test]
-fn go_list_expiry_and_wiring_mutants_compile_and_pass_go_vet() {
+fn go_list_expiry_bound_and_wiring_mutants_compile_and_pass_go_vet() {
     if !skip::have_go() {
         return;
     }
@@ -160,8 +164,10 @@ fn go_list_expiry_and_wiring_mutants_compile_and_pass_go_vet() {
         vec![
             site("main.go", 25, "tool-allowlist-enforced"),
             site("main.go", 33, "token-expiry-checked"),
-            site("main.go", 40, "read-only-enforced"),
-            site("main.go", 41, "read-only-enforced"),
+            site("main.go", 42, "auth-required"),
+            site("main.go", 47, "input-size-limited"),
+            site("main.go", 56, "read-only-enforced"),
+            site("main.go", 57, "read-only-enforced"),
         ],
         "{sites:?}"
     );
@@ -179,7 +185,7 @@ fn go_list_expiry_and_wiring_mutants_compile_and_pass_go_vet() {
     ]);
     assert_eq!(code, 2, "{out}\n{err}");
     let verdicts = fx.verdicts("vet.out");
-    assert_eq!(verdicts.len(), 4, "{verdicts:?}");
+    assert_eq!(verdicts.len(), 6, "{verdicts:?}");
     assert!(
         verdicts.values().all(|v| v == "survived"),
         "a mutant broke the build: {verdicts:?}"
@@ -211,4 +217,63 @@ fn list_membership_and_expiry_are_limit_tests_named_by_the_lists_words() {
         ],
         "{sites:?}"
     );
+}
+
+/// A check of the user's own framework (`tenant_matches`) that no built-in
+/// word names: a generic guard, until the user's vocabulary file names it.
+const TENANT_PY: &str = "def get_record(user, record):\n    \
+if not tenant_matches(user, record):\n        \
+raise PermissionError(\"no\")\n    \
+return record\n";
+
+#[test]
+fn a_users_vocabulary_file_names_their_frameworks_checks() {
+    let fx = Fixture::git(&[("app.py", TENANT_PY)]);
+    assert_eq!(fx.audit_sites(&["--shapes"]), vec![], "no built-in word");
+    assert_eq!(
+        fx.audit_sites(&["--guards"]),
+        vec![site("app.py", 2, "guard")]
+    );
+    fx.write(
+        "vocab.yaml",
+        "# our tenant checks are scope checks\n- control: token-scope-checked\n  words: [\"tenant match*\"]\n",
+    );
+    // `--vocabulary` implies `--shapes`.
+    assert_eq!(
+        fx.audit_sites(&["--vocabulary", "vocab.yaml"]),
+        vec![site("app.py", 2, "token-scope-checked")]
+    );
+}
+
+#[test]
+fn a_bad_vocabulary_file_is_refused_with_its_line_column_and_fix() {
+    let fx = Fixture::git(&[("app.py", TENANT_PY)]);
+    fx.write(
+        "vocab.yaml",
+        "- control: tenant-checked\n  words: [\"tenant\"]\n",
+    );
+    let (code, out, err) = fx.run(&["audit", "--list", "--vocabulary", "vocab.yaml", "."]);
+    assert_eq!(code, 1, "{out}\n{err}");
+    assert!(err.contains("vocab.yaml:1:12"), "{err}");
+    assert!(
+        err.contains("`tenant-checked` is not a catalog control"),
+        "{err}"
+    );
+    assert!(err.contains("unguard catalog"), "{err}");
+    fx.write(
+        "vocab.yaml",
+        "- control: token-scope-checked\n  calls: [\"ok\", \"***\"]\n",
+    );
+    let (code, _, err) = fx.run(&["audit", "--list", "--vocabulary", "vocab.yaml", "."]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("vocab.yaml:2:"), "{err}");
+    assert!(err.contains("has no word to match"), "{err}");
+    fx.write(
+        "vocab.yaml",
+        "- control: token-scope-checked\n  word: [x]\n",
+    );
+    let (code, _, err) = fx.run(&["audit", "--list", "--vocabulary", "vocab.yaml", "."]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("vocab.yaml:2:"), "{err}");
+    assert!(err.contains("not a vocabulary file"), "{err}");
 }

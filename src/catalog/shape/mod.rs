@@ -29,6 +29,8 @@ mod refusal;
 mod setting;
 mod vocab;
 
+pub use vocab::Vocabulary;
+
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::OnceLock;
@@ -184,7 +186,7 @@ fn site(control: &str, f: &FileShapes, range: std::ops::Range<usize>, replacemen
 
 /// The shape sites of parsed files: guards, and the predicates some guard
 /// (in any of the files) calls with one polarity.
-fn sites_of(files: &[FileShapes]) -> Vec<ShapeSite> {
+fn sites_of(files: &[FileShapes], voc: &Vocabulary) -> Vec<ShapeSite> {
     // Predicate name -> the polarities guards call it with.
     let mut called: BTreeMap<&str, (bool, bool)> = BTreeMap::new();
     for f in files {
@@ -204,7 +206,7 @@ fn sites_of(files: &[FileShapes]) -> Vec<ShapeSite> {
         // Each guard's control, named once: the branches and tests beside a
         // named guard defer to it.
         let names: Vec<Option<vocab::Naming>> =
-            f.guards.iter().map(|g| vocab::name(&g.evidence)).collect();
+            f.guards.iter().map(|g| voc.name(&g.evidence)).collect();
         for (g, named) in f.guards.iter().zip(names.iter().cloned()) {
             if named.is_none() && g.propagation {
                 continue;
@@ -214,7 +216,7 @@ fn sites_of(files: &[FileShapes]) -> Vec<ShapeSite> {
             if named.is_none()
                 && f.branches
                     .iter()
-                    .any(|b| b.range == g.range && branch_naming(b).is_some())
+                    .any(|b| b.range == g.range && branch_naming(b, voc).is_some())
             {
                 continue;
             }
@@ -237,12 +239,12 @@ fn sites_of(files: &[FileShapes]) -> Vec<ShapeSite> {
                 _ => continue,
             };
             // Its own words, else those of a guard that calls it.
-            let naming = vocab::name(&p.evidence).or_else(|| {
+            let naming = voc.name(&p.evidence).or_else(|| {
                 files.iter().flat_map(|f| &f.guards).find_map(|g| {
                     g.calls
                         .iter()
                         .any(|(c, _)| *c == p.name)
-                        .then(|| vocab::name(&g.evidence))
+                        .then(|| voc.name(&g.evidence))
                         .flatten()
                 })
             });
@@ -268,25 +270,30 @@ fn sites_of(files: &[FileShapes]) -> Vec<ShapeSite> {
                 lines: (l, l),
             });
         }
-        others(f, &names, &mut out);
+        others(f, &names, voc, &mut out);
     }
     out
 }
 
 /// The control a protective branch is named after: a check's or verdict's
 /// by the `calls` terms, a setting's by the `settings` terms.
-fn branch_naming(b: &branch::Branch) -> Option<vocab::Naming> {
+fn branch_naming(b: &branch::Branch, voc: &Vocabulary) -> Option<vocab::Naming> {
     if b.check {
-        vocab::name_call(&b.name)
+        voc.name_call(&b.name)
     } else {
-        vocab::name_setting(&b.name)
+        voc.name_setting(&b.name)
     }
 }
 
 /// The sites of a file's protective settings, schema constraints,
 /// protective calls and protective branches; `names` are its guards'
 /// controls, in order.
-fn others(f: &FileShapes, names: &[Option<vocab::Naming>], out: &mut Vec<ShapeSite>) {
+fn others(
+    f: &FileShapes,
+    names: &[Option<vocab::Naming>],
+    voc: &Vocabulary,
+    out: &mut Vec<ShapeSite>,
+) {
     let named_guards = || {
         f.guards
             .iter()
@@ -300,7 +307,7 @@ fn others(f: &FileShapes, names: &[Option<vocab::Naming>], out: &mut Vec<ShapeSi
         if named_guards().any(|r| *r == b.range) {
             continue;
         }
-        let Some(n) = branch_naming(b) else {
+        let Some(n) = branch_naming(b, voc) else {
             continue;
         };
         out.push(ShapeSite {
@@ -316,8 +323,8 @@ fn others(f: &FileShapes, names: &[Option<vocab::Naming>], out: &mut Vec<ShapeSi
             continue;
         }
         let named = match t.kind {
-            limit::Kind::Member => vocab::name_list(&t.name),
-            limit::Kind::Expiry | limit::Kind::Bound => vocab::name_setting(&t.name),
+            limit::Kind::Member => voc.name_list(&t.name),
+            limit::Kind::Expiry | limit::Kind::Bound => voc.name_setting(&t.name),
         };
         let Some(n) = named else {
             continue;
@@ -331,7 +338,7 @@ fn others(f: &FileShapes, names: &[Option<vocab::Naming>], out: &mut Vec<ShapeSi
     }
     for st in &f.settings {
         // A setting is a site only when the vocabulary names its control.
-        let Some(n) = vocab::name_setting(&st.name) else {
+        let Some(n) = voc.name_setting(&st.name) else {
             continue;
         };
         out.push(ShapeSite {
@@ -354,7 +361,7 @@ fn others(f: &FileShapes, names: &[Option<vocab::Naming>], out: &mut Vec<ShapeSi
     for c in &f.calls {
         // Named by the called function's words, else not a site; a value
         // made safe on its way into a log line is a secret kept out of it.
-        let Some(mut n) = vocab::name_call(&c.name) else {
+        let Some(mut n) = voc.name_call(&c.name) else {
             continue;
         };
         if c.logged && !c.assertion {
@@ -379,7 +386,7 @@ fn others(f: &FileShapes, names: &[Option<vocab::Naming>], out: &mut Vec<ShapeSi
 /// its own guards call); for tests and snippets.
 pub fn find(file: &str, source: &[u8]) -> Vec<ShapeSite> {
     parse(file, source.to_vec())
-        .map(|f| sites_of(std::slice::from_ref(&f)))
+        .map(|f| sites_of(std::slice::from_ref(&f), &Vocabulary::builtin()))
         .unwrap_or_default()
 }
 
@@ -388,10 +395,12 @@ pub fn find(file: &str, source: &[u8]) -> Vec<ShapeSite> {
 /// [`guard_operator`]), generic guards only
 /// with `generic`, and none where `found` (the catalog's sites) already has
 /// a site in the same file within the guard's lines.
+#[allow(clippy::too_many_arguments)]
 pub fn scan(
     root: &Path,
     files: &[String],
     found: &[Site],
+    vocabulary: &Vocabulary,
     generic: bool,
     admits_file: impl Fn(&str) -> bool,
     admits: impl Fn(&Operator, &str) -> bool,
@@ -401,7 +410,7 @@ pub fn scan(
         .filter(|f| Grammar::for_path(f).is_some() && admits_file(f))
         .filter_map(|f| std::fs::read(root.join(f)).ok().and_then(|s| parse(f, s)))
         .collect();
-    sites_of(&parsed)
+    sites_of(&parsed, vocabulary)
         .into_iter()
         .filter(|s| {
             let op = if s.site.operator == GUARD {

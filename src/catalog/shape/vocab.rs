@@ -6,6 +6,8 @@
 
 use std::sync::OnceLock;
 
+use serde_saphyr::Spanned;
+
 /// One row of the table, as written in the YAML.
 #[derive(Debug, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -80,7 +82,7 @@ impl Term {
 }
 
 /// One control's vocabulary.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct Entry {
     /// The catalog control (operator id) it names.
     pub control: String,
@@ -130,19 +132,204 @@ pub(crate) fn table() -> &'static [Entry] {
 pub(crate) fn parse(text: &str) -> Result<Vec<Entry>, String> {
     let raw: Vec<RawEntry> =
         serde_saphyr::from_str(text).map_err(|e| format!("vocabulary.yaml: {e}"))?;
-    Ok(raw
+    Ok(raw.into_iter().map(RawEntry::entry).collect())
+}
+
+impl RawEntry {
+    fn entry(self) -> Entry {
+        let terms = |v: &[String]| v.iter().map(|t| Term::new(t)).collect();
+        Entry {
+            words: terms(&self.words),
+            names: terms(&self.names),
+            not: terms(&self.not),
+            settings: terms(&self.settings),
+            calls: terms(&self.calls),
+            lists: terms(&self.lists),
+            absent: terms(&self.absent),
+            control: self.control,
+        }
+    }
+    /// Every term with its key, in file order.
+    fn terms(&self) -> impl Iterator<Item = (&'static str, &String)> {
+        [
+            ("words", &self.words),
+            ("names", &self.names),
+            ("not", &self.not),
+            ("settings", &self.settings),
+            ("calls", &self.calls),
+            ("lists", &self.lists),
+            ("absent", &self.absent),
+        ]
         .into_iter()
-        .map(|r| Entry {
-            control: r.control,
-            words: r.words.iter().map(|t| Term::new(t)).collect(),
-            names: r.names.iter().map(|t| Term::new(t)).collect(),
-            not: r.not.iter().map(|t| Term::new(t)).collect(),
-            settings: r.settings.iter().map(|t| Term::new(t)).collect(),
-            calls: r.calls.iter().map(|t| Term::new(t)).collect(),
-            lists: r.lists.iter().map(|t| Term::new(t)).collect(),
-            absent: r.absent.iter().map(|t| Term::new(t)).collect(),
-        })
-        .collect())
+        .flat_map(|(k, v)| v.iter().map(move |t| (k, t)))
+    }
+}
+
+impl Entry {
+    /// This entry with `more`'s terms added after its own.
+    fn extend(&mut self, more: Entry) {
+        self.words.extend(more.words);
+        self.names.extend(more.names);
+        self.not.extend(more.not);
+        self.settings.extend(more.settings);
+        self.calls.extend(more.calls);
+        self.lists.extend(more.lists);
+        self.absent.extend(more.absent);
+    }
+}
+
+/// The vocabulary a scan names its shape sites with: the built-in table,
+/// with the words of the user's own files (`audit --vocabulary FILE`)
+/// added to the controls they name.
+#[derive(Debug, Clone)]
+pub struct Vocabulary {
+    entries: Vec<Entry>,
+}
+
+impl Vocabulary {
+    /// The built-in table alone.
+    pub fn builtin() -> Vocabulary {
+        Vocabulary {
+            entries: table().to_vec(),
+        }
+    }
+
+    /// The built-in table with the entries of `files` added: a file's
+    /// entry for a control adds its terms to that control's. A file that
+    /// cannot be read or parsed, an unknown control id or a term with no
+    /// word is an error naming the file, line and column, with the fix.
+    pub fn with_files(files: &[std::path::PathBuf]) -> crate::error::Result<Vocabulary> {
+        let mut v = Vocabulary::builtin();
+        let mut problems = crate::spec::diag::Diagnostics::default();
+        for path in files {
+            match user_entries(path) {
+                Ok(entries) => {
+                    for e in entries {
+                        match v.entries.iter_mut().find(|x| x.control == e.control) {
+                            Some(x) => x.extend(e),
+                            None => v.entries.push(e),
+                        }
+                    }
+                }
+                Err(d) => problems.push(d),
+            }
+        }
+        if problems.is_empty() {
+            Ok(v)
+        } else {
+            Err(crate::error::Error::Diagnostics(problems))
+        }
+    }
+
+    pub(crate) fn name(&self, ev: &Evidence) -> Option<Naming> {
+        name_in(&self.entries, ev)
+    }
+    pub(crate) fn name_setting(&self, name: &[String]) -> Option<Naming> {
+        name_setting_in(&self.entries, name)
+    }
+    pub(crate) fn name_call(&self, name: &[String]) -> Option<Naming> {
+        name_call_in(&self.entries, name)
+    }
+    pub(crate) fn name_list(&self, name: &[String]) -> Option<Naming> {
+        name_list_in(&self.entries, name)
+    }
+}
+
+/// One entry of a user's vocabulary file, with the positions of its
+/// control id and terms.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct UserEntry {
+    control: Spanned<String>,
+    #[serde(default)]
+    words: Vec<Spanned<String>>,
+    #[serde(default)]
+    names: Vec<Spanned<String>>,
+    #[serde(default)]
+    not: Vec<Spanned<String>>,
+    #[serde(default)]
+    settings: Vec<Spanned<String>>,
+    #[serde(default)]
+    calls: Vec<Spanned<String>>,
+    #[serde(default)]
+    lists: Vec<Spanned<String>>,
+    #[serde(default)]
+    absent: Vec<Spanned<String>>,
+}
+
+/// The entries of a user's vocabulary file, checked.
+fn user_entries(path: &std::path::Path) -> Result<Vec<Entry>, crate::spec::diag::Diagnostic> {
+    use crate::spec::diag::{Diagnostic, SourceLines};
+    let display = path.display().to_string();
+    const FORMAT: &str = "a list of entries like `- control: auth-required` with `words:`, `names:`, `not:`, `settings:`, `calls:`, `lists:` or `absent:` term lists (docs/catalog.md, \"Adding a vocabulary word\")";
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        Diagnostic::new(&display, 0, 0, format!("cannot read vocabulary file: {e}"))
+            .with_fix("pass the path of a YAML file to --vocabulary")
+    })?;
+    let src = SourceLines::new(&text);
+    let at =
+        |line: u64, col: u64, msg: String| src.snippet(Diagnostic::new(&display, line, col, msg));
+    let raw: Vec<UserEntry> = serde_saphyr::from_str(&text).map_err(|e| {
+        let (line, col) = e
+            .location()
+            .map(|l| (l.line(), l.column()))
+            .filter(|(l, c)| *l > 0 && *c > 0)
+            .unwrap_or((1, 1));
+        // The parser's first line, without its own `error: line L column C:`.
+        let text = e.to_string();
+        let first = text.lines().next().unwrap_or("");
+        let msg = match first.split_once(": line ") {
+            Some((_, rest)) => rest.split_once(": ").map_or(rest, |(_, m)| m),
+            None => first,
+        };
+        at(line, col, format!("not a vocabulary file: {msg}")).with_fix(format!("write {FORMAT}"))
+    })?;
+    let mut out = Vec::new();
+    for r in raw {
+        let id = &r.control;
+        if super::super::operator(&id.value).is_none() {
+            return Err(at(
+                id.referenced.line(),
+                id.referenced.column(),
+                format!("`{}` is not a catalog control", id.value),
+            )
+            .with_fix("use a control id `unguard catalog` lists (e.g. `auth-required`)"));
+        }
+        let t = &r;
+        let raw = RawEntry {
+            control: id.value.clone(),
+            words: t.words.iter().map(|s| s.value.clone()).collect(),
+            names: t.names.iter().map(|s| s.value.clone()).collect(),
+            not: t.not.iter().map(|s| s.value.clone()).collect(),
+            settings: t.settings.iter().map(|s| s.value.clone()).collect(),
+            calls: t.calls.iter().map(|s| s.value.clone()).collect(),
+            lists: t.lists.iter().map(|s| s.value.clone()).collect(),
+            absent: t.absent.iter().map(|s| s.value.clone()).collect(),
+        };
+        let spans = [
+            &t.words,
+            &t.names,
+            &t.not,
+            &t.settings,
+            &t.calls,
+            &t.lists,
+            &t.absent,
+        ]
+        .into_iter()
+        .flatten();
+        for ((key, term), span) in raw.terms().zip(spans) {
+            if words(term).is_empty() {
+                return Err(at(
+                    span.referenced.line(),
+                    span.referenced.column(),
+                    format!("`{term}` in `{key}` has no word to match"),
+                )
+                .with_fix("write one or more words, e.g. `tenant check` (a `*` at a word's end matches any ending)"));
+            }
+        }
+        out.push(raw.entry());
+    }
+    Ok(out)
 }
 
 /// The answer a name's words give, by whole words: `Some(true)` when one of
@@ -261,6 +448,7 @@ pub(crate) fn name_in(table: &[Entry], ev: &Evidence) -> Option<Naming> {
 }
 
 /// [`name_in`] with the embedded table.
+#[cfg(test)]
 pub(crate) fn name(ev: &Evidence) -> Option<Naming> {
     name_in(table(), ev)
 }
@@ -282,16 +470,6 @@ pub(crate) fn name_call_in(table: &[Entry], name: &[String]) -> Option<Naming> {
 /// `table`, by the entries' `lists` terms, as [`name_setting_in`] does.
 pub(crate) fn name_list_in(table: &[Entry], name: &[String]) -> Option<Naming> {
     longest_in(table, name, |e| &e.lists)
-}
-
-/// [`name_list_in`] the embedded table.
-pub(crate) fn name_list(name: &[String]) -> Option<Naming> {
-    name_list_in(table(), name)
-}
-
-/// [`name_call_in`] the embedded table.
-pub(crate) fn name_call(name: &[String]) -> Option<Naming> {
-    name_call_in(table(), name)
 }
 
 fn longest_in(
@@ -322,11 +500,6 @@ fn longest_in(
         }
     }
     best.map(|(_, n)| n)
-}
-
-/// [`name_setting_in`] the embedded table.
-pub(crate) fn name_setting(name: &[String]) -> Option<Naming> {
-    name_setting_in(table(), name)
 }
 
 #[cfg(test)]
