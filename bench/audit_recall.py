@@ -485,9 +485,9 @@ def held_out_md(split: str, results, audit_args: list[str]) -> list[str]:
     title, text = HELD_OUT_TEXT[split]
     out = [f"## {title}\n", text + "\n"]
     for start in starts(split):
-        args = " ".join(start.get("audit_args", [])) or "no extra arguments"
+        args = " ".join(["audit", *start.get("audit_args", [])])
         out.append(
-            f"Starting point, `audit {args}` ({start['date']}, {start['version']}, repo at "
+            f"Starting point, `{args}` ({start['date']}, {start['version']}, repo at "
             f"`{start['repo_commit']}`, before any rule change):\n"
         )
         out.append(
@@ -501,8 +501,8 @@ def held_out_md(split: str, results, audit_args: list[str]) -> list[str]:
         out.append("Not scored in this run (no checkouts of the split's servers).\n")
         return out
     lang_rows, server_rows, _ = rows(results)
-    args = " ".join(audit_args) or "no extra arguments"
-    out.append(f"Now, `audit {args}`:\n")
+    args = " ".join(["audit", *audit_args])
+    out.append(f"Now, `{args}`:\n")
     out.append(table(["language", *COLS], [r[: 1 + len(COLS)] for r in lang_rows]) + "\n")
     out.append(table(["server", "language", "commit", *COLS], server_rows) + "\n")
     return out
