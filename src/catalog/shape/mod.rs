@@ -612,6 +612,20 @@ mod tests {
     }
 
     #[test]
+    fn sorting_a_caught_error_is_not_a_guard_except_in_go() {
+        let py = "def f(e):\n    if isinstance(e, PermissionError) or e.code == 403:\n        raise HTTPException(status_code=403)\n    if not e:\n        raise ValueError('empty')\n";
+        let s = sites("src/a.py", py);
+        assert_eq!(s.iter().map(|x| x.2).collect::<Vec<_>>(), [4], "{s:?}");
+        let ts = "function f(error: unknown) {\n  if (error instanceof InvalidParamsError) {\n    throw new McpError(ErrorCode.InvalidParams, 'invalid');\n  }\n  if (isQuotaError(error)) throw new Error('quota exceeded');\n  if (!(error instanceof Error) && !allowed) throw new Error('not allowed');\n}\n";
+        let s = sites("src/a.ts", ts);
+        // Only the last: it also tests `allowed`.
+        assert_eq!(s.iter().map(|x| x.2).collect::<Vec<_>>(), [6], "{s:?}");
+        // Go recognises a denial by its error value: still a guard.
+        let go = "package p\n\nfunc f(err error) error {\n\tif errors.Is(err, ErrConfirmationDenied) {\n\t\treturn fmt.Errorf(\"denied: %w\", err)\n\t}\n\treturn nil\n}\n";
+        assert_eq!(sites("pkg/a.go", go)[0].0, "confirmation-required");
+    }
+
+    #[test]
     fn a_regex_or_address_parse_that_refuses_validates_input() {
         let py = "def f(v):\n    if not _NAME_RE.fullmatch(v):\n        raise ValueError('bad')\n";
         assert_eq!(sites("src/a.py", py)[0].0, "input-pattern-validated");

@@ -134,6 +134,10 @@ struct Refusals {
     upstream_status: Regex,
     /// A presence test of one value: `not x`, `!x`, `x is None`, `x == nil`.
     presence: Regex,
+    /// Python/TypeScript: one test of a caught error's kind or message
+    /// (`error instanceof InvalidParamsError`, `isinstance(e, KeyError)`,
+    /// `isQuotaError(err)`, `e.message.includes("…")`).
+    caught_error: Regex,
 }
 
 impl Refusals {
@@ -162,7 +166,39 @@ impl Refusals {
             presence: re(
                 r#"^[\s(]*(not\s+[\w.\[\]'"]+|![\w.?]+|[\w.]+\s+is\s+None|[\w.]+\s*===?\s*(nil|None|null|undefined|""|'')|len\([\w.]+\)\s*==\s*0)[\s)]*$"#,
             ),
+            caught_error: re(
+                r"^(?:\w+\s+instanceof\s+[\w.]*(?:Error|Exception)\w*|isinstance\(\s*\w+\s*,[^)]*(?:Error|Exception)\w*[^)]*\)|is\w*(?:Error|Exception)\(\s*\w+\s*\)|(?:error|err|e|exc|ex)\.(?:message|code|name)\b.*)$",
+            ),
         }
+    }
+
+    /// Whether every part of a condition (split at `and`/`or`/`&&`/`||`,
+    /// negations and parentheses dropped) tests a caught error's kind or
+    /// message.
+    fn sorts_caught_error(&self, cond: &str) -> bool {
+        let flat = cond.split_whitespace().collect::<Vec<_>>().join(" ");
+        let parts: Vec<&str> = flat
+            .split(" && ")
+            .flat_map(|p| p.split(" || "))
+            .flat_map(|p| p.split(" and "))
+            .flat_map(|p| p.split(" or "))
+            .collect();
+        parts.iter().all(|p| {
+            let mut t = p.trim();
+            loop {
+                let before = t;
+                t = t.trim_start_matches(['(', '!', ' ']);
+                t = t.strip_prefix("not ").unwrap_or(t);
+                if t == before {
+                    break;
+                }
+            }
+            // Unbalanced closing parentheses left by the split.
+            while t.ends_with(')') && t.matches(')').count() > t.matches('(').count() {
+                t = &t[..t.len() - 1];
+            }
+            self.caught_error.is_match(t.trim())
+        })
     }
 
     /// The refusing statement of a guard's body, with the error value it
@@ -339,6 +375,12 @@ pub(crate) fn guards(g: Grammar, root: &Node<'_, Doc>) -> Vec<Guard> {
         // Translating an upstream's answer (`if resp.status_code == 403: raise …`)
         // is error handling, not a control of this server.
         if r.upstream_status.is_match(&ctext) {
+            continue;
+        }
+        // Sorting a caught error by its kind or message (`if (error instanceof
+        // InvalidParamsError) return …`) translates a refusal made elsewhere.
+        // (Not Go: `errors.Is(err, ErrDenied)` is how a denial is recognised.)
+        if g != Grammar::Go && r.sorts_caught_error(&ctext) {
             continue;
         }
         let fname = enclosing_name(&n);
