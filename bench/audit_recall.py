@@ -283,7 +283,7 @@ def main() -> int:
                 print(f"MISSED {s['file']}:{s['line']}  {s['control']}  {s['why'][:90]}")
     if args.write:
         if args.split != "tune":
-            sys.exit("--write renders the tune and test splits: run it without --split")
+            sys.exit("--write renders the tune split and the held-out ones: run it without --split")
         write_audit_md(results, lang_rows, server_rows, control_rows, bin_, held_out)
     return 0
 
