@@ -248,32 +248,30 @@ fn a_users_vocabulary_file_names_their_frameworks_checks() {
 #[test]
 fn a_bad_vocabulary_file_is_refused_with_its_line_column_and_fix() {
     let fx = Fixture::git(&[("app.py", TENANT_PY)]);
-    fx.write(
-        "vocab.yaml",
+    // Audit with `yaml` as the vocabulary file: it must be refused (exit
+    // 1) with every one of `said` in its message.
+    let refused = |yaml: &str, said: &[&str]| {
+        fx.write("vocab.yaml", yaml);
+        let (code, out, err) = fx.run(&["audit", "--list", "--vocabulary", "vocab.yaml", "."]);
+        assert_eq!(code, 1, "{out}\n{err}");
+        for s in said {
+            assert!(err.contains(s), "{s:?} not in:\n{err}");
+        }
+    };
+    refused(
         "- control: tenant-checked\n  words: [\"tenant\"]\n",
+        &[
+            "vocab.yaml:1:12",
+            "`tenant-checked` is not a catalog control",
+            "unguard catalog",
+        ],
     );
-    let (code, out, err) = fx.run(&["audit", "--list", "--vocabulary", "vocab.yaml", "."]);
-    assert_eq!(code, 1, "{out}\n{err}");
-    assert!(err.contains("vocab.yaml:1:12"), "{err}");
-    assert!(
-        err.contains("`tenant-checked` is not a catalog control"),
-        "{err}"
-    );
-    assert!(err.contains("unguard catalog"), "{err}");
-    fx.write(
-        "vocab.yaml",
+    refused(
         "- control: token-scope-checked\n  calls: [\"ok\", \"***\"]\n",
+        &["vocab.yaml:2:", "has no word to match"],
     );
-    let (code, _, err) = fx.run(&["audit", "--list", "--vocabulary", "vocab.yaml", "."]);
-    assert_eq!(code, 1, "{err}");
-    assert!(err.contains("vocab.yaml:2:"), "{err}");
-    assert!(err.contains("has no word to match"), "{err}");
-    fx.write(
-        "vocab.yaml",
+    refused(
         "- control: token-scope-checked\n  word: [x]\n",
+        &["vocab.yaml:2:", "not a vocabulary file"],
     );
-    let (code, _, err) = fx.run(&["audit", "--list", "--vocabulary", "vocab.yaml", "."]);
-    assert_eq!(code, 1, "{err}");
-    assert!(err.contains("vocab.yaml:2:"), "{err}");
-    assert!(err.contains("not a vocabulary file"), "{err}");
 }

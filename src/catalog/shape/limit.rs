@@ -228,18 +228,6 @@ fn is_expiry(w: &[String]) -> bool {
 /// (`exp <= now`).
 fn expiry(g: Grammar, n: &Node<'_, Doc>) -> Option<(bool, Vec<String>)> {
     let (left, op, right) = match n.kind().as_ref() {
-        "comparison_operator" if g == Grammar::Python => {
-            let kids: Vec<_> = n.children().collect();
-            if kids.len() != 3 {
-                return None;
-            }
-            (kids[0].clone(), kids[1].kind().to_string(), kids[2].clone())
-        }
-        "binary_expression" if g != Grammar::Python => (
-            n.field("left")?,
-            n.field("operator")?.text().to_string(),
-            n.field("right")?,
-        ),
         "call_expression" if g == Grammar::Go => {
             // `time.Now().After(exp)`, `exp.Before(time.Now())`
             let f = n.field("function")?;
@@ -256,7 +244,7 @@ fn expiry(g: Grammar, n: &Node<'_, Doc>) -> Option<(bool, Vec<String>)> {
             };
             (recv, op.to_string(), arg)
         }
-        _ => return None,
+        _ => comparison(g, n)?,
     };
     let less = match op.as_str() {
         "<" | "<=" => true,
@@ -399,9 +387,7 @@ fn replacement(g: Grammar, value: bool, text: &str) -> String {
 pub(crate) fn tests(g: Grammar, root: &Node<'_, Doc>) -> Vec<Test> {
     let mut out = Vec::new();
     for n in root.dfs() {
-        let text = n.text().to_string();
-        let line = n.start_pos().line() + 1;
-        if let Some((list, negated)) = membership(g, &n) {
+        let (value, name, kind) = if let Some((list, negated)) = membership(g, &n) {
             let Some(name) = list_name(&list) else {
                 continue;
             };
@@ -410,31 +396,23 @@ pub(crate) fn tests(g: Grammar, root: &Node<'_, Doc>) -> Vec<Test> {
                 continue;
             };
             // Loosened: on every allow-list, on no block-list.
-            out.push(Test {
-                range: n.range(),
-                replacement: replacement(g, accept != negated, &text),
-                name,
-                kind: Kind::Member,
-                line,
-            });
+            (accept != negated, name, Kind::Member)
         } else if let Some((valid, name)) = expiry(g, &n) {
-            out.push(Test {
-                range: n.range(),
-                replacement: replacement(g, valid, &text),
-                name,
-                kind: Kind::Expiry,
-                line,
-            });
+            // Never expired.
+            (valid, name, Kind::Expiry)
         } else if let Some((within, name)) = bound(g, &n) {
             // Never exceeded.
-            out.push(Test {
-                range: n.range(),
-                replacement: replacement(g, within, &text),
-                name,
-                kind: Kind::Bound,
-                line,
-            });
-        }
+            (within, name, Kind::Bound)
+        } else {
+            continue;
+        };
+        out.push(Test {
+            range: n.range(),
+            replacement: replacement(g, value, &n.text()),
+            name,
+            kind,
+            line: n.start_pos().line() + 1,
+        });
     }
     out
 }

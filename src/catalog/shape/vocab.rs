@@ -8,25 +8,26 @@ use std::sync::OnceLock;
 
 use serde_saphyr::Spanned;
 
-/// One row of the table, as written in the YAML.
+/// One row of the table, as written in the YAML: terms as text (the
+/// built-in table), or with their positions (`Spanned`, a user's file).
 #[derive(Debug, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
-struct RawEntry {
-    control: String,
-    #[serde(default)]
-    words: Vec<String>,
-    #[serde(default)]
-    names: Vec<String>,
-    #[serde(default)]
-    not: Vec<String>,
-    #[serde(default)]
-    settings: Vec<String>,
-    #[serde(default)]
-    calls: Vec<String>,
-    #[serde(default)]
-    lists: Vec<String>,
-    #[serde(default)]
-    absent: Vec<String>,
+struct RawEntry<T = String> {
+    control: T,
+    #[serde(default = "Vec::new")]
+    words: Vec<T>,
+    #[serde(default = "Vec::new")]
+    names: Vec<T>,
+    #[serde(default = "Vec::new")]
+    not: Vec<T>,
+    #[serde(default = "Vec::new")]
+    settings: Vec<T>,
+    #[serde(default = "Vec::new")]
+    calls: Vec<T>,
+    #[serde(default = "Vec::new")]
+    lists: Vec<T>,
+    #[serde(default = "Vec::new")]
+    absent: Vec<T>,
 }
 
 /// A term: words matched in a row; a word ending in `*` is a prefix.
@@ -135,6 +136,37 @@ pub(crate) fn parse(text: &str) -> Result<Vec<Entry>, String> {
     Ok(raw.into_iter().map(RawEntry::entry).collect())
 }
 
+impl<T> RawEntry<T> {
+    /// Every term with its key, in file order.
+    fn terms(&self) -> impl Iterator<Item = (&'static str, &T)> {
+        [
+            ("words", &self.words),
+            ("names", &self.names),
+            ("not", &self.not),
+            ("settings", &self.settings),
+            ("calls", &self.calls),
+            ("lists", &self.lists),
+            ("absent", &self.absent),
+        ]
+        .into_iter()
+        .flat_map(|(k, v)| v.iter().map(move |t| (k, t)))
+    }
+    /// The same row with every term (and the control) passed through `f`.
+    fn map<U>(self, f: impl Fn(T) -> U) -> RawEntry<U> {
+        let all = |v: Vec<T>| v.into_iter().map(&f).collect();
+        RawEntry {
+            words: all(self.words),
+            names: all(self.names),
+            not: all(self.not),
+            settings: all(self.settings),
+            calls: all(self.calls),
+            lists: all(self.lists),
+            absent: all(self.absent),
+            control: f(self.control),
+        }
+    }
+}
+
 impl RawEntry {
     fn entry(self) -> Entry {
         let terms = |v: &[String]| v.iter().map(|t| Term::new(t)).collect();
@@ -148,20 +180,6 @@ impl RawEntry {
             absent: terms(&self.absent),
             control: self.control,
         }
-    }
-    /// Every term with its key, in file order.
-    fn terms(&self) -> impl Iterator<Item = (&'static str, &String)> {
-        [
-            ("words", &self.words),
-            ("names", &self.names),
-            ("not", &self.not),
-            ("settings", &self.settings),
-            ("calls", &self.calls),
-            ("lists", &self.lists),
-            ("absent", &self.absent),
-        ]
-        .into_iter()
-        .flat_map(|(k, v)| v.iter().map(move |t| (k, t)))
     }
 }
 
@@ -235,28 +253,6 @@ impl Vocabulary {
     }
 }
 
-/// One entry of a user's vocabulary file, with the positions of its
-/// control id and terms.
-#[derive(Debug, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct UserEntry {
-    control: Spanned<String>,
-    #[serde(default)]
-    words: Vec<Spanned<String>>,
-    #[serde(default)]
-    names: Vec<Spanned<String>>,
-    #[serde(default)]
-    not: Vec<Spanned<String>>,
-    #[serde(default)]
-    settings: Vec<Spanned<String>>,
-    #[serde(default)]
-    calls: Vec<Spanned<String>>,
-    #[serde(default)]
-    lists: Vec<Spanned<String>>,
-    #[serde(default)]
-    absent: Vec<Spanned<String>>,
-}
-
 /// The entries of a user's vocabulary file, checked.
 fn user_entries(path: &std::path::Path) -> Result<Vec<Entry>, crate::spec::diag::Diagnostic> {
     use crate::spec::diag::{Diagnostic, SourceLines};
@@ -269,7 +265,7 @@ fn user_entries(path: &std::path::Path) -> Result<Vec<Entry>, crate::spec::diag:
     let src = SourceLines::new(&text);
     let at =
         |line: u64, col: u64, msg: String| src.snippet(Diagnostic::new(&display, line, col, msg));
-    let raw: Vec<UserEntry> = serde_saphyr::from_str(&text).map_err(|e| {
+    let raw: Vec<RawEntry<Spanned<String>>> = serde_saphyr::from_str(&text).map_err(|e| {
         let (line, col) = e
             .location()
             .map(|l| (l.line(), l.column()))
@@ -295,29 +291,8 @@ fn user_entries(path: &std::path::Path) -> Result<Vec<Entry>, crate::spec::diag:
             )
             .with_fix("use a control id `unguard catalog` lists (e.g. `auth-required`)"));
         }
-        let t = &r;
-        let raw = RawEntry {
-            control: id.value.clone(),
-            words: t.words.iter().map(|s| s.value.clone()).collect(),
-            names: t.names.iter().map(|s| s.value.clone()).collect(),
-            not: t.not.iter().map(|s| s.value.clone()).collect(),
-            settings: t.settings.iter().map(|s| s.value.clone()).collect(),
-            calls: t.calls.iter().map(|s| s.value.clone()).collect(),
-            lists: t.lists.iter().map(|s| s.value.clone()).collect(),
-            absent: t.absent.iter().map(|s| s.value.clone()).collect(),
-        };
-        let spans = [
-            &t.words,
-            &t.names,
-            &t.not,
-            &t.settings,
-            &t.calls,
-            &t.lists,
-            &t.absent,
-        ]
-        .into_iter()
-        .flatten();
-        for ((key, term), span) in raw.terms().zip(spans) {
+        for (key, span) in r.terms() {
+            let term = &span.value;
             if words(term).is_empty() {
                 return Err(at(
                     span.referenced.line(),
@@ -327,7 +302,7 @@ fn user_entries(path: &std::path::Path) -> Result<Vec<Entry>, crate::spec::diag:
                 .with_fix("write one or more words, e.g. `tenant check` (a `*` at a word's end matches any ending)"));
             }
         }
-        out.push(raw.entry());
+        out.push(r.map(|s| s.value).entry());
     }
     Ok(out)
 }
