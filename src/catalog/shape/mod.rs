@@ -391,11 +391,10 @@ pub fn find(file: &str, source: &[u8]) -> Vec<ShapeSite> {
 }
 
 /// The shape sites of `files` under `root` (those `admits_file` keeps are
-/// read) that `admits` keeps (asked with the named control's operator, or
+/// read), named with `vocabulary`, that `admits` keeps (asked with the named control's operator, or
 /// [`guard_operator`]), generic guards only
 /// with `generic`, and none where `found` (the catalog's sites) already has
 /// a site in the same file within the guard's lines.
-#[allow(clippy::too_many_arguments)]
 pub fn scan(
     root: &Path,
     files: &[String],
