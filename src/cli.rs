@@ -135,29 +135,31 @@ pub struct ScopeArgs {
     /// docs/, examples/, benchmarks/, vendored and built code.
     #[arg(long)]
     pub no_default_excludes: bool,
-    /// Also find controls by their shape (refusal guards, security
-    /// predicates, protective settings and wired switches, schema
+    /// Find controls by their shape too (the default): refusal guards,
+    /// security predicates, protective settings and wired switches, schema
     /// constraints, protective calls and branches, limit and allow-list
-    /// tests), named by the vocabulary table. Experimental: on the servers
-    /// the catalog was tuned on it adds few sites at a lower precision
-    /// (docs/catalog.md, "Shapes").
-    #[arg(long)]
+    /// tests, named by the vocabulary table (docs/catalog.md, "Shapes").
+    /// Accepted for scripts written when shapes were opt-in.
+    #[arg(long, conflicts_with = "no_shapes")]
     pub shapes: bool,
-    /// With `--shapes`, also list the refusal guards whose control the
-    /// vocabulary does not name, as generic `guard` sites (after the named
-    /// ones). Implies `--shapes`.
+    /// The catalog's matchers alone, without the shapes: the spellings of
+    /// the servers the catalog was tuned on (higher precision there, far
+    /// lower recall on code nobody tuned it on).
+    #[arg(long, conflicts_with_all = ["guards", "shapes_only", "vocabulary"])]
+    pub no_shapes: bool,
+    /// Also list the refusal guards whose control the vocabulary does not
+    /// name, as generic `guard` sites (after the named ones).
     #[arg(long)]
     pub guards: bool,
     /// Find controls by their shape alone, without the catalog's matchers
     /// (its presence checks stay): what the shapes find on code nobody
-    /// tuned the catalog on. Implies `--shapes`.
+    /// tuned the catalog on.
     #[arg(long)]
     pub shapes_only: bool,
     /// Add the words of FILE to the vocabulary that names shape sites
     /// (repeatable): a YAML list like the built-in table, e.g.
     /// `- control: auth-required` / `calls: ["require_tenant_user"]`, so
     /// your framework's checks, settings and lists get their control.
-    /// Implies `--shapes`.
     #[arg(long = "vocabulary", value_name = "FILE")]
     pub vocabulary: Vec<std::path::PathBuf>,
 }
@@ -173,7 +175,7 @@ impl ScopeArgs {
             !self.no_default_excludes,
         )
         .and_then(|s| {
-            let shapes = self.shapes || self.guards || !self.vocabulary.is_empty();
+            let shapes = !self.no_shapes;
             let s = s.with_shapes(shapes, self.guards, self.shapes_only);
             if self.vocabulary.is_empty() {
                 return Ok(s);

@@ -75,7 +75,8 @@ pub struct ScanScope {
     /// Files the default excludes would skip that start the server
     /// ([`crate::audit::server_entry`]): scanned like files named by `--file`.
     entries: Vec<String>,
-    /// Find controls by shape too (`--shapes`; `catalog::shape`).
+    /// Find controls by shape too (the default; off with `--no-shapes`;
+    /// `catalog::shape`).
     shapes: bool,
     /// List refusal guards whose control the vocabulary does not name, as
     /// generic `guard` sites (`--guards`).

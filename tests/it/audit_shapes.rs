@@ -1,6 +1,6 @@
-//! Controls found by shape (`audit --shapes`, src/catalog/shape/): a refusal
-//! guard no catalog operator matches is listed with the control its words
-//! name, only when asked for; `--guards` adds the ones no word names, after
+//! Controls found by shape (src/catalog/shape/, on unless `--no-shapes`): a
+//! refusal guard no catalog operator matches is listed with the control its
+//! words name; `--guards` adds the ones no word names, after
 //! the named sites. Protective settings and wired switches, schema
 //! constraints, protective calls, list-membership and expiry tests are
 //! shapes too (their Go mutants build and pass `go vet`); `--shapes-only`
@@ -28,10 +28,15 @@ fn repo() -> Fixture {
 }
 
 #[test]
-fn shapes_are_found_only_when_asked_and_named_by_their_words() {
+fn shapes_are_found_by_default_and_named_by_their_words() {
     let fx = repo();
-    assert_eq!(fx.audit_sites(&[]), vec![], "no operator spells these");
-    let named = fx.audit_sites(&["--shapes"]);
+    assert_eq!(
+        fx.audit_sites(&["--no-shapes"]),
+        vec![],
+        "no operator spells these"
+    );
+    assert_eq!(fx.audit_sites(&["--shapes"]), fx.audit_sites(&[]));
+    let named = fx.audit_sites(&[]);
     assert_eq!(
         named,
         vec![
@@ -83,8 +88,8 @@ fn site(file: &str, line: u64, control: &str) -> (String, u64, String) {
 #[test]
 fn settings_and_protective_calls_are_shapes_and_advice_is_not() {
     let fx = declared();
-    let plain = fx.audit_sites(&[]);
-    let shaped = fx.audit_sites(&["--shapes"]);
+    let plain = fx.audit_sites(&["--no-shapes"]);
+    let shaped = fx.audit_sites(&[]);
     let added: Vec<_> = shaped
         .iter()
         .filter(|s| !plain.contains(s))
@@ -238,7 +243,6 @@ fn a_users_vocabulary_file_names_their_frameworks_checks() {
         "vocab.yaml",
         "# our tenant checks are scope checks\n- control: token-scope-checked\n  words: [\"tenant match*\"]\n",
     );
-    // `--vocabulary` implies `--shapes`.
     assert_eq!(
         fx.audit_sites(&["--vocabulary", "vocab.yaml"]),
         vec![site("app.py", 2, "token-scope-checked")]

@@ -248,10 +248,13 @@ fn audit_finds_the_go_controls_and_runs_go_test_json_without_a_spec() {
     let what = ctx(code, &out, &err);
     assert!(err.contains("tests: `go test -json ./...`"), "{what}");
     // The body cap (`io.LimitReader(r.Body, MaxBody)`) is a control too, and
-    // no test posts an oversized body: it survives.
+    // no test posts an oversized body: it survives. The Origin check is found
+    // twice, as the predicate `originAllowed` (its shape: always accepts) and
+    // as the guard calling it; no test sends a foreign Origin: both survive.
     let want = verdict_map(&[
-        ("host-origin-compared", "killed"),
-        ("host-origin-compared-2", "survived"),
+        ("host-origin-compared", "survived"),
+        ("host-origin-compared-2", "killed"),
+        ("host-origin-compared-3", "survived"),
         ("input-size-limited", "survived"),
     ]);
     assert_eq!(fx.verdicts("out"), want, "{what}");
@@ -261,7 +264,7 @@ fn audit_finds_the_go_controls_and_runs_go_test_json_without_a_spec() {
         .as_array()
         .unwrap()
         .iter()
-        .find(|m| m["id"] == "host-origin-compared")
+        .find(|m| m["id"] == "host-origin-compared-2")
         .unwrap();
     assert_eq!(host["line"], 35, "{host}");
     assert_eq!(code, 2, "{what}");
