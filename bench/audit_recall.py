@@ -14,9 +14,12 @@ on a checkout of each server at that commit and compares:
 Recall = found / labelled, precision = true / reported, per server, per
 language and per control. `--write` renders bench/AUDIT.md.
 
-Three splits. `tune` (bench/audit-sites/) is the dev set the catalog may be tuned
-on. `test` (bench/audit-sites-test/) is frozen: labelled by reviewers who never
-ran unguard, before any rule change, and never tuned on; it is the issue's
+Four splits. `tune` (bench/audit-sites/) is the dev set the catalog may be tuned
+on. `dev2` (bench/audit-sites-dev2/) is tuned on too: six servers that were the
+validation split until 2026-12-06 (their starting points stay in
+bench/audit-dev2-start.json), labelled with the validation guide; it takes no
+additions. `test` (bench/audit-sites-test/) is frozen: labelled by reviewers who
+never ran unguard, before any rule change, and never tuned on; it is the issue's
 measure, scored again at its end. `val` (bench/audit-sites-val/) is held out
 the same way and scored once at the end of each round of rule changes, so a
 round is judged on code it was not tuned on without spending `test`. Held-out
@@ -24,8 +27,8 @@ lists take no additions (`added_after_audit` is refused there).
 `--split test --freeze` (or `--split val --freeze`) records the score of the
 binary at hand, with the `--audit-arg`s given, as the split's starting point
 (bench/audit-<split>-start.json, once per split and arguments); `--write`
-scores the tune split and every held-out split whose checkouts are there and
-shows each held-out split beside its starting points.
+scores the tune split, the second dev split and every held-out split whose
+checkouts are there and shows each beside its starting points.
 
 Checkouts: DIR/<owner>+<repo> for each label file (`--servers DIR`, default
 $UNGUARD_SERVERS or bench/.servers). Each must be at the labelled commit; a
@@ -56,7 +59,15 @@ except ImportError:  # pragma: no cover - a clear message beats a traceback
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parent
 SITES = HERE / "audit-sites"
-SPLITS = {"tune": SITES, "test": HERE / "audit-sites-test", "val": HERE / "audit-sites-val"}
+SPLITS = {
+    "tune": SITES,
+    "dev2": HERE / "audit-sites-dev2",
+    "test": HERE / "audit-sites-test",
+    "val": HERE / "audit-sites-val",
+}
+# Splits scored beside the tune split by `--write`: the second dev split, then
+# the held-out ones.
+SIDE_SPLITS = ("dev2", "test", "val")
 # Held-out splits: labelled before the rules were changed for them, never tuned
 # on, no additions after an audit.
 HELD_OUT = ("test", "val")
@@ -90,7 +101,7 @@ def load_labels(path: pathlib.Path, split: str = "tune") -> dict:
         for key in ("file", "line", "control", "why"):
             if key not in s:
                 sys.exit(f"{path}: site {i + 1} has no `{key}`")
-        if split in HELD_OUT and s.get("added_after_audit"):
+        if split != "tune" and s.get("added_after_audit"):
             sys.exit(f"{path}: site {i + 1}: the {split} split takes no additions after an audit")
     doc["path"] = path
     return doc
@@ -262,7 +273,7 @@ def main() -> int:
     results = score_split(args.split, bin_, twins, servers, args.only)
     held_out = {}
     if args.write and args.split == "tune":
-        for split in HELD_OUT:
+        for split in SIDE_SPLITS:
             held_out[split] = (
                 score_split(split, bin_, twins, servers, [])
                 if have_checkouts(split, servers)
@@ -420,7 +431,7 @@ def write_audit_md(results, lang_rows, server_rows, control_rows, bin_, held_out
     )
     out.append("## Per server\n")
     out.append(table(["server", "language", "commit", *COLS], server_rows) + "\n")
-    for split in HELD_OUT:
+    for split in SIDE_SPLITS:
         if SPLITS[split].is_dir():
             out.extend(held_out_md(split, held_out.get(split), EXTRA_ARGS))
     out.append("## Per control\n")
@@ -474,7 +485,16 @@ HELD_OUT_TEXT = {
         "splits, none an SDK, a library or a fork), labelled by reviewers who never ran unguard "
         "and committed before it was first scored. Like the test split it takes no additions and "
         "nobody tunes on its sites; it is scored at the end of a round of rule changes, so a "
-        "round is judged on code it was not tuned on without spending the test split.",
+        "round is judged on code it was not tuned on without spending the test split. (The "
+        "servers now in `dev2` were the validation split until 2026-12-06; these replaced them.)",
+    ),
+    "dev2": (
+        "Second dev split (the former validation split, tuned on since 2026-12-06)",
+        "`bench/audit-sites-dev2/*.yaml`: six servers outside the tune and test splits, labelled "
+        "with the validation guide (which names schema constraints and `isError` results as "
+        "sites) by reviewers who never ran unguard. They were held out and scored three times "
+        "(starting points below, now, and once mid-round); since 2026-12-06 rules may be tuned "
+        "on them, so their figures no longer measure unseen code. They take no additions.",
     ),
 }
 
