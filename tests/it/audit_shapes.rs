@@ -41,6 +41,8 @@ fn shapes_are_found_by_default_and_named_by_their_words() {
         named,
         vec![
             ("app.py".to_string(), 2, "read-only-enforced".to_string()),
+            // The declared maximum, and the guard comparing with it.
+            ("server.go".to_string(), 5, "input-size-limited".to_string()),
             ("server.go".to_string(), 8, "input-size-limited".to_string()),
         ]
     );
@@ -55,7 +57,8 @@ fn guards_adds_the_unnamed_refusals_after_the_named_ones() {
         Some(&("app.py".to_string(), 4, "guard".to_string())),
         "{all:?}"
     );
-    assert_eq!(&all[..2], &fx.audit_sites(&["--shapes"])[..], "{all:?}");
+    let named = fx.audit_sites(&[]);
+    assert_eq!(&all[..named.len()], &named[..], "{all:?}");
 }
 
 const SERVER_TS: &str = "import { z } from \"zod\";\n\n\
@@ -138,7 +141,7 @@ fn shapes_only_finds_schema_bounds_and_redaction_without_the_catalog() {
 /// A Go server on the standard library only: a map allow-list tested in a
 /// refusal and in a filter, a token expiry compared with now, and a
 /// read-only switch wired from the environment and through an option.
-const LIMITS_GO: &str = "package main\n\nimport (\n\t\"fmt\"\n\t\"os\"\n\t\"time\"\n)\n\n\
+const LIMITS_GO: &str = "package main\n\nimport (\n\t\"context\"\n\t\"fmt\"\n\t\"io\"\n\t\"os\"\n\t\"strings\"\n\t\"time\"\n)\n\n\
 type Config struct {\n\tReadOnly bool\n\tName     string\n}\n\n\
 type Server struct{ readOnly bool }\n\n\
 func (s *Server) WithReadOnly(on bool) *Server { s.readOnly = on; return s }\n\n\
@@ -149,13 +152,17 @@ func cached(tok token) bool {\n\tif time.Now().After(tok.Expiry) {\n\t\treturn f
 const maxPages = 10\n\n\
 func pages(segments []string, apiToken string) (int, error) {\n\tif apiToken == \"\" {\n\t\treturn 0, fmt.Errorf(\"missing\")\n\t}\n\
 \tn := 0\n\tfor range segments {\n\t\tif n >= maxPages {\n\t\t\tbreak\n\t\t}\n\t\tn++\n\t}\n\treturn n, nil\n}\n\n\
+const fetchTimeout = 5 * time.Second\n\n\
+func fetch(ctx context.Context, body string) (string, error) {\n\tctx, cancel := context.WithTimeout(ctx, fetchTimeout)\n\tdefer cancel()\n\
+\tb, err := io.ReadAll(io.LimitReader(strings.NewReader(body), 1<<16))\n\tif ctx.Err() != nil {\n\t\treturn \"\", ctx.Err()\n\t}\n\treturn string(b), err\n}\n\n\
 func main() {\n\tcfg := Config{ReadOnly: os.Getenv(\"READ_ONLY\") == \"1\", Name: \"x\"}\n\
+\tfmt.Println(fetch(context.Background(), \"b\"))\n\
 \ts := (&Server{}).WithReadOnly(cfg.Name != \"\" && cfg.ReadOnly)\n\
 \tp, err := pages([]string{\"a\"}, \"t\")\n\
 \tfmt.Println(s.readOnly, visible([]string{\"read\"}), cached(token{Expiry: time.Now()}), p, err)\n}\n";
 
 #[test]
-fn go_list_expiry_bound_and_wiring_mutants_compile_and_pass_go_vet() {
+fn go_list_expiry_bound_timeout_and_wiring_mutants_compile_and_pass_go_vet() {
     if !skip::have_go() {
         return;
     }
@@ -167,12 +174,19 @@ fn go_list_expiry_bound_and_wiring_mutants_compile_and_pass_go_vet() {
     assert_eq!(
         sites,
         vec![
-            site("main.go", 25, "tool-allowlist-enforced"),
-            site("main.go", 33, "token-expiry-checked"),
-            site("main.go", 42, "auth-required"),
-            site("main.go", 47, "input-size-limited"),
-            site("main.go", 56, "read-only-enforced"),
-            site("main.go", 57, "read-only-enforced"),
+            site("main.go", 28, "tool-allowlist-enforced"),
+            site("main.go", 36, "token-expiry-checked"),
+            // The declared maximum and the comparison that uses it.
+            site("main.go", 42, "input-size-limited"),
+            site("main.go", 45, "auth-required"),
+            site("main.go", 50, "input-size-limited"),
+            // A declared timeout, the bound of `context.WithTimeout` and of
+            // `io.LimitReader`.
+            site("main.go", 58, "input-size-limited"),
+            site("main.go", 61, "input-size-limited"),
+            site("main.go", 63, "input-size-limited"),
+            site("main.go", 71, "read-only-enforced"),
+            site("main.go", 73, "read-only-enforced"),
         ],
         "{sites:?}"
     );
@@ -190,7 +204,7 @@ fn go_list_expiry_bound_and_wiring_mutants_compile_and_pass_go_vet() {
     ]);
     assert_eq!(code, 2, "{out}\n{err}");
     let verdicts = fx.verdicts("vet.out");
-    assert_eq!(verdicts.len(), 6, "{verdicts:?}");
+    assert_eq!(verdicts.len(), 10, "{verdicts:?}");
     assert!(
         verdicts.values().all(|v| v == "survived"),
         "a mutant broke the build: {verdicts:?}"

@@ -248,10 +248,12 @@ fn audit_finds_the_go_controls_and_runs_go_test_json_without_a_spec() {
     let what = ctx(code, &out, &err);
     assert!(err.contains("tests: `go test -json ./...`"), "{what}");
     // The body cap (`io.LimitReader(r.Body, MaxBody)`) is a control too, and
-    // no test posts an oversized body: it survives. The Origin check is found
+    // so is its declared maximum (`const MaxBody`, loosened a thousandfold);
+    // no test posts an oversized body: both survive. The Origin check is found
     // twice, as the predicate `originAllowed` (its shape: always accepts) and
     // as the guard calling it; no test sends a foreign Origin: both survive.
     let want = verdict_map(&[
+        ("body-size-limited", "survived"),
         ("host-origin-compared", "survived"),
         ("host-origin-compared-2", "killed"),
         ("host-origin-compared-3", "survived"),

@@ -11,7 +11,11 @@
 //!   (pattern) become `None` (pydantic's "no constraint"); a model's
 //!   `extra="forbid"` becomes `extra="ignore"`;
 //! - mcp-go property options: `mcp.Max(n)`, `mcp.MaxLength(n)`,
-//!   `mcp.MaxItems(n)` get `1 << 30`, `mcp.Pattern(p)` gets `".*"`.
+//!   `mcp.MaxItems(n)` get `1 << 30`, `mcp.Pattern(p)` gets `".*"`,
+//!   `mcp.Enum(…)` becomes an option that sets nothing;
+//! - Go struct tags `jsonschema:"enum=a,enum=b,maxLength=64"` (the input
+//!   schema of reflected tool arguments): the enum/pattern/format items go in
+//!   one mutant, the maximum items in another.
 //!
 //! Lower bounds (`.min(1)`, `ge=0`) are left alone: dropping one rarely
 //! removes a protection.
@@ -163,7 +167,75 @@ fn python(n: &Node<'_, Doc>, out: &mut Vec<Constraint>) {
     });
 }
 
+/// The items of a struct tag's `jsonschema:"…"` value (invopop/jsonschema:
+/// `required,enum=a,enum=b,maxLength=64`), split at commas not escaped.
+fn jsonschema_items(v: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let b = v.as_bytes();
+    for i in 0..b.len() {
+        if b[i] == b',' && (i == 0 || b[i - 1] != b'\\') {
+            out.push(&v[start..i]);
+            start = i + 1;
+        }
+    }
+    out.push(&v[start..]);
+    out
+}
+
+/// Which constraint a `jsonschema` tag item declares.
+fn tag_bound(item: &str) -> Option<Bound> {
+    let key = item.split_once('=')?.0.trim();
+    match key {
+        "maxLength" | "maximum" | "exclusiveMaximum" | "maxItems" | "maxProperties" => {
+            Some(Bound::Size)
+        }
+        "enum" | "pattern" | "format" | "const" => Some(Bound::Pattern),
+        _ => None,
+    }
+}
+
+/// A Go struct field's `jsonschema:"…"` tag (the tool input schema of
+/// mcp-go's and invopop's reflected structs): one mutant per kind of
+/// constraint, without its items (`enum=…`, `pattern=…`; `maxLength=…`,
+/// `maximum=…`), the rest of the tag kept.
+fn go_tag(n: &Node<'_, Doc>, out: &mut Vec<Constraint>) {
+    let Some(tag) = n.field("tag") else {
+        return;
+    };
+    let text = tag.text().to_string();
+    let Some(at) = text.find("jsonschema:\"") else {
+        return;
+    };
+    let from = at + "jsonschema:\"".len();
+    let Some(len) = text[from..].find('"') else {
+        return;
+    };
+    let value = &text[from..from + len];
+    let items = jsonschema_items(value);
+    for bound in [Bound::Pattern, Bound::Size] {
+        if !items.iter().any(|i| tag_bound(i) == Some(bound)) {
+            continue;
+        }
+        let kept: Vec<&str> = items
+            .iter()
+            .copied()
+            .filter(|i| tag_bound(i) != Some(bound))
+            .collect();
+        let replacement = format!("{}{}{}", &text[..from], kept.join(","), &text[from + len..]);
+        out.push(Constraint {
+            range: tag.range(),
+            replacement,
+            bound,
+            text: value.to_string(),
+        });
+    }
+}
+
 fn go(n: &Node<'_, Doc>, out: &mut Vec<Constraint>) {
+    if n.kind() == "field_declaration" {
+        return go_tag(n, out);
+    }
     if n.kind() != "call_expression" {
         return;
     }
@@ -183,6 +255,17 @@ fn go(n: &Node<'_, Doc>, out: &mut Vec<Constraint>) {
         .field("field")
         .map(|x| x.text().to_string())
         .unwrap_or_default();
+    if method == "Enum" {
+        // `mcp.Enum("a", "b")` is a `PropertyOption` (`func(map[string]any)`):
+        // one that sets nothing accepts every value.
+        out.push(Constraint {
+            range: n.range(),
+            replacement: "func(map[string]any) {}".to_string(),
+            bound: Bound::Pattern,
+            text: n.text().to_string(),
+        });
+        return;
+    }
     let (bound, arg) = match method.as_str() {
         "Max" | "MaxLength" | "MaxItems" => (Bound::Size, "1 << 30"),
         "Pattern" => (Bound::Pattern, "\".*\""),
@@ -255,5 +338,30 @@ mod tests {
         assert_eq!(m.len(), 2, "{m:?}");
         assert!(m[0].1.contains("mcp.MaxLength(1 << 30)"));
         assert!(m[1].1.contains("mcp.Pattern(\".*\")"));
+    }
+
+    #[test]
+    fn go_schema_tags_and_enums_lose_their_constraints() {
+        let go = "package p\n\ntype Args struct {\n\tOp   string `json:\"op\" jsonschema:\"required,enum=list,enum=get,description=What\\\\, or which\"`\n\tN    int    `json:\"n\" jsonschema:\"maximum=100,minimum=1\"`\n\tName string `json:\"name\" jsonschema:\"description=a name\"`\n}\n\nvar t = mcp.WithString(\"mode\", mcp.Enum(\"a\", \"b\"))\n";
+        let m = mutated("a.go", go);
+        let kinds: Vec<Bound> = m.iter().map(|x| x.0).collect();
+        assert_eq!(
+            kinds,
+            [Bound::Pattern, Bound::Size, Bound::Pattern],
+            "{m:?}"
+        );
+        assert!(
+            m[0].1
+                .contains("jsonschema:\"required,description=What\\\\, or which\"`"),
+            "{}",
+            m[0].1
+        );
+        assert!(m[1].1.contains("jsonschema:\"minimum=1\"`"), "{}", m[1].1);
+        assert!(
+            m[2].1
+                .contains("mcp.WithString(\"mode\", func(map[string]any) {})"),
+            "{}",
+            m[2].1
+        );
     }
 }

@@ -5,7 +5,10 @@
 //! shapes almost every control has, in every language, on the tree-sitter
 //! tree ([`refusal`]: an `if` whose body refuses; [`predicate`]: a check
 //! function whose verdict gates a refusal; [`setting`]: a protective
-//! boolean default; [`constraint`]: a schema library's bound or pattern;
+//! boolean default, a declared maximum or timeout ([`setting::bounds`]) and
+//! one passed where it takes effect ([`setting::bound_arguments`]);
+//! [`constraint`]: a schema library's bound or pattern, Go `jsonschema`
+//! tags; [`result`]: a tool result flagged `isError`;
 //! [`call`]: a redaction/sanitizer call or a check called for its
 //! exception; [`branch`]: an `if` on a protective setting or a check's
 //! verdict; [`limit`]: an item tested against a named allow- or block-list,
@@ -26,6 +29,7 @@ mod constraint;
 mod limit;
 mod predicate;
 mod refusal;
+mod result;
 mod setting;
 mod vocab;
 
@@ -67,6 +71,9 @@ pub enum Shape {
     /// An item tested against an allow- or block-list, or a time against
     /// now; the mutant loosens the list or never expires.
     LimitTest,
+    /// A tool result flagged as an error (`isError: true`); the mutant
+    /// reports success.
+    ErrorResult,
 }
 
 /// A site found by shape.
@@ -120,6 +127,7 @@ struct FileShapes {
     predicates: Vec<predicate::Predicate>,
     settings: Vec<setting::Setting>,
     constraints: Vec<constraint::Constraint>,
+    error_results: Vec<result::ErrorResult>,
     calls: Vec<call::Call>,
     branches: Vec<branch::Branch>,
     tests: Vec<limit::Test>,
@@ -142,7 +150,10 @@ fn parse(file: &str, source: Vec<u8>) -> Option<FileShapes> {
     let predicates = predicate::predicates(grammar, &root, &text);
     let mut settings = setting::settings(grammar, &root);
     settings.extend(setting::wirings(grammar, &root));
+    settings.extend(setting::bounds(grammar, &root));
+    settings.extend(setting::bound_arguments(grammar, &root));
     let constraints = constraint::constraints(grammar, &root);
+    let error_results = result::error_results(grammar, &root);
     let calls = call::calls(grammar, &root);
     let branches = branch::branches(grammar, &root);
     let tests = limit::tests(grammar, &root);
@@ -155,6 +166,7 @@ fn parse(file: &str, source: Vec<u8>) -> Option<FileShapes> {
         predicates,
         settings,
         constraints,
+        error_results,
         calls,
         branches,
         tests,
@@ -346,6 +358,16 @@ fn others(
             shape: Shape::ProtectiveSetting,
             evidence: n.terms.join(", "),
             lines: (st.line, st.line),
+        });
+    }
+    for r in &f.error_results {
+        let s = site(result::CONTROL, f, r.range.clone(), r.replacement.clone());
+        let l = s.changed_line;
+        out.push(ShapeSite {
+            site: s,
+            shape: Shape::ErrorResult,
+            evidence: r.text.lines().next().unwrap_or("").trim().to_string(),
+            lines: (l, l),
         });
     }
     for c in &f.constraints {

@@ -95,6 +95,21 @@ const RISK_WORDS: &[&str] = &[
     "overrides",
 ];
 
+/// Capabilities a switch may enable that a read-only or locked-down server
+/// keeps off.
+const RISKY_CAPABILITIES: &[&str] = &[
+    "write",
+    "writes",
+    "delete",
+    "deletes",
+    "destructive",
+    "mutation",
+    "mutations",
+    "mutating",
+    "exec",
+    "shell",
+];
+
 /// Does a name (its words) switch a protection on when `true`
 /// (`read_only`, `strict`, `require_auth`, `disable_writes`)?
 pub(crate) fn protects_when_true(name: &[String]) -> bool {
@@ -131,6 +146,11 @@ fn kind_of(name: &[String]) -> Option<Kind> {
         );
     }
     if has(RISK_WORDS) {
+        return Some(Kind::OnWhenFalse);
+    }
+    // A switch that enables a dangerous capability (`enableWriteTools`,
+    // `write_enabled`, `ENABLE_DESTRUCTIVE`) keeps it off when false.
+    if has(&["enable", "enabled"]) && has(RISKY_CAPABILITIES) {
         return Some(Kind::OnWhenFalse);
     }
     if on {
@@ -266,6 +286,203 @@ pub(crate) fn settings(g: Grammar, root: &Node<'_, Doc>) -> Vec<Setting> {
             name: w,
             line: n.start_pos().line() + 1,
         });
+    }
+    out
+}
+
+/// Words that make a number a bound: a maximum, a limit, a time allowed.
+const BOUND_WORDS: &[&str] = &["max", "maximum", "limit", "limits", "timeout", "deadline"];
+
+/// Words that make a number something else than a bound on input or work: a
+/// minimum, a retry budget, a pause, a position (`MIN_LEN`, `MAX_RETRIES`,
+/// `POLL_INTERVAL_TIMEOUT`, `PAGE_LIMIT_OFFSET`), a token's lifetime.
+const NOT_BOUND_WORDS: &[&str] = &[
+    "min",
+    "minimum",
+    "retry",
+    "retries",
+    "attempt",
+    "attempts",
+    "interval",
+    "delay",
+    "sleep",
+    "backoff",
+    "poll",
+    "port",
+    "version",
+    "offset",
+    "ttl",
+    "age",
+    "expiry",
+    "expires",
+    "errors",
+    "failures",
+    "verbosity",
+    "level",
+];
+
+/// A number as written (`4096`, `10 << 20`, `28_000`, `5 * 60`, Go `30 *
+/// time.Second`): numeric literals, Go `time.Unit`s and arithmetic, at least
+/// one literal, not zero or negative (often "no limit").
+fn number(g: Grammar, v: &Node<'_, Doc>) -> bool {
+    fn leaves_ok(g: Grammar, v: &Node<'_, Doc>, lits: &mut usize) -> bool {
+        match v.kind().as_ref() {
+            "integer" | "float" | "number" | "int_literal" | "float_literal" => {
+                *lits += 1;
+                true
+            }
+            "selector_expression" if g == Grammar::Go => {
+                let t = v.text();
+                t.starts_with("time.")
+                    && matches!(
+                        t.trim_start_matches("time."),
+                        "Nanosecond" | "Microsecond" | "Millisecond" | "Second" | "Minute" | "Hour"
+                    )
+            }
+            "binary_operator" | "binary_expression" => {
+                let op = v.field("operator").map(|o| o.text().to_string());
+                matches!(op.as_deref(), Some("*" | "+" | "<<"))
+                    && v.field("left").is_some_and(|l| leaves_ok(g, &l, lits))
+                    && v.field("right").is_some_and(|r| leaves_ok(g, &r, lits))
+            }
+            "parenthesized_expression" | "expression_list" | "literal_element" => {
+                let kids: Vec<Node<'_, Doc>> = v.named_children().collect();
+                kids.len() == 1 && leaves_ok(g, &kids[0], lits)
+            }
+            _ => false,
+        }
+    }
+    let mut lits = 0;
+    let t = v.text();
+    let zero = t.trim_matches(['(', ')', ' ']).trim_start_matches("0x") == "0"
+        || t.trim() == "0"
+        || t.trim() == "0.0";
+    leaves_ok(g, v, &mut lits) && lits > 0 && !zero
+}
+
+/// Every numeric bound declared in a parsed file: a constant, field, config
+/// default or keyed element whose name says it is a maximum, a limit or a
+/// timeout, set to a number (`MAX_CONTENT_CHARS = 28_000`, `maxRows: 500`,
+/// Go `Timeout: 30 * time.Second`, `const maxBody = 10 << 20`). The mutant
+/// loosens it a thousandfold (TypeScript timeouts tenfold: a timer longer than
+/// 2^31 ms fires at once). A parameter's default and a call's argument are
+/// values passed on, not declared (as for boolean settings).
+pub(crate) fn bounds(g: Grammar, root: &Node<'_, Doc>) -> Vec<Setting> {
+    let mut out = Vec::new();
+    for n in root.dfs() {
+        let Some((name, value)) = named_value(g, &n) else {
+            continue;
+        };
+        // Go's `x := 5` inside a function is a local variable, not a declaration.
+        if g == Grammar::Go && n.kind() == "short_var_declaration" {
+            continue;
+        }
+        let w = words(&name);
+        let has = |set: &[&str]| w.iter().any(|x| set.contains(&x.as_str()));
+        if !has(BOUND_WORDS) || has(NOT_BOUND_WORDS) {
+            continue;
+        }
+        if !number(g, &value) {
+            continue;
+        }
+        let v = value.text().to_string();
+        let timeout = w.iter().any(|x| x == "timeout" || x == "deadline");
+        let factor = if matches!(g, Grammar::TypeScript | Grammar::Tsx) && timeout {
+            10
+        } else {
+            1000
+        };
+        out.push(Setting {
+            range: value.range(),
+            replacement: format!("({v}) * {factor}"),
+            name: w,
+            line: n.start_pos().line() + 1,
+        });
+    }
+    out
+}
+
+/// Go calls whose last argument bounds what they read or how long they wait.
+const GO_BOUNDING_CALLS: &[&str] = &[
+    "io.LimitReader",
+    "http.MaxBytesReader",
+    "context.WithTimeout",
+    "context.WithTimeoutCause",
+];
+
+/// Every bound passed where it takes effect rather than declared: a Python
+/// `timeout=` keyword argument (`process.communicate(timeout=cfg.cli_timeout)`,
+/// `asyncio.wait_for(aw, timeout=t)`; the mutant passes `None`, no timeout),
+/// a Go keyed element named a maximum, limit or timeout holding a name
+/// (`Timeout: probeTimeout`), and the bound of Go's bounding calls
+/// (`io.LimitReader(r.Body, maxBody)`, `context.WithTimeout(ctx, d)`); the Go
+/// mutants loosen the value a thousandfold. A literal value is the declared
+/// bound's site ([`bounds`]).
+pub(crate) fn bound_arguments(g: Grammar, root: &Node<'_, Doc>) -> Vec<Setting> {
+    let mut out = Vec::new();
+    let push =
+        |out: &mut Vec<Setting>, v: &Node<'_, Doc>, replacement: String, name: Vec<String>| {
+            out.push(Setting {
+                range: v.range(),
+                replacement,
+                name,
+                line: v.start_pos().line() + 1,
+            })
+        };
+    for n in root.dfs() {
+        match (g, n.kind().as_ref()) {
+            (Grammar::Python, "keyword_argument") => {
+                let (Some(k), Some(v)) = (n.field("name"), n.field("value")) else {
+                    continue;
+                };
+                let w = words(&k.text());
+                if w.last().is_none_or(|x| x != "timeout") || w.len() > 3 {
+                    continue;
+                }
+                if matches!(v.kind().as_ref(), "none" | "integer" | "float") || number(g, &v) {
+                    continue;
+                }
+                push(&mut out, &v, "None".to_string(), w);
+            }
+            (Grammar::Go, "keyed_element") => {
+                let kids: Vec<Node<'_, Doc>> = n.named_children().collect();
+                if kids.len() != 2 {
+                    continue;
+                }
+                let w = words(&kids[0].text());
+                let has = |set: &[&str]| w.iter().any(|x| set.contains(&x.as_str()));
+                if !has(BOUND_WORDS) || has(NOT_BOUND_WORDS) {
+                    continue;
+                }
+                let v = &kids[1];
+                let inner = v.named_children().next();
+                let value = match v.kind().as_ref() {
+                    "literal_element" => inner,
+                    _ => Some(v.clone()),
+                };
+                let Some(value) = value else { continue };
+                if !matches!(value.kind().as_ref(), "identifier" | "selector_expression") {
+                    continue;
+                }
+                push(&mut out, &value, format!("({}) * 1000", value.text()), w);
+            }
+            (Grammar::Go, "call_expression") => {
+                let Some(f) = n.field("function") else {
+                    continue;
+                };
+                let ft = f.text().to_string();
+                if !GO_BOUNDING_CALLS.contains(&ft.as_str()) {
+                    continue;
+                }
+                let Some(last) = n.field("arguments").and_then(|a| a.named_children().last())
+                else {
+                    continue;
+                };
+                let name = words(ft.rsplit('.').next().unwrap_or(""));
+                push(&mut out, &last, format!("({}) * 1000", last.text()), name);
+            }
+            _ => {}
+        }
     }
     out
 }
@@ -507,5 +724,81 @@ mod tests {
         assert!(found("s.py", py).is_empty(), "{:?}", found("s.py", py));
         let ts = "const t = { annotations: { readOnlyHint: true, destructiveHint: false } };\nfunction q(strict = true) {}\n";
         assert!(found("t.ts", ts).is_empty(), "{:?}", found("t.ts", ts));
+    }
+
+    fn loosened(
+        file: &str,
+        code: &str,
+        find: impl for<'r> Fn(Grammar, &Node<'r, Doc>) -> Vec<Setting>,
+    ) -> Vec<(String, String)> {
+        testing::found(file, code, find)
+            .into_iter()
+            .map(|s| (code[s.range.clone()].to_string(), s.replacement))
+            .collect()
+    }
+
+    #[test]
+    fn a_declared_maximum_or_timeout_is_loosened() {
+        let py = "MAX_CONTENT_CHARS = 28_000\nDEFAULT_TIMEOUT = 5 * 60\nMIN_LEN = 3\nMAX_RETRIES = 5\nlimit_offset = 10\nNO_LIMIT_MAX = 0\nclass S:\n    max_rows: int = 500\ndef f(max_items=10):\n    pass\nCFG = {\"timeout\": 30}\n";
+        assert_eq!(
+            loosened("s.py", py, bounds),
+            [
+                ("28_000".into(), "(28_000) * 1000".into()),
+                ("5 * 60".into(), "(5 * 60) * 1000".into()),
+                ("500".into(), "(500) * 1000".into()),
+                ("30".into(), "(30) * 1000".into()),
+            ]
+        );
+        let ts = "const MAX_BYTES = 10 << 20;\nexport const cfg = { requestTimeout: 30_000, pollInterval: 1000, label: 'max' };\n";
+        assert_eq!(
+            loosened("s.ts", ts, bounds),
+            [
+                ("10 << 20".into(), "(10 << 20) * 1000".into()),
+                ("30_000".into(), "(30_000) * 10".into()),
+            ]
+        );
+        let go = "package p\n\nimport \"time\"\n\nconst maxBody = 1 << 16\n\nvar c = Client{Timeout: 30 * time.Second}\n\nfunc f() int {\n\tlimit := 10\n\treturn limit\n}\n";
+        assert_eq!(
+            loosened("s.go", go, bounds),
+            [
+                ("1 << 16".into(), "(1 << 16) * 1000".into()),
+                (
+                    "30 * time.Second".into(),
+                    "(30 * time.Second) * 1000".into()
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_bound_passed_where_it_takes_effect_is_loosened() {
+        let py = "def run(p, cfg):\n    p.communicate(timeout=cfg.cli_timeout)\n    p.wait(timeout=None)\n    p.wait(timeout=5)\n    p.go(max_rows=cfg.rows)\n";
+        assert_eq!(
+            loosened("s.py", py, bound_arguments),
+            [("cfg.cli_timeout".into(), "None".into())]
+        );
+        let go = "package p\n\nfunc f(ctx context.Context, r *http.Request) {\n\tctx, cancel := context.WithTimeout(ctx, probeTimeout)\n\tb, _ := io.ReadAll(io.LimitReader(r.Body, maxBody))\n\tc := &http.Client{Timeout: cfg.Timeout, Name: name}\n\t_, _, _, _ = ctx, cancel, b, c\n}\n";
+        assert_eq!(
+            loosened("s.go", go, bound_arguments),
+            [
+                ("probeTimeout".into(), "(probeTimeout) * 1000".into()),
+                ("maxBody".into(), "(maxBody) * 1000".into()),
+                ("cfg.Timeout".into(), "(cfg.Timeout) * 1000".into()),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_switch_enabling_writes_or_deletes_is_kept_off() {
+        let py = "class S:\n    enable_write_tools: bool = False\n    write_enabled = False\n    enabled = False\n    enable_cache = False\n";
+        assert_eq!(
+            found("s.py", py),
+            [
+                ("False".to_string(), "True".to_string()),
+                ("False".to_string(), "True".to_string()),
+            ]
+        );
+        assert!(risky_when_true(&words("enableWriteTools")));
+        assert!(!risky_when_true(&words("enableTracing")));
     }
 }
