@@ -8,7 +8,8 @@
 //! boolean default, a declared maximum or timeout ([`setting::bounds`]) and
 //! one passed where it takes effect ([`setting::bound_arguments`]);
 //! [`constraint`]: a schema library's bound or pattern, Go `jsonschema`
-//! tags; [`result`]: a tool result flagged `isError`;
+//! tags; [`result`]: a tool result flagged `isError`; [`marker`]: a private
+//! file mode, an end-of-options marker;
 //! [`call`]: a redaction/sanitizer call or a check called for its
 //! exception; [`branch`]: an `if` on a protective setting or a check's
 //! verdict; [`limit`]: an item tested against a named allow- or block-list,
@@ -27,6 +28,7 @@ mod branch;
 mod call;
 mod constraint;
 mod limit;
+mod marker;
 mod predicate;
 mod refusal;
 mod result;
@@ -74,6 +76,9 @@ pub enum Shape {
     /// A tool result flagged as an error (`isError: true`); the mutant
     /// reports success.
     ErrorResult,
+    /// A private file mode or an end-of-options marker; the mutant opens
+    /// the mode or leaves the marker out.
+    ProtectiveLiteral,
 }
 
 /// A site found by shape.
@@ -128,6 +133,7 @@ struct FileShapes {
     settings: Vec<setting::Setting>,
     constraints: Vec<constraint::Constraint>,
     error_results: Vec<result::ErrorResult>,
+    markers: Vec<marker::Marker>,
     calls: Vec<call::Call>,
     branches: Vec<branch::Branch>,
     tests: Vec<limit::Test>,
@@ -154,6 +160,7 @@ fn parse(file: &str, source: Vec<u8>) -> Option<FileShapes> {
     settings.extend(setting::bound_arguments(grammar, &root));
     let constraints = constraint::constraints(grammar, &root);
     let error_results = result::error_results(grammar, &root);
+    let markers = marker::markers(grammar, &root);
     let calls = call::calls(grammar, &root);
     let branches = branch::branches(grammar, &root);
     let tests = limit::tests(grammar, &root);
@@ -167,6 +174,7 @@ fn parse(file: &str, source: Vec<u8>) -> Option<FileShapes> {
         settings,
         constraints,
         error_results,
+        markers,
         calls,
         branches,
         tests,
@@ -358,6 +366,16 @@ fn others(
             shape: Shape::ProtectiveSetting,
             evidence: n.terms.join(", "),
             lines: (st.line, st.line),
+        });
+    }
+    for m in &f.markers {
+        let s = site(m.kind.control(), f, m.range.clone(), m.replacement.clone());
+        let l = s.changed_line;
+        out.push(ShapeSite {
+            site: s,
+            shape: Shape::ProtectiveLiteral,
+            evidence: m.text.clone(),
+            lines: (l, l),
         });
     }
     for r in &f.error_results {
