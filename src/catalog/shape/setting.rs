@@ -14,8 +14,12 @@
 //! Left out, because on real servers they are not where a control is: a
 //! function's parameter default and a call's keyword argument (a value passed
 //! on; the setting it comes from is the site), MCP tool annotations
-//! (`readOnlyHint`: advice to a client), and numeric bounds (`MAX_BYTES =
-//! …`: the control is the comparison that uses it, a guard).
+//! (`readOnlyHint`: advice to a client).
+//!
+//! Numbers are settings too when their name says they bound something
+//! ([`bounds`]: `MAX_BYTES = 10 << 20`, `timeout: 30_000`), and so are the
+//! bounds handed to where they take effect ([`bound_arguments`]:
+//! `communicate(timeout=cfg.t)`, `io.LimitReader(r, maxBody)`).
 
 use std::ops::Range;
 
@@ -220,6 +224,12 @@ fn literal<'r>(g: Grammar, v: &Node<'r, Doc>) -> Option<Node<'r, Doc>> {
                 return None;
             }
             let args = v.field("arguments")?;
+            // The default is the first positional argument or `default=`.
+            let first = args
+                .named_children()
+                .find(|a| a.kind() != "comment")
+                .filter(|a| a.kind() != "keyword_argument")
+                .and_then(|a| literal(g, &a));
             let default = args.named_children().find_map(|a| {
                 if a.kind() == "keyword_argument" {
                     (a.field("name")?.text() == "default")
@@ -229,7 +239,7 @@ fn literal<'r>(g: Grammar, v: &Node<'r, Doc>) -> Option<Node<'r, Doc>> {
                     None
                 }
             });
-            default
+            first.or(default)
         }
         "call_expression" if g != Grammar::Go => {
             // zod: `z.boolean().default(true)`.
@@ -790,7 +800,7 @@ mod tests {
 
     #[test]
     fn a_switch_enabling_writes_or_deletes_is_kept_off() {
-        let py = "class S:\n    enable_write_tools: bool = False\n    write_enabled = False\n    enabled = False\n    enable_cache = False\n";
+        let py = "class S:\n    enable_write_tools: bool = False\n    write_enabled = Field(False, alias='W')\n    enabled = False\n    enable_cache = False\n";
         assert_eq!(
             found("s.py", py),
             [
