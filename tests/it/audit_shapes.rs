@@ -161,19 +161,32 @@ func main() {\n\tcfg := Config{ReadOnly: os.Getenv(\"READ_ONLY\") == \"1\", Name
 \tp, err := pages([]string{\"a\"}, \"t\")\n\
 \tfmt.Println(s.readOnly, visible([]string{\"read\"}), cached(token{Expiry: time.Now()}), p, err)\n}\n";
 
+/// A reflected tool input with a `jsonschema` enum, a command with an
+/// end-of-options marker, a file written owner-only.
+const EXTRA_GO: &str = "package main\n\nimport (\n\t\"os\"\n\t\"os/exec\"\n)\n\n\
+// Args is a tool's input.\n\
+type Args struct {\n\tOp string `json:\"op\" jsonschema:\"required,enum=list,enum=get\"`\n}\n\n\
+func save(b []byte, ref string) error {\n\t_ = exec.Command(\"git\", \"checkout\", \"--\", ref)\n\
+\treturn os.WriteFile(\"t\", b, 0600)\n}\n";
+
 #[test]
-fn go_list_expiry_bound_timeout_and_wiring_mutants_compile_and_pass_go_vet() {
+fn go_shape_mutants_compile_and_pass_go_vet() {
     if !skip::have_go() {
         return;
     }
     let fx = Fixture::git(&[
         ("main.go", LIMITS_GO),
+        ("extra.go", EXTRA_GO),
         ("go.mod", "module example.com/lim\n\ngo 1.19\n"),
     ]);
     let sites = fx.audit_sites(&["--shapes-only"]);
     assert_eq!(
         sites,
         vec![
+            // A schema tag's enum, an end-of-options marker, a private file mode.
+            site("extra.go", 10, "input-pattern-validated"),
+            site("extra.go", 14, "argument-injection-refused"),
+            site("extra.go", 15, "secret-redacted"),
             site("main.go", 28, "tool-allowlist-enforced"),
             site("main.go", 36, "token-expiry-checked"),
             // The declared maximum and the comparison that uses it.
@@ -204,7 +217,7 @@ fn go_list_expiry_bound_timeout_and_wiring_mutants_compile_and_pass_go_vet() {
     ]);
     assert_eq!(code, 2, "{out}\n{err}");
     let verdicts = fx.verdicts("vet.out");
-    assert_eq!(verdicts.len(), 10, "{verdicts:?}");
+    assert_eq!(verdicts.len(), 13, "{verdicts:?}");
     assert!(
         verdicts.values().all(|v| v == "survived"),
         "a mutant broke the build: {verdicts:?}"
