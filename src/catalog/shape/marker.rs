@@ -80,7 +80,7 @@ fn is_number(kind: &str) -> bool {
 fn is_argument_vector(kind: &str) -> bool {
     matches!(
         kind,
-        "arguments" | "argument_list" | "array" | "list" | "literal_value" | "expression_list"
+        "arguments" | "argument_list" | "array" | "list" | "literal_value"
     )
 }
 
@@ -203,7 +203,7 @@ mod tests {
         assert!(mutated("a.py", py)[0]
             .1
             .contains("[\"git\", \"log\", path]"));
-        let go = "package p\n\nfunc f(ref string) { _ = exec.Command(\"git\", \"checkout\", \"--\", ref); _ = append([]string{}, \"--\") }\n";
+        let go = "package p\n\nfunc f(ref string) (string, error) { _ = exec.Command(\"git\", \"checkout\", \"--\", ref); _ = append([]string{}, \"--\"); return \"--\", nil }\n";
         let m = mutated("a.go", go);
         assert_eq!(m.len(), 1, "{m:?}");
         assert!(

@@ -154,7 +154,8 @@ fn kind_of(name: &[String]) -> Option<Kind> {
     }
     // A switch that enables a dangerous capability (`enableWriteTools`,
     // `write_enabled`, `ENABLE_DESTRUCTIVE`) keeps it off when false.
-    if has(&["enable", "enabled"]) && has(RISKY_CAPABILITIES) {
+    // (`enable_delete_protection` protects: the protection word wins.)
+    if !on && has(&["enable", "enabled"]) && has(RISKY_CAPABILITIES) {
         return Some(Kind::OnWhenFalse);
     }
     if on {
@@ -810,5 +811,6 @@ mod tests {
         );
         assert!(risky_when_true(&words("enableWriteTools")));
         assert!(!risky_when_true(&words("enableTracing")));
+        assert!(protects_when_true(&words("enableDeleteProtection")));
     }
 }
