@@ -71,7 +71,9 @@ pub(crate) fn error_results(g: Grammar, root: &Node<'_, Doc>) -> Vec<ErrorResult
                 let single = n
                     .field("arguments")
                     .is_some_and(|a| a.named_children().count() == 1);
-                if single && (ft == "mcp.NewToolResultError" || ft == "NewToolResultError") {
+                // mcp-go's own constructor only: a package's look-alike may
+                // have no `NewToolResultText` beside it.
+                if single && ft == "mcp.NewToolResultError" {
                     let text = ft.replace("NewToolResultError", "NewToolResultText");
                     out.push(ErrorResult {
                         range: f.range(),
@@ -130,7 +132,7 @@ mod tests {
         assert_eq!(m.len(), 2, "{m:?}");
         assert!(m[0].contains("isError=False)"), "{}", m[0]);
         assert!(m[1].contains("{\"isError\": False,"), "{}", m[1]);
-        let go = "package p\n\nfunc f(err error) (*mcp.CallToolResult, error) {\n\tif err != nil {\n\t\treturn mcp.NewToolResultError(err.Error()), nil\n\t}\n\treturn &mcp.CallToolResult{IsError: true}, nil\n}\n\nvar r = mcp.NewToolResultErrorFromErr(\"x\", nil)\n";
+        let go = "package p\n\nfunc f(err error) (*mcp.CallToolResult, error) {\n\tif err != nil {\n\t\treturn mcp.NewToolResultError(err.Error()), nil\n\t}\n\treturn &mcp.CallToolResult{IsError: true}, nil\n}\n\nvar r = mcp.NewToolResultErrorFromErr(\"x\", nil)\nvar u = utils.NewToolResultError(\"x\")\n";
         let m = mutated("t.go", go);
         assert_eq!(m.len(), 2, "{m:?}");
         assert!(
