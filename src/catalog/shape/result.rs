@@ -132,7 +132,7 @@ mod tests {
         assert_eq!(m.len(), 2, "{m:?}");
         assert!(m[0].contains("isError=False)"), "{}", m[0]);
         assert!(m[1].contains("{\"isError\": False,"), "{}", m[1]);
-        let go = "package p\n\nfunc f(err error) (*mcp.CallToolResult, error) {\n\tif err != nil {\n\t\treturn mcp.NewToolResultError(err.Error()), nil\n\t}\n\treturn &mcp.CallToolResult{IsError: true}, nil\n}\n\nvar r = mcp.NewToolResultErrorFromErr(\"x\", nil)\nvar u = utils.NewToolResultError(\"x\")\n";
+        let go = "package p\n\nfunc f(err error) (*mcp.CallToolResult, error) {\n\tif err != nil {\n\t\treturn mcp.NewToolResultError(err.Error()), nil\n\t}\n\treturn &mcp.CallToolResult{IsError: true}, nil\n}\n\nvar r = mcp.NewToolResultErrorFromErr(\"x\", nil)\nvar u = NewToolResultError(\"x\")\n";
         let m = mutated("t.go", go);
         assert_eq!(m.len(), 2, "{m:?}");
         assert!(
