@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
 from starlette.testclient import TestClient
 
+from sdk_server.auth import StaticTokenVerifier
 from tests.conftest import TOKEN, post_rpc
 
 
@@ -30,3 +32,9 @@ def test_token_in_other_scheme_is_rejected(client: TestClient) -> None:
 def test_valid_token_does_not_rescue_foreign_host(client: TestClient) -> None:
     response = post_rpc(client, "tools/list", Host="evil.example.com")  # the right token is sent
     assert response.status_code == 421
+
+
+def test_an_empty_token_is_refused_at_startup() -> None:
+    # An empty shared token would accept `Bearer ` with nothing after it.
+    with pytest.raises(ValueError):
+        StaticTokenVerifier("")

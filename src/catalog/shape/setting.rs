@@ -19,7 +19,7 @@
 //! Numbers are settings too when their name says they bound something
 //! ([`bounds`]: `MAX_BYTES = 10 << 20`, `timeout: 30_000`), and so are the
 //! bounds handed to where they take effect ([`bound_arguments`]:
-//! `communicate(timeout=cfg.t)`, `io.LimitReader(r, maxBody)`).
+//! Go's `io.LimitReader(r, maxBody)`, `context.WithTimeout(ctx, d)`).
 
 use std::ops::Range;
 
@@ -421,14 +421,15 @@ const GO_BOUNDING_CALLS: &[&str] = &[
     "context.WithTimeoutCause",
 ];
 
-/// Every bound passed where it takes effect rather than declared: a Python
-/// `timeout=` keyword argument (`process.communicate(timeout=cfg.cli_timeout)`,
-/// `asyncio.wait_for(aw, timeout=t)`; the mutant passes `None`, no timeout),
-/// a Go keyed element named a maximum, limit or timeout holding a name
+/// Every bound passed where it takes effect rather than declared, in Go: a
+/// keyed element named a maximum, limit or timeout holding a name
 /// (`Timeout: probeTimeout`), and the bound of Go's bounding calls
-/// (`io.LimitReader(r.Body, maxBody)`, `context.WithTimeout(ctx, d)`); the Go
+/// (`io.LimitReader(r.Body, maxBody)`, `context.WithTimeout(ctx, d)`); the
 /// mutants loosen the value a thousandfold. A literal value is the declared
-/// bound's site ([`bounds`]).
+/// bound's site ([`bounds`]). Python's `timeout=` keyword arguments are not
+/// sites: the value is handed on (`timeout=self._timeout`,
+/// `cli_timeout=settings.cli_timeout`), and where it is declared as a number
+/// is ([`bounds`]).
 pub(crate) fn bound_arguments(g: Grammar, root: &Node<'_, Doc>) -> Vec<Setting> {
     let mut out = Vec::new();
     let push =
@@ -442,19 +443,6 @@ pub(crate) fn bound_arguments(g: Grammar, root: &Node<'_, Doc>) -> Vec<Setting> 
         };
     for n in root.dfs() {
         match (g, n.kind().as_ref()) {
-            (Grammar::Python, "keyword_argument") => {
-                let (Some(k), Some(v)) = (n.field("name"), n.field("value")) else {
-                    continue;
-                };
-                let w = words(&k.text());
-                if w.last().is_none_or(|x| x != "timeout") || w.len() > 3 {
-                    continue;
-                }
-                if matches!(v.kind().as_ref(), "none" | "integer" | "float") || number(g, &v) {
-                    continue;
-                }
-                push(&mut out, &v, "None".to_string(), w);
-            }
             (Grammar::Go, "keyed_element") => {
                 let kids: Vec<Node<'_, Doc>> = n.named_children().collect();
                 if kids.len() != 2 {
@@ -783,11 +771,8 @@ mod tests {
 
     #[test]
     fn a_bound_passed_where_it_takes_effect_is_loosened() {
-        let py = "def run(p, cfg):\n    p.communicate(timeout=cfg.cli_timeout)\n    p.wait(timeout=None)\n    p.wait(timeout=5)\n    p.go(max_rows=cfg.rows)\n";
-        assert_eq!(
-            loosened("s.py", py, bound_arguments),
-            [("cfg.cli_timeout".into(), "None".into())]
-        );
+        let py = "def run(p, cfg):\n    p.communicate(timeout=cfg.cli_timeout)\n    httpx.Client(timeout=self._timeout)\n";
+        assert!(loosened("s.py", py, bound_arguments).is_empty());
         let go = "package p\n\nfunc f(ctx context.Context, r *http.Request) {\n\tctx, cancel := context.WithTimeout(ctx, probeTimeout)\n\tb, _ := io.ReadAll(io.LimitReader(r.Body, maxBody))\n\tc := &http.Client{Timeout: cfg.Timeout, Name: name}\n\t_, _, _, _ = ctx, cancel, b, c\n}\n";
         assert_eq!(
             loosened("s.go", go, bound_arguments),
