@@ -181,6 +181,17 @@ fn parse(file: &str, source: Vec<u8>) -> Option<FileShapes> {
     })
 }
 
+/// A shape site that spans the one line its mutant changes.
+fn on_changed_line(site: Site, shape: Shape, evidence: String) -> ShapeSite {
+    let l = site.changed_line;
+    ShapeSite {
+        site,
+        shape,
+        evidence,
+        lines: (l, l),
+    }
+}
+
 fn site(control: &str, f: &FileShapes, range: std::ops::Range<usize>, replacement: String) -> Site {
     let range = range.start + f.offset..range.end + f.offset;
     let src = &f.source;
@@ -282,13 +293,7 @@ fn sites_of(files: &[FileShapes], voc: &Vocabulary) -> Vec<ShapeSite> {
                 p.range.clone(),
                 p.mutant(f.grammar, accept, &original),
             );
-            let l = s.changed_line;
-            out.push(ShapeSite {
-                site: s,
-                shape: Shape::SecurityPredicate,
-                evidence,
-                lines: (l, l),
-            });
+            out.push(on_changed_line(s, Shape::SecurityPredicate, evidence));
         }
         others(f, &names, voc, &mut out);
     }
@@ -369,34 +374,25 @@ fn others(
         });
     }
     for m in &f.markers {
-        let s = site(m.kind.control(), f, m.range.clone(), m.replacement.clone());
-        let l = s.changed_line;
-        out.push(ShapeSite {
-            site: s,
-            shape: Shape::ProtectiveLiteral,
-            evidence: m.text.clone(),
-            lines: (l, l),
-        });
+        out.push(on_changed_line(
+            site(m.kind.control(), f, m.range.clone(), m.replacement.clone()),
+            Shape::ProtectiveLiteral,
+            m.text.clone(),
+        ));
     }
     for r in &f.error_results {
-        let s = site(result::CONTROL, f, r.range.clone(), r.replacement.clone());
-        let l = s.changed_line;
-        out.push(ShapeSite {
-            site: s,
-            shape: Shape::ErrorResult,
-            evidence: r.text.lines().next().unwrap_or("").trim().to_string(),
-            lines: (l, l),
-        });
+        out.push(on_changed_line(
+            site(result::CONTROL, f, r.range.clone(), r.replacement.clone()),
+            Shape::ErrorResult,
+            r.text.lines().next().unwrap_or("").trim().to_string(),
+        ));
     }
     for c in &f.constraints {
-        let s = site(c.bound.control(), f, c.range.clone(), c.replacement.clone());
-        let l = s.changed_line;
-        out.push(ShapeSite {
-            site: s,
-            shape: Shape::SchemaConstraint,
-            evidence: c.text.clone(),
-            lines: (l, l),
-        });
+        out.push(on_changed_line(
+            site(c.bound.control(), f, c.range.clone(), c.replacement.clone()),
+            Shape::SchemaConstraint,
+            c.text.clone(),
+        ));
     }
     for c in &f.calls {
         // Named by the called function's words, else not a site; a value
@@ -407,18 +403,15 @@ fn others(
         if c.logged && !c.assertion {
             n.control = "secret-redacted".to_string();
         }
-        let s = site(&n.control, f, c.range.clone(), c.replacement.clone());
-        let l = s.changed_line;
-        out.push(ShapeSite {
-            site: s,
-            shape: if c.assertion {
+        out.push(on_changed_line(
+            site(&n.control, f, c.range.clone(), c.replacement.clone()),
+            if c.assertion {
                 Shape::AssertionCall
             } else {
                 Shape::ProtectiveTransform
             },
-            evidence: n.terms.join(", "),
-            lines: (l, l),
-        });
+            n.terms.join(", "),
+        ));
     }
 }
 

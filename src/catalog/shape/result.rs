@@ -20,6 +20,7 @@ use ast_grep_core::Node;
 
 use super::super::grammar::Grammar;
 use super::super::matcher::Doc;
+use super::setting::go_keyed;
 
 /// The control an error result is a site of.
 pub(crate) const CONTROL: &str = "transport-error-is-error";
@@ -52,17 +53,10 @@ pub(crate) fn error_results(g: Grammar, root: &Node<'_, Doc>) -> Vec<ErrorResult
                 (n.field("key"), n.field("value"))
             }
             (Grammar::Python, "keyword_argument") => (n.field("name"), n.field("value")),
-            (Grammar::Go, "keyed_element") => {
-                let kids: Vec<Node<'_, Doc>> = n.named_children().collect();
-                if kids.len() != 2 {
-                    continue;
-                }
-                let value = match kids[1].kind().as_ref() {
-                    "literal_element" => kids[1].named_children().next(),
-                    _ => Some(kids[1].clone()),
-                };
-                (Some(kids[0].clone()), value)
-            }
+            (Grammar::Go, "keyed_element") => match go_keyed(&n) {
+                Some((k, v)) => (Some(k), Some(v)),
+                None => continue,
+            },
             (Grammar::Go, "call_expression") => {
                 let Some(f) = n.field("function") else {
                     continue;
