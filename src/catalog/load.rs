@@ -50,6 +50,11 @@ struct RawOperator {
     /// For `direction: tighten`: the loosening operator of the same control.
     #[serde(default)]
     twin_of: Option<String>,
+    /// The positive side of a control that accepts a class (an allow-list's
+    /// entries, the sizes up to a bound), in one sentence: the shape finder
+    /// builds its tightening twin (`<id>-twin`, see [`shape_twin`]).
+    #[serde(default)]
+    shape_twin: Option<String>,
     sdk: String,
     #[serde(default)]
     note: Option<String>,
@@ -683,6 +688,46 @@ fn build_operator(cx: &mut Ctx<'_>, group: Group, mut raw: RawOperator) -> Optio
     })
 }
 
+/// The tightening twin the shape finder builds for `op`
+/// (`src/catalog/shape/limit.rs`): drops one entry of an allow-list
+/// literal, or refuses the value exactly at a bound. Id `<id>-twin`, control
+/// `positive` (what a positive test proves), rule 002/5 (both directions),
+/// no matchers of its own: only the shapes find its sites.
+fn shape_twin(cx: &mut Ctx<'_>, op: &Operator, positive: String) -> Option<Operator> {
+    if op.kind != OperatorKind::Audit || op.presence_only || op.twin_of.is_some() {
+        cx.err("`shape_twin` needs an audit operator that loosens (not presence-only, not a twin)");
+        return None;
+    }
+    if positive.trim().is_empty() || positive.contains('\n') {
+        cx.err("`shape_twin` must be one sentence on one line");
+        return None;
+    }
+    Some(Operator {
+        id: format!("{}-twin", op.id),
+        control: positive.trim().to_string(),
+        rule: "002/5".to_string(),
+        check: None,
+        group: op.group,
+        languages: op.languages.clone(),
+        files: op.files.clone(),
+        exclude: op.exclude.clone(),
+        expected: false,
+        presence_only: false,
+        direction: Some(crate::results::Direction::Tighten),
+        twin_of: Some(op.id.clone()),
+        kind: OperatorKind::Audit,
+        sdk: op.sdk.clone(),
+        note: Some(
+            "Built by the shapes: one entry of the allow-list literal left out, or the value exactly at the bound refused. A positive test (this accepted input is still accepted) kills it."
+                .to_string(),
+        ),
+        template: None,
+        positive: Vec::new(),
+        negative: Vec::new(),
+        matchers: Vec::new(),
+    })
+}
+
 /// The operator's id (kebab-case), `control` (one line) and `rule` (`NNN/N`).
 fn check_operator_header(cx: &mut Ctx<'_>, raw: &RawOperator) {
     if !kebab(&raw.id) {
@@ -810,8 +855,11 @@ pub(crate) fn load(sources: &[(&str, &str)]) -> Result<Vec<Operator>, String> {
                 id: op.id.clone(),
                 errors: &mut errors,
             };
+            let twin = op.shape_twin.clone();
             if let Some(op) = build_operator(&mut cx, group, op) {
+                let twin = twin.and_then(|t| shape_twin(&mut cx, &op, t));
                 ops.push(op);
+                ops.extend(twin);
             }
         }
     }
@@ -889,5 +937,33 @@ mod tests {
         let yaml = "group: access\noperators:\n  - id: a-b\n    control: c\n    rule: '002/6'\n    languages: [python]\n    files: ['**/*.py']\n    expected: false\n    sdk: s\n    matchers:\n      - lang: python\n        kind: if_statement\n        preceded_by: {kind: expression_statement, matches: '\\\\b$V=('}\n        rewrite: 'False'\n";
         let err = load(&[("t.yaml", yaml)]).unwrap_err();
         assert!(err.contains("preceded_by.matches: bad regex"), "{err}");
+    }
+
+    #[test]
+    fn a_shape_twin_is_a_tightening_operator_paired_with_its_control() {
+        let ops = crate::catalog::catalog();
+        let base = ops
+            .iter()
+            .find(|o| o.id == "tool-allowlist-enforced")
+            .unwrap();
+        let twin = ops
+            .iter()
+            .find(|o| o.id == "tool-allowlist-enforced-twin")
+            .unwrap();
+        assert_eq!(twin.direction, Some(crate::results::Direction::Tighten));
+        assert_eq!(twin.twin_of.as_deref(), Some("tool-allowlist-enforced"));
+        assert_eq!(twin.rule, "002/5");
+        assert!(twin.matchers.is_empty() && !twin.expected);
+        // Its mutants carry the loosening side's control text; that side loosens.
+        assert_eq!(twin.mutant_control(), base.control);
+        assert_eq!(base.direction, Some(crate::results::Direction::Loosen));
+        // Only where the catalog declares one.
+        assert!(!ops.iter().any(|o| o.id == "secret-redacted-twin"));
+        let yaml = "group: access\noperators:\n  - id: a-b\n    control: c\n    rule: '002/6'\n    shape_twin: 'x'\n    presence_only: true\n    languages: [python]\n    files: ['**/*.py']\n    expected: false\n    sdk: s\n    matchers:\n      - lang: python\n        regex: 'x'\n        replace: ''\n";
+        let err = load(&[("t.yaml", yaml)]).unwrap_err();
+        assert!(
+            err.contains("`shape_twin` needs an audit operator that loosens"),
+            "{err}"
+        );
     }
 }

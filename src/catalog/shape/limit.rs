@@ -344,6 +344,36 @@ fn in_if_condition(n: &Node<'_, Doc>) -> bool {
 /// within the bound (`n < MAX`), `Some((false, name))` when true once it is
 /// exceeded (`n > max_rows`); `name` is the maximum's words.
 fn bound(g: Grammar, n: &Node<'_, Doc>) -> Option<(bool, Vec<String>)> {
+    bound_test(g, n).map(|b| (b.within, b.name))
+}
+
+/// A bound test's parts.
+struct BoundTest {
+    /// True within the bound (`n <= MAX`), false once exceeded (`n > MAX`).
+    within: bool,
+    /// The maximum's words.
+    name: Vec<String>,
+    /// The comparison operator's byte range and text.
+    op: (Range<usize>, String),
+    /// Whether the maximum is the right operand.
+    max_right: bool,
+}
+
+/// The tightened operator of a bound test, where the value exactly at the
+/// bound is accepted: `n > MAX` → `n >= MAX`, `n <= MAX` → `n < MAX` (and
+/// mirrored). `n >= MAX` and `n < MAX` already refuse it: no twin (one
+/// less would assume whole numbers).
+fn at_bound_refused(b: &BoundTest) -> Option<&'static str> {
+    match (b.op.1.as_str(), b.max_right) {
+        (">", true) => Some(">="),
+        ("<=", true) => Some("<"),
+        ("<", false) => Some("<="),
+        (">=", false) => Some(">"),
+        _ => None,
+    }
+}
+
+fn bound_test(g: Grammar, n: &Node<'_, Doc>) -> Option<BoundTest> {
     let (left, op, right) = comparison(g, n)?;
     let less = match op.as_str() {
         "<" | "<=" => true,
@@ -371,7 +401,20 @@ fn bound(g: Grammar, n: &Node<'_, Doc>) -> Option<(bool, Vec<String>)> {
         return None;
     }
     // `size < MAX` (max on the right of `<`) holds within the bound.
-    Some((less == max_right, name))
+    Some(BoundTest {
+        within: less == max_right,
+        name,
+        op: (operator_range(g, n)?, op),
+        max_right,
+    })
+}
+
+/// The byte range of a comparison's operator.
+fn operator_range(g: Grammar, n: &Node<'_, Doc>) -> Option<Range<usize>> {
+    match g {
+        Grammar::Python => n.children().nth(1).map(|o| o.range()),
+        _ => n.field("operator").map(|o| o.range()),
+    }
 }
 
 fn replacement(g: Grammar, value: bool, text: &str) -> String {
@@ -415,6 +458,179 @@ pub(crate) fn tests(g: Grammar, root: &Node<'_, Doc>) -> Vec<Test> {
         });
     }
     out
+}
+
+/// A tightening twin of a limit test (seed 002 rule 5): the control
+/// narrowed by one accepted class, never to nothing. A positive test ("this
+/// accepted input is still accepted") kills it.
+#[derive(Debug, Clone)]
+pub(crate) struct Twin {
+    /// The byte range the twin edits.
+    pub range: Range<usize>,
+    /// The edit: empty for a left-out entry, the tightened operator of a bound.
+    pub replacement: String,
+    /// Words of the list's name or of the maximum.
+    pub name: Vec<String>,
+    /// Which test it pairs with.
+    pub kind: Kind,
+    /// The byte range of that test (a refusal guard around it names it).
+    pub test: Range<usize>,
+}
+
+/// The tightening twins of a file's limit tests:
+///
+/// - an item tested against an **allow-list** whose literal is defined once
+///   in the same file (`ALLOWED = {"a", "b"}`, `const TOOLS = new
+///   Set(["a", "b"])`, Go `var valid = map[string]bool{"a": true, …}`):
+///   its first entry is left out (at least two entries; spreads stay;
+///   TypeScript `as const` lists are left alone, types derive from them);
+/// - a **bound** test that accepts the value exactly at the bound: it is
+///   refused (`n > MAX` → `n >= MAX`, `n <= MAX` → `n < MAX`).
+///
+/// A block-list has no twin: what it accepts is everything else.
+pub(crate) fn twins(g: Grammar, root: &Node<'_, Doc>) -> Vec<Twin> {
+    let mut out: Vec<Twin> = Vec::new();
+    for n in root.dfs() {
+        if let Some((list, _)) = membership(g, &n) {
+            let Some(name) = list_name(&list) else {
+                continue;
+            };
+            // A getter's list has no literal here.
+            if polarity(&name, ALLOW, BLOCK) != Some(true)
+                || matches!(list.kind().as_ref(), "call" | "call_expression")
+            {
+                continue;
+            }
+            let text = list.text();
+            let last = text.rsplit('.').next().unwrap_or_default();
+            let Some(entry) = first_entry(g, root, last) else {
+                continue;
+            };
+            if out.iter().any(|t| t.range == entry) {
+                continue;
+            }
+            out.push(Twin {
+                range: entry,
+                replacement: String::new(),
+                name,
+                kind: Kind::Member,
+                test: n.range(),
+            });
+        } else if let Some(b) = bound_test(g, &n) {
+            let Some(op) = at_bound_refused(&b) else {
+                continue;
+            };
+            out.push(Twin {
+                range: b.op.0.clone(),
+                replacement: op.to_string(),
+                name: b.name,
+                kind: Kind::Bound,
+                test: n.range(),
+            });
+        }
+    }
+    out
+}
+
+/// The span of the first entry of the collection literal bound to `name`
+/// (once in the file), up to the next entry: left out, the literal keeps
+/// its other entries and its syntax.
+fn first_entry<'r>(g: Grammar, root: &Node<'r, Doc>, name: &str) -> Option<Range<usize>> {
+    fn first<'r>(n: Option<Node<'r, Doc>>) -> Option<Node<'r, Doc>> {
+        n.and_then(|l| l.named_children().next())
+    }
+    let mut values = Vec::new();
+    for d in root.dfs() {
+        let (target, value) = match (g, d.kind().as_ref()) {
+            (Grammar::Python, "assignment") => (d.field("left"), d.field("right")),
+            (
+                Grammar::TypeScript | Grammar::Tsx,
+                "variable_declarator" | "public_field_definition",
+            ) => (d.field("name"), d.field("value")),
+            (Grammar::Go, "var_spec") => (d.field("name"), first(d.field("value"))),
+            (Grammar::Go, "short_var_declaration") => {
+                (first(d.field("left")), first(d.field("right")))
+            }
+            _ => continue,
+        };
+        let (Some(t), Some(v)) = (target, value) else {
+            continue;
+        };
+        if t.text().rsplit('.').next() == Some(name) {
+            values.push(v);
+        }
+    }
+    // Bound twice: which one the test reads is not known here.
+    let [v] = values.as_slice() else {
+        return None;
+    };
+    let lit = collection(g, v)?;
+    let entries: Vec<Node<'_, Doc>> = lit
+        .named_children()
+        .filter(|c| c.kind() != "comment")
+        .collect();
+    let spread = |c: &Node<'_, Doc>| {
+        matches!(
+            c.kind().as_ref(),
+            "list_splat" | "dictionary_splat" | "spread_element" | "parenthesized_list_splat"
+        )
+    };
+    if entries.iter().filter(|c| !spread(c)).count() < 2 {
+        return None;
+    }
+    let i = entries.iter().position(|c| !spread(c))?;
+    let next = entries.get(i + 1)?;
+    Some(entries[i].range().start..next.range().start)
+}
+
+/// The collection literal a value holds: itself, or the one a wrapper
+/// builds (`frozenset({…})`, `new Set([…])`, `Object.freeze([…])`, a Go
+/// composite literal's body).
+fn collection<'r>(g: Grammar, v: &Node<'r, Doc>) -> Option<Node<'r, Doc>> {
+    let only_argument = |call: &Node<'r, Doc>| {
+        let args = call.field("arguments")?;
+        let mut a = args.named_children().filter(|c| c.kind() != "comment");
+        let first = a.next()?;
+        a.next().is_none().then_some(first)
+    };
+    match (g, v.kind().as_ref()) {
+        (Grammar::Python, "list" | "set" | "tuple" | "dictionary") => Some(v.clone()),
+        (Grammar::Python, "call") => {
+            let f = v.field("function")?;
+            matches!(f.text().as_ref(), "frozenset" | "set" | "tuple" | "list")
+                .then(|| only_argument(v))
+                .flatten()
+                .and_then(|a| collection(g, &a))
+        }
+        (Grammar::TypeScript | Grammar::Tsx, "array") => Some(v.clone()),
+        (Grammar::TypeScript | Grammar::Tsx, "new_expression") => {
+            let c = v.field("constructor")?;
+            (c.text() == "Set")
+                .then(|| only_argument(v))
+                .flatten()
+                .and_then(|a| collection(g, &a))
+        }
+        (Grammar::TypeScript | Grammar::Tsx, "call_expression") => {
+            let f = v.field("function")?;
+            (f.text() == "Object.freeze")
+                .then(|| only_argument(v))
+                .flatten()
+                .and_then(|a| collection(g, &a))
+        }
+        (
+            Grammar::TypeScript | Grammar::Tsx,
+            "satisfies_expression" | "parenthesized_expression",
+        ) => collection(g, &v.named_children().next()?),
+        (Grammar::TypeScript | Grammar::Tsx, "as_expression") => {
+            // `as const`: the list's entries are a type other code names.
+            if v.text().trim_end().ends_with("const") {
+                return None;
+            }
+            collection(g, &v.named_children().next()?)
+        }
+        (Grammar::Go, "composite_literal") => v.field("body"),
+        _ => None,
+    }
 }
 
 #[cfg(test)]
@@ -484,5 +700,65 @@ mod tests {
             found("a.go", go),
             ["if (false && (len(segments) > maxSegments)) {"]
         );
+    }
+
+    /// The lines of the twins, as written.
+    fn twinned(file: &str, code: &str) -> Vec<String> {
+        testing::found(file, code, twins)
+            .into_iter()
+            .map(|t| {
+                let line = code[..t.range.start].lines().count().max(1)
+                    + usize::from(code[..t.range.start].ends_with('\n'));
+                testing::edited_line(code, &t.range, &t.replacement, line)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn an_allow_list_literal_loses_its_first_entry_once() {
+        let py = "ALLOWED_TOOLS = frozenset({\"search\", \"fetch\"})\nEXCLUDED = {\"a\", \"b\"}\nONE = [\"x\"]\nVALID_MODES = [*BASE, \"r\", \"w\"]\n\ndef f(t, m):\n    if t not in ALLOWED_TOOLS:\n        raise PermissionError(t)\n    if t in ALLOWED_TOOLS and t in EXCLUDED:\n        pass\n    if m not in VALID_MODES or t in ONE:\n        pass\n";
+        assert_eq!(
+            twinned("a.py", py),
+            [
+                "ALLOWED_TOOLS = frozenset({\"fetch\"})",
+                "VALID_MODES = [*BASE, \"w\"]",
+            ]
+        );
+        let ts = "const ALLOWED_HOSTS = new Set([\"a.example\", \"b.example\"]);\nconst PERMITTED = [\"r\", \"w\"] as const;\nif (!ALLOWED_HOSTS.has(h)) { throw new Error(\"no\"); }\nif (PERMITTED.includes(m)) { go(); }\n";
+        assert_eq!(
+            twinned("a.ts", ts),
+            ["const ALLOWED_HOSTS = new Set([\"b.example\"]);"]
+        );
+        let go = "package p\n\nvar validNames = map[string]bool{\"a\": true, \"b\": true}\n\nfunc f(n string) bool {\n\tallowedKinds := []string{\"x\", \"y\"}\n\tif slices.Contains(allowedKinds, n) {\n\t\treturn true\n\t}\n\treturn validNames[n] && ok\n}\n";
+        assert_eq!(
+            twinned("a.go", go),
+            [
+                "allowedKinds := []string{\"y\"}",
+                "var validNames = map[string]bool{\"b\": true}",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_list_bound_twice_or_fetched_has_no_twin() {
+        let py = "if x:\n    ALLOWED = [\"a\", \"b\"]\nelse:\n    ALLOWED = [\"c\", \"d\"]\nif t in ALLOWED:\n    go()\nif t in get_allowed():\n    go()\n";
+        assert!(twinned("a.py", py).is_empty());
+    }
+
+    #[test]
+    fn a_bound_that_accepts_its_own_value_refuses_it_in_the_twin() {
+        let py = "def f(q, rows):\n    if len(q) > MAX_QUERY_LENGTH:\n        raise ValueError('long')\n    if rows >= max_rows:\n        stop()\n    if MAX_ITEMS < n:\n        cut()\n";
+        assert_eq!(
+            twinned("a.py", py),
+            ["if len(q) >= MAX_QUERY_LENGTH:", "if MAX_ITEMS <= n:"]
+        );
+        let ts = "if (body.length <= MAX_BODY) { send(); }\nif (n < MAX_ITEMS) { go(); }\n";
+        assert_eq!(
+            twinned("a.ts", ts),
+            ["if (body.length < MAX_BODY) { send(); }"]
+        );
+        let go =
+            "package p\n\nfunc f(s []string) {\n\tif maxSegments >= len(s) {\n\t\treturn\n\t}\n}\n";
+        assert_eq!(twinned("a.go", go), ["if maxSegments > len(s) {"]);
     }
 }

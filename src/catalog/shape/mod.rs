@@ -79,6 +79,9 @@ pub enum Shape {
     /// A private file mode or an end-of-options marker; the mutant opens
     /// the mode or leaves the marker out.
     ProtectiveLiteral,
+    /// The tightening twin of a limit test (seed 002 rule 5): one entry of
+    /// an allow-list left out, or the value exactly at a bound refused.
+    TighteningTwin,
 }
 
 /// A site found by shape.
@@ -137,6 +140,7 @@ struct FileShapes {
     calls: Vec<call::Call>,
     branches: Vec<branch::Branch>,
     tests: Vec<limit::Test>,
+    twins: Vec<limit::Twin>,
 }
 
 fn parse(file: &str, source: Vec<u8>) -> Option<FileShapes> {
@@ -164,6 +168,7 @@ fn parse(file: &str, source: Vec<u8>) -> Option<FileShapes> {
     let calls = call::calls(grammar, &root);
     let branches = branch::branches(grammar, &root);
     let tests = limit::tests(grammar, &root);
+    let twins = limit::twins(grammar, &root);
     Some(FileShapes {
         file: file.to_string(),
         grammar,
@@ -178,6 +183,7 @@ fn parse(file: &str, source: Vec<u8>) -> Option<FileShapes> {
         calls,
         branches,
         tests,
+        twins,
     })
 }
 
@@ -361,6 +367,37 @@ fn others(
             lines: (t.line, t.line),
         });
     }
+    for t in &f.twins {
+        // The control of the loosening side: a named refusal guard around
+        // the test, else the test's own words; a twin only where the
+        // catalog declares one for it (`shape_twin`).
+        let around = f
+            .guards
+            .iter()
+            .zip(names)
+            .filter(|(g, _)| g.range.start <= t.test.start && t.test.end <= g.range.end)
+            .find_map(|(_, n)| n.clone());
+        let own = match t.kind {
+            limit::Kind::Member => voc.name_list(&t.name),
+            limit::Kind::Expiry | limit::Kind::Bound => voc.name_setting(&t.name),
+        };
+        let Some((n, id)) = [around, own]
+            .into_iter()
+            .flatten()
+            .map(|n| {
+                let id = format!("{}-twin", n.control);
+                (n, id)
+            })
+            .find(|(_, id)| super::operator(id).is_some())
+        else {
+            continue;
+        };
+        out.push(on_changed_line(
+            site(&id, f, t.range.clone(), t.replacement.clone()),
+            Shape::TighteningTwin,
+            n.terms.join(", "),
+        ));
+    }
     for st in &f.settings {
         // A setting is a site only when the vocabulary names its control.
         let Some(n) = voc.name_setting(&st.name) else {
@@ -453,10 +490,16 @@ pub fn scan(
             op.is_some_and(|op| op.applies_to(&s.site.file) && admits(op, &s.site.file))
         })
         .filter(|s| {
+            // A twin defers only to a tightening site of the catalog.
+            let twin = s.shape == Shape::TighteningTwin;
             !found.iter().any(|c| {
                 c.file == s.site.file
                     && (c.changed_line == s.site.changed_line
                         || (s.lines.0..=s.lines.1).contains(&c.changed_line))
+                    && (!twin
+                        || super::operator(&c.operator).is_some_and(|o| {
+                            o.direction == Some(crate::results::Direction::Tighten)
+                        }))
             })
         })
         .map(|s| s.site)
@@ -595,8 +638,18 @@ mod tests {
         let code = "function h(req: Req, res: Res) {\n  if (!req.headers.authorization) {\n    res.status(401).json({ error: 'unauthorized' });\n    return;\n  }\n  if (body.length > MAX_BODY_SIZE) throw new Error('payload too large');\n}\n";
         let s = sites("src/server.ts", code);
         let ids: Vec<&str> = s.iter().map(|x| x.0.as_str()).collect();
-        assert_eq!(ids, ["auth-required", "body-size-limited"], "{s:?}");
+        // The bound's tightening twin refuses a body exactly at the limit.
+        assert_eq!(
+            ids,
+            [
+                "auth-required",
+                "body-size-limited",
+                "body-size-limited-twin"
+            ],
+            "{s:?}"
+        );
         assert!(s[0].1.contains("if (false) {"), "{}", s[0].1);
+        assert!(s[2].1.contains("if (body.length >= MAX_BODY_SIZE) throw"));
         let neg = "function f(x: number) {\n  if (x > 1) {\n    console.log('big');\n  }\n}\n";
         assert!(sites("src/a.ts", neg).is_empty());
     }
@@ -605,8 +658,10 @@ mod tests {
     fn go_refusal_guards_keep_their_variables_used() {
         let code = "package p\n\nfunc limit(q string) error {\n\tif n := len(q); n > maxQueryLength {\n\t\treturn fmt.Errorf(\"query too long: %d\", n)\n\t}\n\tv, err := load(q)\n\tif err != nil {\n\t\treturn nil, err\n\t}\n\t_ = v\n\treturn nil\n}\n";
         let s = sites("pkg/a.go", code);
-        assert_eq!(s.len(), 1, "{s:?}");
+        assert_eq!(s.len(), 2, "{s:?}");
         assert_eq!(s[0].0, "input-size-limited");
+        assert_eq!(s[1].0, "input-size-limited-twin");
+        assert!(s[1].1.contains("if n := len(q); n >= maxQueryLength {"));
         assert!(
             s[0].1
                 .contains("if n := len(q); false && (n > maxQueryLength) {"),
