@@ -316,6 +316,47 @@ fn branch_naming(b: &branch::Branch, voc: &Vocabulary) -> Option<vocab::Naming> 
     }
 }
 
+/// The sites of a file's tightening twins (seed 002 rule 5), named like
+/// the loosening side of their test.
+fn twins(
+    f: &FileShapes,
+    names: &[Option<vocab::Naming>],
+    voc: &Vocabulary,
+    out: &mut Vec<ShapeSite>,
+) {
+    for t in &f.twins {
+        // The control of the loosening side: a named refusal guard around
+        // the test, else the test's own words; a twin only where the
+        // catalog declares one for it (`shape_twin`).
+        let around = f
+            .guards
+            .iter()
+            .zip(names)
+            .filter(|(g, _)| g.range.start <= t.test.start && t.test.end <= g.range.end)
+            .find_map(|(_, n)| n.clone());
+        let own = match t.kind {
+            limit::Kind::Member => voc.name_list(&t.name),
+            limit::Kind::Expiry | limit::Kind::Bound => voc.name_setting(&t.name),
+        };
+        let Some((n, id)) = [around, own]
+            .into_iter()
+            .flatten()
+            .map(|n| {
+                let id = format!("{}-twin", n.control);
+                (n, id)
+            })
+            .find(|(_, id)| super::operator(id).is_some())
+        else {
+            continue;
+        };
+        out.push(on_changed_line(
+            site(&id, f, t.range.clone(), t.replacement.clone()),
+            Shape::TighteningTwin,
+            n.terms.join(", "),
+        ));
+    }
+}
+
 /// The sites of a file's protective settings, schema constraints,
 /// protective calls and protective branches; `names` are its guards'
 /// controls, in order.
@@ -367,37 +408,7 @@ fn others(
             lines: (t.line, t.line),
         });
     }
-    for t in &f.twins {
-        // The control of the loosening side: a named refusal guard around
-        // the test, else the test's own words; a twin only where the
-        // catalog declares one for it (`shape_twin`).
-        let around = f
-            .guards
-            .iter()
-            .zip(names)
-            .filter(|(g, _)| g.range.start <= t.test.start && t.test.end <= g.range.end)
-            .find_map(|(_, n)| n.clone());
-        let own = match t.kind {
-            limit::Kind::Member => voc.name_list(&t.name),
-            limit::Kind::Expiry | limit::Kind::Bound => voc.name_setting(&t.name),
-        };
-        let Some((n, id)) = [around, own]
-            .into_iter()
-            .flatten()
-            .map(|n| {
-                let id = format!("{}-twin", n.control);
-                (n, id)
-            })
-            .find(|(_, id)| super::operator(id).is_some())
-        else {
-            continue;
-        };
-        out.push(on_changed_line(
-            site(&id, f, t.range.clone(), t.replacement.clone()),
-            Shape::TighteningTwin,
-            n.terms.join(", "),
-        ));
-    }
+    twins(f, names, voc, out);
     for st in &f.settings {
         // A setting is a site only when the vocabulary names its control.
         let Some(n) = voc.name_setting(&st.name) else {
