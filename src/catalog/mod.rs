@@ -659,7 +659,13 @@ fn operator_line(o: &Operator) -> String {
         tags.push(c.clone());
     }
     if o.kind == OperatorKind::Audit {
-        tags.push(o.matcher_kinds().join("+"));
+        let kinds = o.matcher_kinds();
+        // A shape twin has no matcher: the shape finder builds its sites.
+        tags.push(if kinds.is_empty() {
+            "shape".to_string()
+        } else {
+            kinds.join("+")
+        });
     }
     let langs: Vec<&str> = o.languages.iter().map(|l| l.name()).collect();
     if !langs.is_empty() {

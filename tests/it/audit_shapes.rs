@@ -41,9 +41,15 @@ fn shapes_are_found_by_default_and_named_by_their_words() {
         named,
         vec![
             ("app.py".to_string(), 2, "read-only-enforced".to_string()),
-            // The declared maximum, and the guard comparing with it.
+            // The declared maximum, the guard comparing with it, and its
+            // tightening twin (a query exactly at the maximum refused).
             ("server.go".to_string(), 5, "input-size-limited".to_string()),
             ("server.go".to_string(), 8, "input-size-limited".to_string()),
+            (
+                "server.go".to_string(),
+                8,
+                "input-size-limited-twin".to_string()
+            ),
         ]
     );
 }
@@ -145,7 +151,7 @@ const LIMITS_GO: &str = "package main\n\nimport (\n\t\"context\"\n\t\"fmt\"\n\t\
 type Config struct {\n\tReadOnly bool\n\tName     string\n}\n\n\
 type Server struct{ readOnly bool }\n\n\
 func (s *Server) WithReadOnly(on bool) *Server { s.readOnly = on; return s }\n\n\
-var enabledTools = map[string]bool{\"read\": true}\n\n\
+var enabledTools = map[string]bool{\"read\": true, \"list\": true}\n\n\
 type token struct{ Expiry time.Time }\n\n\
 func visible(names []string) []string {\n\tvar out []string\n\tfor _, n := range names {\n\t\tif enabledTools[n] {\n\t\t\tout = append(out, n)\n\t\t}\n\t}\n\treturn out\n}\n\n\
 func cached(tok token) bool {\n\tif time.Now().After(tok.Expiry) {\n\t\treturn false\n\t}\n\treturn true\n}\n\n\
@@ -163,11 +169,13 @@ func main() {\n\tcfg := Config{ReadOnly: os.Getenv(\"READ_ONLY\") == \"1\", Name
 
 /// A reflected tool input with a `jsonschema` enum, a command with an
 /// end-of-options marker, a file written owner-only.
-const EXTRA_GO: &str = "package main\n\nimport (\n\t\"os\"\n\t\"os/exec\"\n)\n\n\
+const EXTRA_GO: &str = "package main\n\nimport (\n\t\"errors\"\n\t\"os\"\n\t\"os/exec\"\n)\n\n\
 // Args is a tool's input.\n\
 type Args struct {\n\tOp string `json:\"op\" jsonschema:\"required,enum=list,enum=get\"`\n}\n\n\
 func save(b []byte, ref string) error {\n\t_ = exec.Command(\"git\", \"checkout\", \"--\", ref)\n\
-\treturn os.WriteFile(\"t\", b, 0600)\n}\n";
+\treturn os.WriteFile(\"t\", b, 0600)\n}\n\n\
+const maxRef = 256\n\n\
+func checkRef(ref string) error {\n\tif len(ref) > maxRef {\n\t\treturn errors.New(\"ref too long\")\n\t}\n\treturn nil\n}\n";
 
 #[test]
 fn go_shape_mutants_compile_and_pass_go_vet() {
@@ -184,9 +192,16 @@ fn go_shape_mutants_compile_and_pass_go_vet() {
         sites,
         vec![
             // A schema tag's enum, an end-of-options marker, a private file mode.
-            site("extra.go", 10, "input-pattern-validated"),
-            site("extra.go", 14, "argument-injection-refused"),
-            site("extra.go", 15, "secret-redacted"),
+            site("extra.go", 11, "input-pattern-validated"),
+            site("extra.go", 15, "argument-injection-refused"),
+            site("extra.go", 16, "secret-redacted"),
+            // A declared maximum, the refusal that uses it, and its
+            // tightening twin (the length exactly at the maximum refused).
+            site("extra.go", 19, "input-size-limited"),
+            site("extra.go", 22, "input-size-limited"),
+            site("extra.go", 22, "input-size-limited-twin"),
+            // The allow-list's twin: one entry of its literal left out.
+            site("main.go", 21, "tool-allowlist-enforced-twin"),
             site("main.go", 28, "tool-allowlist-enforced"),
             site("main.go", 36, "token-expiry-checked"),
             // The declared maximum and the comparison that uses it.
@@ -217,7 +232,7 @@ fn go_shape_mutants_compile_and_pass_go_vet() {
     ]);
     assert_eq!(code, 2, "{out}\n{err}");
     let verdicts = fx.verdicts("vet.out");
-    assert_eq!(verdicts.len(), 13, "{verdicts:?}");
+    assert_eq!(verdicts.len(), 17, "{verdicts:?}");
     assert!(
         verdicts.values().all(|v| v == "survived"),
         "a mutant broke the build: {verdicts:?}"
@@ -305,4 +320,66 @@ fn a_bad_vocabulary_file_is_refused_with_its_line_column_and_fix() {
         "- control: token-scope-checked\n  word: [x]\n",
         &["vocab.yaml:2:", "not a vocabulary file"],
     );
+}
+
+/// A tool allow-list and its refusal, with a negative test and one
+/// positive test per allowed tool (`test_search_is_allowed` is the twin's
+/// killer: the twin leaves `search`, the list's first entry, out).
+const ALLOWLIST_PY: &str = "ALLOWED_TOOLS = [\"search\", \"fetch\"]\n\n\n\
+def call(tool):\n    if tool not in ALLOWED_TOOLS:\n        \
+raise PermissionError(f\"tool {tool} is not allowed\")\n    return f\"ran {tool}\"\n";
+
+const ALLOWLIST_TEST_PY: &str = "import unittest\n\nimport tools\n\n\n\
+class Tools(unittest.TestCase):\n    def test_an_unknown_tool_is_refused(self):\n        \
+with self.assertRaises(PermissionError):\n            tools.call(\"delete\")\n\n    \
+def test_fetch_is_allowed(self):\n        self.assertEqual(tools.call(\"fetch\"), \"ran fetch\")\n\n    \
+def test_search_is_allowed(self):\n        self.assertEqual(tools.call(\"search\"), \"ran search\")\n";
+
+#[test]
+fn an_allow_lists_twin_is_killed_only_by_its_positive_test() {
+    let fx = Fixture::git(&[
+        ("tools.py", ALLOWLIST_PY),
+        ("test_tools.py", ALLOWLIST_TEST_PY),
+    ]);
+    let audit = |out: &str| {
+        fx.run(&[
+            "audit",
+            "--test-command",
+            "python3 -m unittest -q",
+            "-j",
+            "1",
+            "--out",
+            out,
+            ".",
+        ])
+    };
+    let (code, out, err) = audit("both");
+    // Every mutant killed; the gate's only finding is the suite's missing timeout.
+    assert_eq!(code, 7, "{}", ctx(code, &out, &err));
+    assert!(
+        out.contains("expected control absent: suite-timeout"),
+        "{out}"
+    );
+    let v = fx.verdicts("both");
+    assert_eq!(v["tool-allowlist-enforced"], "killed", "{v:?}");
+    assert_eq!(v["tool-allowlist-enforced-twin"], "killed", "{v:?}");
+    let report = fx.read("both/audit.md");
+    assert!(
+        report.contains("negative proven: ✅ proven · positive proven: ✅ proven"),
+        "{report}"
+    );
+    // Without the positive test of `search`, nothing proves it is accepted.
+    let without = ALLOWLIST_TEST_PY
+        .split("\n\n    def test_search_is_allowed")
+        .next()
+        .unwrap();
+    fx.write("test_tools.py", &format!("{without}\n"));
+    fx.git_cmd(&["commit", "-qam", "drop the positive test of search"]);
+    let (code, out, err) = audit("fetch-only");
+    assert_eq!(code, 2, "{}", ctx(code, &out, &err));
+    let v = fx.verdicts("fetch-only");
+    assert_eq!(v["tool-allowlist-enforced"], "killed", "{v:?}");
+    assert_eq!(v["tool-allowlist-enforced-twin"], "survived", "{v:?}");
+    let report = fx.read("fetch-only/audit.md");
+    assert!(report.contains("positive proven: ❌"), "{report}");
 }

@@ -121,7 +121,16 @@ fn catalog_loads_with_unique_ids_in_every_group() {
         );
         assert!(!op.control.trim().is_empty(), "{}: empty control", op.id);
         assert!(!op.sdk.trim().is_empty(), "{}: no sdk note", op.id);
-        if op.kind == OperatorKind::Audit {
+        if op.kind == OperatorKind::Audit && op.matcher_kinds().is_empty() {
+            // A shape twin (`shape_twin:`): the shape finder builds its
+            // sites (its unit tests are in src/catalog/shape/limit.rs).
+            let base = op
+                .twin_of
+                .as_deref()
+                .expect("a matcher-less operator is a twin");
+            assert_eq!(op.id, format!("{base}-twin"), "{}: no matcher", op.id);
+            assert!(catalog::operator(base).is_some_and(|b| !b.matcher_kinds().is_empty()));
+        } else if op.kind == OperatorKind::Audit {
             assert!(!op.matcher_kinds().is_empty(), "{}: no matcher", op.id);
             assert!(!op.positive.is_empty(), "{}: no positive snippet", op.id);
             assert!(!op.negative.is_empty(), "{}: no negative snippet", op.id);

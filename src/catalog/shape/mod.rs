@@ -325,6 +325,13 @@ fn twins(
     out: &mut Vec<ShapeSite>,
 ) {
     for t in &f.twins {
+        let within = |r: &std::ops::Range<usize>| r.start <= t.test.start && t.test.end <= r.end;
+        // A bound's twin only where reaching the bound refuses: a branch
+        // that caps (`if n > MAX: n = MAX`, `items[:MAX]`) does the same at
+        // the bound either way, an equivalent mutant.
+        if t.kind == limit::Kind::Bound && !f.guards.iter().any(|g| within(&g.range)) {
+            continue;
+        }
         // The control of the loosening side: a named refusal guard around
         // the test, else the test's own words; a twin only where the
         // catalog declares one for it (`shape_twin`).
@@ -332,7 +339,7 @@ fn twins(
             .guards
             .iter()
             .zip(names)
-            .filter(|(g, _)| g.range.start <= t.test.start && t.test.end <= g.range.end)
+            .filter(|(g, _)| within(&g.range))
             .find_map(|(_, n)| n.clone());
         let own = match t.kind {
             limit::Kind::Member => voc.name_list(&t.name),
@@ -663,6 +670,23 @@ mod tests {
         assert!(s[2].1.contains("if (body.length >= MAX_BODY_SIZE) throw"));
         let neg = "function f(x: number) {\n  if (x > 1) {\n    console.log('big');\n  }\n}\n";
         assert!(sites("src/a.ts", neg).is_empty());
+    }
+
+    #[test]
+    fn a_bound_that_caps_has_no_twin_one_that_refuses_has() {
+        // At the bound, capping to the bound changes nothing: no twin.
+        let cap = "def page(per_page):\n    if per_page > MAX_PER_PAGE:\n        per_page = MAX_PER_PAGE\n    return per_page\n";
+        let ids: Vec<String> = sites("src/a.py", cap).into_iter().map(|s| s.0).collect();
+        assert_eq!(ids, ["input-size-limited"]);
+        let refuse = "def page(per_page):\n    if per_page > MAX_PER_PAGE:\n        raise ValueError('too many')\n    return per_page\n";
+        let s = sites("src/a.py", refuse);
+        let ids: Vec<&str> = s.iter().map(|x| x.0.as_str()).collect();
+        assert_eq!(ids, ["input-size-limited", "input-size-limited-twin"]);
+        assert!(
+            s[1].1.contains("if per_page >= MAX_PER_PAGE:"),
+            "{}",
+            s[1].1
+        );
     }
 
     #[test]
