@@ -465,8 +465,8 @@ pub(crate) fn tests(g: Grammar, root: &Node<'_, Doc>) -> Vec<Test> {
 /// accepted input is still accepted") kills it.
 #[derive(Debug, Clone)]
 pub(crate) struct Twin {
-    /// The byte range the twin edits.
-    pub range: Range<usize>,
+    /// Where the twin edits.
+    pub at: TwinAt,
     /// The edit: empty for a left-out entry, the tightened operator of a bound.
     pub replacement: String,
     /// Words of the list's name or of the maximum.
@@ -475,6 +475,30 @@ pub(crate) struct Twin {
     pub kind: Kind,
     /// The byte range of that test (a refusal guard around it names it).
     pub test: Range<usize>,
+}
+
+/// Where a twin edits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum TwinAt {
+    /// This byte range of the test's own file.
+    Here(Range<usize>),
+    /// The first entry of the list bound to this name in another file (an
+    /// imported constant): found where the repository binds it once.
+    Elsewhere(String),
+}
+
+/// A name bound in a file (a constant, variable or field), with the span of
+/// the first entry of the collection literal it holds, if it holds one with
+/// two entries at least.
+#[derive(Debug, Clone)]
+pub(crate) struct ListDef {
+    /// The bound name (its last part: `self.allowed` → `allowed`).
+    pub name: String,
+    /// The first entry, up to the next one.
+    pub entry: Option<Range<usize>>,
+    /// Bound at the top of the module or package, outside any function or
+    /// class: what another file can import.
+    pub top: bool,
 }
 
 /// The tightening twins of a file's limit tests:
@@ -489,6 +513,7 @@ pub(crate) struct Twin {
 ///
 /// A block-list has no twin: what it accepts is everything else.
 pub(crate) fn twins(g: Grammar, root: &Node<'_, Doc>) -> Vec<Twin> {
+    let defs = list_definitions(g, root);
     let mut out: Vec<Twin> = Vec::new();
     for n in root.dfs() {
         if let Some((list, _)) = membership(g, &n) {
@@ -503,14 +528,26 @@ pub(crate) fn twins(g: Grammar, root: &Node<'_, Doc>) -> Vec<Twin> {
             }
             let text = list.text();
             let last = text.rsplit('.').next().unwrap_or_default();
-            let Some(entry) = first_entry(g, root, last) else {
-                continue;
+            let local: Vec<&ListDef> = defs.iter().filter(|d| d.name == last).collect();
+            let at = match local.as_slice() {
+                // Not bound here: imported, perhaps (a constant's name, not
+                // a parameter of the function around the test).
+                [] if importable(g, last) && !parameter(&n, last) => {
+                    TwinAt::Elsewhere(last.to_string())
+                }
+                [] => continue,
+                [d] => match &d.entry {
+                    Some(e) => TwinAt::Here(e.clone()),
+                    None => continue,
+                },
+                // Bound twice: which one the test reads is not known here.
+                _ => continue,
             };
-            if out.iter().any(|t| t.range == entry) {
+            if out.iter().any(|t| t.at == at) {
                 continue;
             }
             out.push(Twin {
-                range: entry,
+                at,
                 replacement: String::new(),
                 name,
                 kind: Kind::Member,
@@ -521,7 +558,7 @@ pub(crate) fn twins(g: Grammar, root: &Node<'_, Doc>) -> Vec<Twin> {
                 continue;
             };
             out.push(Twin {
-                range: b.op.0.clone(),
+                at: TwinAt::Here(b.op.0.clone()),
                 replacement: op.to_string(),
                 name: b.name,
                 kind: Kind::Bound,
@@ -532,14 +569,36 @@ pub(crate) fn twins(g: Grammar, root: &Node<'_, Doc>) -> Vec<Twin> {
     out
 }
 
-/// The span of the first entry of the collection literal bound to `name`
-/// (once in the file), up to the next entry: left out, the literal keeps
-/// its other entries and its syntax.
-fn first_entry<'r>(g: Grammar, root: &Node<'r, Doc>, name: &str) -> Option<Range<usize>> {
+/// Whether a name reads like a constant another file exports: upper case in
+/// Python and TypeScript (`ALLOWED_TOOLS`), any name in Go (a package's
+/// variables are shared by its files).
+fn importable(g: Grammar, name: &str) -> bool {
+    g == Grammar::Go
+        || (name.chars().any(|c| c.is_ascii_uppercase())
+            && name
+                .chars()
+                .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_'))
+}
+
+/// Whether `name` is a parameter of the function around `n`.
+fn parameter(n: &Node<'_, Doc>, name: &str) -> bool {
+    n.ancestors()
+        .find_map(|a| a.field("parameters"))
+        .is_some_and(|p| {
+            p.text()
+                .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .any(|w| w == name)
+        })
+}
+
+/// Every name a file binds (assignments, declarators, class fields, Go
+/// `var` and `:=`), with the first entry of the collection literal it
+/// holds: left out, the literal keeps its other entries and its syntax.
+pub(crate) fn list_definitions(g: Grammar, root: &Node<'_, Doc>) -> Vec<ListDef> {
     fn first<'r>(n: Option<Node<'r, Doc>>) -> Option<Node<'r, Doc>> {
         n.and_then(|l| l.named_children().next())
     }
-    let mut values = Vec::new();
+    let mut out = Vec::new();
     for d in root.dfs() {
         let (target, value) = match (g, d.kind().as_ref()) {
             (Grammar::Python, "assignment") => (d.field("left"), d.field("right")),
@@ -553,18 +612,37 @@ fn first_entry<'r>(g: Grammar, root: &Node<'r, Doc>, name: &str) -> Option<Range
             }
             _ => continue,
         };
-        let (Some(t), Some(v)) = (target, value) else {
+        let Some(t) = target else {
             continue;
         };
-        if t.text().rsplit('.').next() == Some(name) {
-            values.push(v);
-        }
+        let text = t.text();
+        let name = text.rsplit('.').next().unwrap_or_default().to_string();
+        let entry = value
+            .and_then(|v| collection(g, &v))
+            .and_then(|lit| first_entry(&lit));
+        let top = !d.ancestors().any(|a| {
+            matches!(
+                a.kind().as_ref(),
+                "function_definition"
+                    | "class_definition"
+                    | "function_declaration"
+                    | "method_declaration"
+                    | "func_literal"
+                    | "method_definition"
+                    | "arrow_function"
+                    | "function_expression"
+                    | "class_declaration"
+                    | "class_body"
+            )
+        });
+        out.push(ListDef { name, entry, top });
     }
-    // Bound twice: which one the test reads is not known here.
-    let [v] = values.as_slice() else {
-        return None;
-    };
-    let lit = collection(g, v)?;
+    out
+}
+
+/// The span of a collection literal's first entry (spreads stay), up to the
+/// next entry; none under two entries.
+fn first_entry(lit: &Node<'_, Doc>) -> Option<Range<usize>> {
     let entries: Vec<Node<'_, Doc>> = lit
         .named_children()
         .filter(|c| c.kind() != "comment")
@@ -706,10 +784,14 @@ mod tests {
     fn twinned(file: &str, code: &str) -> Vec<String> {
         testing::found(file, code, twins)
             .into_iter()
-            .map(|t| {
-                let line = code[..t.range.start].lines().count().max(1)
-                    + usize::from(code[..t.range.start].ends_with('\n'));
-                testing::edited_line(code, &t.range, &t.replacement, line)
+            .filter_map(|t| match t.at {
+                TwinAt::Here(r) => Some((r, t.replacement)),
+                TwinAt::Elsewhere(_) => None,
+            })
+            .map(|(r, rep)| {
+                let line = code[..r.start].lines().count().max(1)
+                    + usize::from(code[..r.start].ends_with('\n'));
+                testing::edited_line(code, &r, &rep, line)
             })
             .collect()
     }

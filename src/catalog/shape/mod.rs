@@ -141,6 +141,7 @@ struct FileShapes {
     branches: Vec<branch::Branch>,
     tests: Vec<limit::Test>,
     twins: Vec<limit::Twin>,
+    lists: Vec<limit::ListDef>,
 }
 
 fn parse(file: &str, source: Vec<u8>) -> Option<FileShapes> {
@@ -169,6 +170,7 @@ fn parse(file: &str, source: Vec<u8>) -> Option<FileShapes> {
     let branches = branch::branches(grammar, &root);
     let tests = limit::tests(grammar, &root);
     let twins = limit::twins(grammar, &root);
+    let lists = limit::list_definitions(grammar, &root);
     Some(FileShapes {
         file: file.to_string(),
         grammar,
@@ -184,6 +186,7 @@ fn parse(file: &str, source: Vec<u8>) -> Option<FileShapes> {
         branches,
         tests,
         twins,
+        lists,
     })
 }
 
@@ -302,6 +305,7 @@ fn sites_of(files: &[FileShapes], voc: &Vocabulary) -> Vec<ShapeSite> {
             out.push(on_changed_line(s, Shape::SecurityPredicate, evidence));
         }
         others(f, &names, voc, &mut out);
+        twins(files, f, &names, voc, &mut out);
     }
     out
 }
@@ -317,8 +321,10 @@ fn branch_naming(b: &branch::Branch, voc: &Vocabulary) -> Option<vocab::Naming> 
 }
 
 /// The sites of a file's tightening twins (seed 002 rule 5), named like
-/// the loosening side of their test.
+/// the loosening side of their test. A list the file does not bind is
+/// narrowed where the repository (`files`) binds it once, to a literal.
 fn twins(
+    files: &[FileShapes],
     f: &FileShapes,
     names: &[Option<vocab::Naming>],
     voc: &Vocabulary,
@@ -332,6 +338,21 @@ fn twins(
         if t.kind == limit::Kind::Bound && !f.guards.iter().any(|g| within(&g.range)) {
             continue;
         }
+        let (file, range) = match &t.at {
+            limit::TwinAt::Here(r) => (f, r.clone()),
+            limit::TwinAt::Elsewhere(name) => {
+                let mut bound = files.iter().flat_map(|o| {
+                    o.lists
+                        .iter()
+                        .filter(move |d| d.name == *name && d.top)
+                        .map(move |d| (o, d.entry.clone()))
+                });
+                match (bound.next(), bound.next()) {
+                    (Some((o, Some(e))), None) => (o, e),
+                    _ => continue,
+                }
+            }
+        };
         // The control of the loosening side: a named refusal guard around
         // the test, else the test's own words; a twin only where the
         // catalog declares one for it (`shape_twin`).
@@ -357,7 +378,7 @@ fn twins(
             continue;
         };
         out.push(on_changed_line(
-            site(&id, f, t.range.clone(), t.replacement.clone()),
+            site(&id, file, range, t.replacement.clone()),
             Shape::TighteningTwin,
             n.terms.join(", "),
         ));
@@ -415,7 +436,6 @@ fn others(
             lines: (t.line, t.line),
         });
     }
-    twins(f, names, voc, out);
     for st in &f.settings {
         // A setting is a site only when the vocabulary names its control.
         let Some(n) = voc.name_setting(&st.name) else {
@@ -687,6 +707,55 @@ mod tests {
             "{}",
             s[1].1
         );
+    }
+
+    /// The twins `sites_of` finds in several files: (file, control, line).
+    fn twins_in(files: &[(&str, &str)]) -> Vec<(String, String, usize)> {
+        let parsed: Vec<FileShapes> = files
+            .iter()
+            .filter_map(|(f, c)| parse(f, c.as_bytes().to_vec()))
+            .collect();
+        sites_of(&parsed, &Vocabulary::builtin())
+            .into_iter()
+            .filter(|s| s.shape == Shape::TighteningTwin)
+            .map(|s| (s.site.file, s.site.operator, s.site.changed_line))
+            .collect()
+    }
+
+    #[test]
+    fn an_imported_allow_list_is_narrowed_where_the_repository_binds_it_once() {
+        let config = "ALLOWED_TOOLS = [\"search\", \"fetch\"]\n";
+        let server = "from config import ALLOWED_TOOLS\n\ndef call(tool):\n    if tool not in ALLOWED_TOOLS:\n        raise PermissionError('tool not allowed')\n    return tool\n";
+        assert_eq!(
+            twins_in(&[("config.py", config), ("server.py", server)]),
+            [(
+                "config.py".to_string(),
+                "tool-allowlist-enforced-twin".to_string(),
+                1
+            )]
+        );
+        // Bound in two modules: which one is imported is not known.
+        let other = "def f():\n    pass\nALLOWED_TOOLS = [\"a\", \"b\"]\n";
+        assert!(twins_in(&[
+            ("config.py", config),
+            ("other.py", other),
+            ("server.py", server)
+        ])
+        .is_empty());
+        // Go: a package variable of another file; a parameter of the same
+        // name is the caller's list, not the package's.
+        let hosts = "package p\n\nvar allowedHosts = []string{\"a.example\", \"b.example\"}\n";
+        let check = "package p\n\nfunc f(h string) error {\n\tif !slices.Contains(allowedHosts, h) {\n\t\treturn fmt.Errorf(\"host not allowed\")\n\t}\n\treturn nil\n}\n";
+        assert_eq!(
+            twins_in(&[("hosts.go", hosts), ("check.go", check)]),
+            [(
+                "hosts.go".to_string(),
+                "egress-allowlisted-twin".to_string(),
+                3
+            )]
+        );
+        let param = check.replace("f(h string)", "f(h string, allowedHosts []string)");
+        assert!(twins_in(&[("hosts.go", hosts), ("check.go", &param)]).is_empty());
     }
 
     #[test]
