@@ -193,6 +193,8 @@ fn go_shape_mutants_compile_and_pass_go_vet() {
         vec![
             // A schema tag's enum, an end-of-options marker, a private file mode.
             site("extra.go", 11, "input-pattern-validated"),
+            // Its twin: the enum's first value left out.
+            site("extra.go", 11, "input-pattern-validated-twin"),
             site("extra.go", 15, "argument-injection-refused"),
             site("extra.go", 16, "secret-redacted"),
             // A declared maximum, the refusal that uses it, and its
@@ -232,7 +234,7 @@ fn go_shape_mutants_compile_and_pass_go_vet() {
     ]);
     assert_eq!(code, 2, "{out}\n{err}");
     let verdicts = fx.verdicts("vet.out");
-    assert_eq!(verdicts.len(), 17, "{verdicts:?}");
+    assert_eq!(verdicts.len(), 18, "{verdicts:?}");
     assert!(
         verdicts.values().all(|v| v == "survived"),
         "a mutant broke the build: {verdicts:?}"

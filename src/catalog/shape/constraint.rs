@@ -60,6 +60,9 @@ pub(crate) struct Constraint {
     pub bound: Bound,
     /// The constraint as written (evidence).
     pub text: String,
+    /// A tightening twin (seed 002 rule 5): one accepted value of an enum
+    /// left out, the others kept.
+    pub twin: bool,
 }
 
 fn zod_bound(method: &str) -> Option<Bound> {
@@ -119,6 +122,7 @@ fn typescript(n: &Node<'_, Doc>, out: &mut Vec<Constraint>) {
         replacement: String::new(),
         bound,
         text: n.text()[obj.text().len()..].to_string(),
+        twin: false,
     });
 }
 
@@ -164,6 +168,7 @@ fn python(n: &Node<'_, Doc>, out: &mut Vec<Constraint>) {
         replacement,
         bound,
         text: n.text().to_string(),
+        twin: false,
     });
 }
 
@@ -228,6 +233,31 @@ fn go_tag(n: &Node<'_, Doc>, out: &mut Vec<Constraint>) {
             replacement,
             bound,
             text: value.to_string(),
+            twin: false,
+        });
+    }
+    // The twin: the first of two or more `enum=` values left out.
+    let enums = items
+        .iter()
+        .filter(|i| i.trim_start().starts_with("enum="))
+        .count();
+    if enums >= 2 {
+        let mut dropped = false;
+        let kept: Vec<&str> = items
+            .iter()
+            .copied()
+            .filter(|i| {
+                let first = !dropped && i.trim_start().starts_with("enum=");
+                dropped |= first;
+                !first
+            })
+            .collect();
+        out.push(Constraint {
+            range: tag.range(),
+            replacement: format!("{}{}{}", &text[..from], kept.join(","), &text[from + len..]),
+            bound: Bound::Pattern,
+            text: value.to_string(),
+            twin: true,
         });
     }
 }
@@ -263,7 +293,22 @@ fn go(n: &Node<'_, Doc>, out: &mut Vec<Constraint>) {
             replacement: "func(map[string]any) {}".to_string(),
             bound: Bound::Pattern,
             text: n.text().to_string(),
+            twin: false,
         });
+        // The twin: `mcp.Enum("b")`, the first of two or more values left out.
+        let values: Vec<Node<'_, Doc>> = args
+            .named_children()
+            .filter(|c| c.kind() != "comment")
+            .collect();
+        if values.len() >= 2 && values[0].kind() != "variadic_argument" {
+            out.push(Constraint {
+                range: values[0].range().start..values[1].range().start,
+                replacement: String::new(),
+                bound: Bound::Pattern,
+                text: n.text().to_string(),
+                twin: true,
+            });
+        }
         return;
     }
     let (bound, arg) = match method.as_str() {
@@ -279,6 +324,7 @@ fn go(n: &Node<'_, Doc>, out: &mut Vec<Constraint>) {
         replacement: format!("({arg})"),
         bound,
         text: n.text().to_string(),
+        twin: false,
     });
 }
 
@@ -303,8 +349,35 @@ mod tests {
     fn mutated(file: &str, code: &str) -> Vec<(Bound, String)> {
         testing::found(file, code, constraints)
             .into_iter()
+            .filter(|c| !c.twin)
             .map(|c| (c.bound, testing::edited(code, &c.range, &c.replacement)))
             .collect()
+    }
+
+    /// The tightening twins, as edited files.
+    fn twinned(file: &str, code: &str) -> Vec<String> {
+        testing::found(file, code, constraints)
+            .into_iter()
+            .filter(|c| c.twin)
+            .map(|c| testing::edited(code, &c.range, &c.replacement))
+            .collect()
+    }
+
+    #[test]
+    fn an_enum_of_two_values_or_more_loses_its_first_in_the_twin() {
+        let go = "package p\n\ntype Args struct {\n\tOp   string `json:\"op\" jsonschema:\"required,enum=list,enum=get,description=x\"`\n\tOne  string `json:\"one\" jsonschema:\"enum=only\"`\n}\n\nvar t = mcp.WithString(\"mode\", mcp.Enum(\"a\", \"b\"), mcp.Enum(\"c\"))\n";
+        let t = twinned("a.go", go);
+        assert_eq!(t.len(), 2, "{t:?}");
+        assert!(
+            t[0].contains("jsonschema:\"required,enum=get,description=x\"`"),
+            "{}",
+            t[0]
+        );
+        assert!(
+            t[1].contains("mcp.Enum(\"b\"), mcp.Enum(\"c\"))"),
+            "{}",
+            t[1]
+        );
     }
 
     #[test]

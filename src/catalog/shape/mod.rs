@@ -463,9 +463,19 @@ fn others(
         ));
     }
     for c in &f.constraints {
+        let (id, shape) = if c.twin {
+            // Where the catalog declares a twin for the control.
+            let id = format!("{}-twin", c.bound.control());
+            if super::operator(&id).is_none() {
+                continue;
+            }
+            (id, Shape::TighteningTwin)
+        } else {
+            (c.bound.control().to_string(), Shape::SchemaConstraint)
+        };
         out.push(on_changed_line(
-            site(c.bound.control(), f, c.range.clone(), c.replacement.clone()),
-            Shape::SchemaConstraint,
+            site(&id, f, c.range.clone(), c.replacement.clone()),
+            shape,
             c.text.clone(),
         ));
     }
