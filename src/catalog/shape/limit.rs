@@ -483,8 +483,15 @@ pub(crate) enum TwinAt {
     /// This byte range of the test's own file.
     Here(Range<usize>),
     /// The first entry of the list bound to this name in another file (an
-    /// imported constant): found where the repository binds it once.
-    Elsewhere(String),
+    /// imported constant): found where the repository binds it once; in
+    /// the test's own directory only for a bare Go name (a package's
+    /// variables are its directory's).
+    Elsewhere {
+        /// The list's name.
+        name: String,
+        /// Bound in the test's own directory.
+        same_dir: bool,
+    },
 }
 
 /// A name bound in a file (a constant, variable or field), with the span of
@@ -532,9 +539,10 @@ pub(crate) fn twins(g: Grammar, root: &Node<'_, Doc>) -> Vec<Twin> {
             let at = match local.as_slice() {
                 // Not bound here: imported, perhaps (a constant's name, not
                 // a parameter of the function around the test).
-                [] if importable(g, last) && !parameter(&n, last) => {
-                    TwinAt::Elsewhere(last.to_string())
-                }
+                [] if importable(g, last) && !parameter(&n, last) => TwinAt::Elsewhere {
+                    name: last.to_string(),
+                    same_dir: g == Grammar::Go && list.kind() == "identifier",
+                },
                 [] => continue,
                 [d] => match &d.entry {
                     Some(e) => TwinAt::Here(e.clone()),
@@ -786,7 +794,7 @@ mod tests {
             .into_iter()
             .filter_map(|t| match t.at {
                 TwinAt::Here(r) => Some((r, t.replacement)),
-                TwinAt::Elsewhere(_) => None,
+                TwinAt::Elsewhere { .. } => None,
             })
             .map(|(r, rep)| {
                 let line = code[..r.start].lines().count().max(1)

@@ -340,13 +340,18 @@ fn twins(
         }
         let (file, range) = match &t.at {
             limit::TwinAt::Here(r) => (f, r.clone()),
-            limit::TwinAt::Elsewhere(name) => {
-                let mut bound = files.iter().flat_map(|o| {
-                    o.lists
-                        .iter()
-                        .filter(move |d| d.name == *name && d.top)
-                        .map(move |d| (o, d.entry.clone()))
-                });
+            limit::TwinAt::Elsewhere { name, same_dir } => {
+                let dir = |file: &str| file.rsplit_once('/').map_or("", |(d, _)| d).to_string();
+                let here = dir(&f.file);
+                let mut bound = files
+                    .iter()
+                    .filter(|o| !same_dir || dir(&o.file) == here)
+                    .flat_map(|o| {
+                        o.lists
+                            .iter()
+                            .filter(move |d| d.name == *name && d.top)
+                            .map(move |d| (o, d.entry.clone()))
+                    });
                 match (bound.next(), bound.next()) {
                     (Some((o, Some(e))), None) => (o, e),
                     _ => continue,
@@ -764,6 +769,8 @@ mod tests {
                 3
             )]
         );
+        // A bare Go name is its own package's (directory's) variable.
+        assert!(twins_in(&[("other/hosts.go", hosts), ("check.go", check)]).is_empty());
         let param = check.replace("f(h string)", "f(h string, allowedHosts []string)");
         assert!(twins_in(&[("hosts.go", hosts), ("check.go", &param)]).is_empty());
     }
