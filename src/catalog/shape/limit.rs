@@ -512,7 +512,8 @@ pub(crate) struct ListDef {
 ///
 /// - an item tested against an **allow-list** whose literal is defined once
 ///   in the same file (`ALLOWED = {"a", "b"}`, `const TOOLS = new
-///   Set(["a", "b"])`, Go `var valid = map[string]bool{"a": true, …}`):
+///   Set(["a", "b"])`, Go `var valid = map[string]bool{"a": true, …}`), or
+///   not in the file at all ([`TwinAt::Elsewhere`]: an imported constant):
 ///   its first entry is left out (at least two entries; spreads stay;
 ///   TypeScript `as const` lists are left alone, types derive from them);
 /// - a **bound** test that accepts the value exactly at the bound: it is
