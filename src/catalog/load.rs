@@ -689,8 +689,9 @@ fn build_operator(cx: &mut Ctx<'_>, group: Group, mut raw: RawOperator) -> Optio
 }
 
 /// The tightening twin the shape finder builds for `op`
-/// (`src/catalog/shape/limit.rs`): drops one entry of an allow-list
-/// literal, or refuses the value exactly at a bound. Id `<id>-twin`, control
+/// (`src/catalog/shape/limit.rs`, `constraint.rs`): drops one entry of an
+/// allow-list literal or one value of a schema enum, or refuses the value
+/// exactly at a bound. Id `<id>-twin`, control
 /// `positive` (what a positive test proves), rule 002/5 (both directions),
 /// no matchers of its own: only the shapes find its sites.
 fn shape_twin(cx: &mut Ctx<'_>, op: &Operator, positive: String) -> Option<Operator> {
@@ -718,7 +719,7 @@ fn shape_twin(cx: &mut Ctx<'_>, op: &Operator, positive: String) -> Option<Opera
         kind: OperatorKind::Audit,
         sdk: op.sdk.clone(),
         note: Some(
-            "Built by the shapes: one entry of the allow-list literal left out, or the value exactly at the bound refused. A positive test (this accepted input is still accepted) kills it."
+            "Built by the shapes: one entry of the allow-list literal or one value of the schema enum left out, or the value exactly at the bound refused. A positive test (this accepted input is still accepted) kills it."
                 .to_string(),
         ),
         template: None,

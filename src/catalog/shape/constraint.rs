@@ -188,10 +188,14 @@ fn jsonschema_items(v: &str) -> Vec<&str> {
     out
 }
 
+/// The key of a `jsonschema` tag item (`enum` of `enum=a`).
+fn tag_key(item: &str) -> Option<&str> {
+    item.split_once('=').map(|(k, _)| k.trim())
+}
+
 /// Which constraint a `jsonschema` tag item declares.
 fn tag_bound(item: &str) -> Option<Bound> {
-    let key = item.split_once('=')?.0.trim();
-    match key {
+    match tag_key(item)? {
         "maxLength" | "maximum" | "exclusiveMaximum" | "maxItems" | "maxProperties" => {
             Some(Bound::Size)
         }
@@ -237,21 +241,12 @@ fn go_tag(n: &Node<'_, Doc>, out: &mut Vec<Constraint>) {
         });
     }
     // The twin: the first of two or more `enum=` values left out.
-    let enums = items
-        .iter()
-        .filter(|i| i.trim_start().starts_with("enum="))
-        .count();
-    if enums >= 2 {
-        let mut dropped = false;
-        let kept: Vec<&str> = items
-            .iter()
-            .copied()
-            .filter(|i| {
-                let first = !dropped && i.trim_start().starts_with("enum=");
-                dropped |= first;
-                !first
-            })
-            .collect();
+    let is_enum = |i: &&str| tag_key(i) == Some("enum");
+    if items.iter().filter(|i| is_enum(i)).count() >= 2 {
+        let mut kept = items.clone();
+        if let Some(first) = kept.iter().position(is_enum) {
+            kept.remove(first);
+        }
         out.push(Constraint {
             range: tag.range(),
             replacement: format!("{}{}{}", &text[..from], kept.join(","), &text[from + len..]),
@@ -346,21 +341,23 @@ mod tests {
     use super::super::testing;
     use super::*;
 
-    fn mutated(file: &str, code: &str) -> Vec<(Bound, String)> {
+    /// The constraints (`twin`: the tightening twins) with their kind, as
+    /// edited files.
+    fn edits(file: &str, code: &str, twin: bool) -> Vec<(Bound, String)> {
         testing::found(file, code, constraints)
             .into_iter()
-            .filter(|c| !c.twin)
+            .filter(|c| c.twin == twin)
             .map(|c| (c.bound, testing::edited(code, &c.range, &c.replacement)))
             .collect()
     }
 
+    fn mutated(file: &str, code: &str) -> Vec<(Bound, String)> {
+        edits(file, code, false)
+    }
+
     /// The tightening twins, as edited files.
     fn twinned(file: &str, code: &str) -> Vec<String> {
-        testing::found(file, code, constraints)
-            .into_iter()
-            .filter(|c| c.twin)
-            .map(|c| testing::edited(code, &c.range, &c.replacement))
-            .collect()
+        edits(file, code, true).into_iter().map(|e| e.1).collect()
     }
 
     #[test]

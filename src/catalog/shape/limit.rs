@@ -520,8 +520,9 @@ pub(crate) struct ListDef {
 ///   refused (`n > MAX` → `n >= MAX`, `n <= MAX` → `n < MAX`).
 ///
 /// A block-list has no twin: what it accepts is everything else.
-pub(crate) fn twins(g: Grammar, root: &Node<'_, Doc>) -> Vec<Twin> {
-    let defs = list_definitions(g, root);
+///
+/// `defs` are the file's [`list_definitions`].
+pub(crate) fn twins(g: Grammar, root: &Node<'_, Doc>, defs: &[ListDef]) -> Vec<Twin> {
     let mut out: Vec<Twin> = Vec::new();
     for n in root.dfs() {
         if let Some((list, _)) = membership(g, &n) {
@@ -791,15 +792,14 @@ mod tests {
 
     /// The lines of the twins, as written.
     fn twinned(file: &str, code: &str) -> Vec<String> {
-        testing::found(file, code, twins)
+        testing::found(file, code, |g, r| twins(g, r, &list_definitions(g, r)))
             .into_iter()
             .filter_map(|t| match t.at {
                 TwinAt::Here(r) => Some((r, t.replacement)),
                 TwinAt::Elsewhere { .. } => None,
             })
             .map(|(r, rep)| {
-                let line = code[..r.start].lines().count().max(1)
-                    + usize::from(code[..r.start].ends_with('\n'));
+                let (line, _) = crate::mutate::line_col(code.as_bytes(), r.start);
                 testing::edited_line(code, &r, &rep, line)
             })
             .collect()

@@ -169,8 +169,8 @@ fn parse(file: &str, source: Vec<u8>) -> Option<FileShapes> {
     let calls = call::calls(grammar, &root);
     let branches = branch::branches(grammar, &root);
     let tests = limit::tests(grammar, &root);
-    let twins = limit::twins(grammar, &root);
     let lists = limit::list_definitions(grammar, &root);
+    let twins = limit::twins(grammar, &root, &lists);
     Some(FileShapes {
         file: file.to_string(),
         grammar,
@@ -724,8 +724,8 @@ mod tests {
         );
     }
 
-    /// The twins `sites_of` finds in several files: (file, control, line).
-    fn twins_in(files: &[(&str, &str)]) -> Vec<(String, String, usize)> {
+    /// The twins `sites_of` finds in several files: `file:line control`.
+    fn twins_in(files: &[(&str, &str)]) -> Vec<String> {
         let parsed: Vec<FileShapes> = files
             .iter()
             .filter_map(|(f, c)| parse(f, c.as_bytes().to_vec()))
@@ -733,7 +733,12 @@ mod tests {
         sites_of(&parsed, &Vocabulary::builtin())
             .into_iter()
             .filter(|s| s.shape == Shape::TighteningTwin)
-            .map(|s| (s.site.file, s.site.operator, s.site.changed_line))
+            .map(|s| {
+                format!(
+                    "{}:{} {}",
+                    s.site.file, s.site.changed_line, s.site.operator
+                )
+            })
             .collect()
     }
 
@@ -743,11 +748,7 @@ mod tests {
         let server = "from config import ALLOWED_TOOLS\n\ndef call(tool):\n    if tool not in ALLOWED_TOOLS:\n        raise PermissionError('tool not allowed')\n    return tool\n";
         assert_eq!(
             twins_in(&[("config.py", config), ("server.py", server)]),
-            [(
-                "config.py".to_string(),
-                "tool-allowlist-enforced-twin".to_string(),
-                1
-            )]
+            ["config.py:1 tool-allowlist-enforced-twin"]
         );
         // Bound in two modules: which one is imported is not known.
         let other = "def f():\n    pass\nALLOWED_TOOLS = [\"a\", \"b\"]\n";
@@ -763,11 +764,7 @@ mod tests {
         let check = "package p\n\nfunc f(h string) error {\n\tif !slices.Contains(allowedHosts, h) {\n\t\treturn fmt.Errorf(\"host not allowed\")\n\t}\n\treturn nil\n}\n";
         assert_eq!(
             twins_in(&[("hosts.go", hosts), ("check.go", check)]),
-            [(
-                "hosts.go".to_string(),
-                "egress-allowlisted-twin".to_string(),
-                3
-            )]
+            ["hosts.go:3 egress-allowlisted-twin"]
         );
         // A bare Go name is its own package's (directory's) variable.
         assert!(twins_in(&[("other/hosts.go", hosts), ("check.go", check)]).is_empty());
