@@ -168,14 +168,16 @@ func main() {\n\tcfg := Config{ReadOnly: os.Getenv(\"READ_ONLY\") == \"1\", Name
 \tfmt.Println(s.readOnly, visible([]string{\"read\"}), cached(token{Expiry: time.Now()}), p, err)\n}\n";
 
 /// A reflected tool input with a `jsonschema` enum, a command with an
-/// end-of-options marker, a file written owner-only.
+/// end-of-options marker, a file written owner-only, a dispatch whose
+/// fall-back refuses.
 const EXTRA_GO: &str = "package main\n\nimport (\n\t\"errors\"\n\t\"os\"\n\t\"os/exec\"\n)\n\n\
 // Args is a tool's input.\n\
 type Args struct {\n\tOp string `json:\"op\" jsonschema:\"required,enum=list,enum=get\"`\n}\n\n\
 func save(b []byte, ref string) error {\n\t_ = exec.Command(\"git\", \"checkout\", \"--\", ref)\n\
 \treturn os.WriteFile(\"t\", b, 0600)\n}\n\n\
 const maxRef = 256\n\n\
-func checkRef(ref string) error {\n\tif len(ref) > maxRef {\n\t\treturn errors.New(\"ref too long\")\n\t}\n\treturn nil\n}\n";
+func checkRef(ref string) error {\n\tif len(ref) > maxRef {\n\t\treturn errors.New(\"ref too long\")\n\t}\n\treturn nil\n}\n\n\
+func checkOp(op string) (bool, error) {\n\tswitch op {\n\tcase \"list\", \"get\":\n\t\treturn true, nil\n\tdefault:\n\t\treturn false, errors.New(\"invalid operation \" + op)\n\t}\n}\n";
 
 #[test]
 fn go_shape_mutants_compile_and_pass_go_vet() {
@@ -202,6 +204,8 @@ fn go_shape_mutants_compile_and_pass_go_vet() {
             site("extra.go", 19, "input-size-limited"),
             site("extra.go", 22, "input-size-limited"),
             site("extra.go", 22, "input-size-limited-twin"),
+            // The fall-back of a dispatch: the error discarded.
+            site("extra.go", 33, "input-pattern-validated"),
             // The allow-list's twin: one entry of its literal left out.
             site("main.go", 21, "tool-allowlist-enforced-twin"),
             site("main.go", 28, "tool-allowlist-enforced"),
@@ -234,7 +238,7 @@ fn go_shape_mutants_compile_and_pass_go_vet() {
     ]);
     assert_eq!(code, 2, "{out}\n{err}");
     let verdicts = fx.verdicts("vet.out");
-    assert_eq!(verdicts.len(), 18, "{verdicts:?}");
+    assert_eq!(verdicts.len(), 19, "{verdicts:?}");
     assert!(
         verdicts.values().all(|v| v == "survived"),
         "a mutant broke the build: {verdicts:?}"

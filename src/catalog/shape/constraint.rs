@@ -4,7 +4,9 @@
 //!
 //! - zod (and Joi/yup chains rooted at `z`, `zod`, `Joi`, `yup`):
 //!   `.max(n)`, `.length(n)`, `.size(n)`, `.lte(n)`, `.lt(n)` (size),
-//!   `.regex(…)`, `.email()`, `.url()`, `.uuid()`, `.startsWith(…)` (pattern),
+//!   `.regex(…)`, `.email()`, `.url()`, `.uuid()`, `.startsWith(…)`, a custom
+//!   `.refine(…)`/`.superRefine(…)`, a text's or list's `.min(n)` (n ≥ 1) or
+//!   `.nonempty()` (pattern),
 //!   `.strict()` (unknown keys refused): the call is cut out of the chain;
 //! - pydantic/FastAPI (`Field`, `Query`, `Body`, `Path`, `Form`, `con*`):
 //!   `max_length=`, `le=`, `lt=`, `max_items=` (size), `pattern=`/`regex=`
@@ -17,8 +19,8 @@
 //!   schema of reflected tool arguments): the enum/pattern/format items go in
 //!   one mutant, the maximum items in another.
 //!
-//! Lower bounds (`.min(1)`, `ge=0`) are left alone: dropping one rarely
-//! removes a protection.
+//! A number's lower bound (`z.number().min(0)`, `ge=0`) is left alone:
+//! dropping one rarely removes a protection.
 
 use std::ops::Range;
 
@@ -69,10 +71,50 @@ fn zod_bound(method: &str) -> Option<Bound> {
     match method {
         "max" | "length" | "size" | "lte" | "lt" | "maxLength" | "maxItems" => Some(Bound::Size),
         "regex" | "email" | "url" | "uuid" | "cuid" | "ulid" | "startsWith" | "endsWith" | "ip"
-        | "pattern" => Some(Bound::Pattern),
+        | "pattern" | "refine" | "superRefine" => Some(Bound::Pattern),
         "strict" => Some(Bound::Closed),
         _ => None,
     }
+}
+
+/// The first method of a schema chain (`string` of `z.string().min(1)`).
+fn chain_base(n: &Node<'_, Doc>) -> String {
+    let mut cur = n.clone();
+    let mut base = String::new();
+    loop {
+        let next = match cur.kind().as_ref() {
+            "call_expression" => cur.field("function"),
+            "member_expression" => {
+                base = cur
+                    .field("property")
+                    .map(|p| p.text().to_string())
+                    .unwrap_or_default();
+                cur.field("object")
+            }
+            _ => None,
+        };
+        match next {
+            Some(x) => cur = x,
+            None => return base,
+        }
+    }
+}
+
+/// A lower bound that makes a text or a list non-empty (`z.string().min(1)`,
+/// `.nonempty()`): a required value, the pattern "not empty". A number's
+/// lower bound (`z.number().min(0)`) is left alone: dropping one rarely
+/// removes a protection.
+fn non_empty(method: &str, obj: &Node<'_, Doc>, call: &Node<'_, Doc>) -> bool {
+    let at_least_one = match method {
+        "nonempty" => true,
+        "min" => call
+            .field("arguments")
+            .and_then(|a| a.named_children().next())
+            .and_then(|v| v.text().parse::<u64>().ok())
+            .is_some_and(|v| v >= 1),
+        _ => false,
+    };
+    at_least_one && matches!(chain_base(obj).as_str(), "string" | "array" | "set")
 }
 
 /// The identifier a call/member chain starts from (`z` of `z.string().max(5)`).
@@ -104,7 +146,10 @@ fn typescript(n: &Node<'_, Doc>, out: &mut Vec<Constraint>) {
     let (Some(obj), Some(prop)) = (f.field("object"), f.field("property")) else {
         return;
     };
-    let Some(bound) = zod_bound(&prop.text()) else {
+    let method = prop.text();
+    let Some(bound) =
+        zod_bound(&method).or_else(|| non_empty(&method, &obj, n).then_some(Bound::Pattern))
+    else {
         return;
     };
     // Only a chain a schema library started (`z.string()…`), never `Math.max`.
@@ -393,6 +438,21 @@ mod tests {
         assert!(m[1].1.contains("z.string().max(64, 'too long'), n:"));
         assert!(m[2].1.contains("name: z.string().regex("));
         assert!(m[3].1.contains("z.number().min(1).default(5)"));
+    }
+
+    #[test]
+    fn a_texts_or_lists_minimum_and_a_refinement_are_patterns_a_numbers_minimum_is_not() {
+        let ts = "const s = z.object({ id: z.string().min(1).describe('x'), tags: z.array(z.string()).nonempty(), n: z.number().min(1), e: z.string().min(0), o: z.string().refine(isOrigin, { message: 'bad' }) });\n";
+        let m = mutated("t.ts", ts);
+        assert_eq!(m.len(), 3, "{m:?}");
+        assert!(m.iter().all(|x| x.0 == Bound::Pattern), "{m:?}");
+        assert!(
+            m[0].1.contains("id: z.string().describe('x'),"),
+            "{}",
+            m[0].1
+        );
+        assert!(m[1].1.contains("tags: z.array(z.string()),"), "{}", m[1].1);
+        assert!(m[2].1.contains("o: z.string() })"), "{}", m[2].1);
     }
 
     #[test]

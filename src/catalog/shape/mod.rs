@@ -3,7 +3,8 @@
 //! The catalog's operators match the spellings seen so far; a server that
 //! spells its checks differently slips through them. This module finds the
 //! shapes almost every control has, in every language, on the tree-sitter
-//! tree ([`refusal`]: an `if` whose body refuses; [`predicate`]: a check
+//! tree ([`refusal`]: an `if` whose body refuses; [`fallback`]: the
+//! `default:`/`else` of a dispatch that refuses; [`predicate`]: a check
 //! function whose verdict gates a refusal; [`setting`]: a protective
 //! boolean default, a declared maximum or timeout ([`setting::bounds`]) and
 //! one passed where it takes effect ([`setting::bound_arguments`]);
@@ -27,6 +28,7 @@
 mod branch;
 mod call;
 mod constraint;
+mod fallback;
 mod limit;
 mod marker;
 mod predicate;
@@ -157,7 +159,9 @@ fn parse(file: &str, source: Vec<u8>) -> Option<FileShapes> {
     let text = std::str::from_utf8(&source[offset..]).ok()?.to_string();
     let tree: AstGrep<Doc> = AstGrep::try_new(&text, grammar).ok()?;
     let root = tree.root();
-    let guards = refusal::guards(grammar, &root);
+    let mut guards = refusal::guards(grammar, &root);
+    let typed = grammar == Grammar::TypeScript || file.ends_with(".tsx");
+    guards.extend(fallback::fallbacks(grammar, typed, &root));
     let predicates = predicate::predicates(grammar, &root, &text);
     let mut settings = setting::settings(grammar, &root);
     settings.extend(setting::wirings(grammar, &root));

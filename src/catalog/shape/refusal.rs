@@ -121,7 +121,7 @@ pub(crate) fn check_name(name: &str) -> bool {
 }
 
 /// Which statements refuse, per language.
-struct Refusals {
+pub(crate) struct Refusals {
     status_4xx: Regex,
     error_call: Regex,
     go_error: Regex,
@@ -142,7 +142,7 @@ struct Refusals {
 
 impl Refusals {
     /// The patterns, compiled once for every file.
-    fn get() -> &'static Refusals {
+    pub(crate) fn get() -> &'static Refusals {
         static R: OnceLock<Refusals> = OnceLock::new();
         R.get_or_init(Refusals::new)
     }
@@ -175,7 +175,7 @@ impl Refusals {
     /// Whether every part of a condition (split at `and`/`or`/`&&`/`||`,
     /// negations and parentheses dropped) tests a caught error's kind or
     /// message.
-    fn sorts_caught_error(&self, cond: &str) -> bool {
+    pub(crate) fn sorts_caught_error(&self, cond: &str) -> bool {
         let flat = cond.split_whitespace().collect::<Vec<_>>().join(" ");
         let parts: Vec<&str> = flat
             .split(" && ")
@@ -240,7 +240,20 @@ impl Refusals {
             .cloned()
     }
 
-    fn refuses(
+    /// Whether `v` makes a new Go error value (`fmt.Errorf(…)`, `ErrDenied`).
+    pub(crate) fn is_go_error(&self, v: &str) -> bool {
+        self.go_error.is_match(v)
+    }
+
+    /// Whether a condition tests an upstream's answer (`resp.status_code == 403`).
+    pub(crate) fn is_upstream_status(&self, cond: &str) -> bool {
+        self.upstream_status.is_match(cond)
+    }
+
+    /// Whether the statement `s` refuses (`in_check`: it sits in a check
+    /// function, where `return False` refuses; `checked_err`: the error a
+    /// Go guard checked, passed on).
+    pub(crate) fn refuses(
         &self,
         g: Grammar,
         s: &Node<'_, Doc>,
