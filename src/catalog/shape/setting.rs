@@ -563,6 +563,29 @@ fn boolean_value(v: &Node<'_, Doc>, key: &[String], go: bool) -> bool {
     }
 }
 
+/// The name of the environment variable a comparison reads, if it reads
+/// one: `os.getenv("X")`, `os.environ.get("X")`, `os.environ["X"]`,
+/// `process.env.X`, `process.env["X"]`, Go `os.Getenv("X")`.
+fn env_name(text: &str) -> Option<String> {
+    static ENV: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let re = ENV.get_or_init(|| {
+        regex::Regex::new(
+            r#"(?:\bos\.(?:getenv|Getenv|LookupEnv)\(|\benviron(?:\.get\(|\[))\s*["']([A-Za-z_][A-Za-z0-9_]*)["']|\bprocess\.env(?:\.([A-Za-z_][A-Za-z0-9_]*)|\[\s*["']([A-Za-z_][A-Za-z0-9_]*)["'])"#,
+        )
+        .expect("a valid regex")
+    });
+    let c = re.captures(text)?;
+    // One variable: `a == "1" or b == "1"` is not one switch.
+    if re.find_iter(text).count() != 1 {
+        return None;
+    }
+    c.iter()
+        .skip(1)
+        .flatten()
+        .next()
+        .map(|m| m.as_str().to_string())
+}
+
 /// Every protective switch wired to a value that is not a literal: a
 /// keyword argument (`httpx.Client(verify=not settings.insecure)`), a
 /// variable, constant or field (`READ_ONLY = os.getenv("RO") == "1"`), an
@@ -574,9 +597,25 @@ fn boolean_value(v: &Node<'_, Doc>, key: &[String], go: bool) -> bool {
 /// and Go `false && (value)` (or `true || (value)` for a risky feature's
 /// switch), which keeps the value's variables used.
 pub(crate) fn wirings(g: Grammar, root: &Node<'_, Doc>) -> Vec<Setting> {
-    let mut out = Vec::new();
+    let mut out: Vec<Setting> = Vec::new();
     for n in root.dfs() {
         let (key, value) = match (g, n.kind().as_ref()) {
+            // An environment variable compared where it is read
+            // (`return os.getenv("X_VERIFY", "true").lower() == "true"`,
+            // `process.env.READ_ONLY !== "false"`): the variable's name is
+            // the switch's, whatever holds the result. A comparison a named
+            // holder already wired is that holder's site.
+            (_, "comparison_operator" | "binary_expression")
+                if out.iter().all(|s| s.range != n.range())
+                    && !n
+                        .field("operator")
+                        .is_some_and(|o| matches!(o.text().as_ref(), "&&" | "||")) =>
+            {
+                match env_name(&n.text()) {
+                    Some(name) => (name, n.clone()),
+                    None => continue,
+                }
+            }
             (Grammar::Python, "keyword_argument") => {
                 let (Some(k), Some(v)) = (n.field("name"), n.field("value")) else {
                     continue;
@@ -691,6 +730,47 @@ mod tests {
         assert_eq!(found("c.ts", ts).len(), 3, "{:?}", found("c.ts", ts));
         let go = "package p\n\nvar c = tls.Config{InsecureSkipVerify: false, Debug: true}\n";
         assert_eq!(found("c.go", go), [("false".into(), "true".into())]);
+    }
+
+    #[test]
+    fn an_environment_switch_compared_where_it_is_read_is_named_by_the_variable() {
+        let wired = |file: &str, code: &str| -> Vec<String> {
+            testing::found(file, code, wirings)
+                .into_iter()
+                .map(|s| testing::edited(code, &s.range, &s.replacement))
+                .collect()
+        };
+        let py = "class C:\n    @property\n    def secure(self):\n        return os.getenv(\"CH_VERIFY\", \"true\").lower() == \"true\"\n\n    def writes(self):\n        return os.environ.get('CH_ALLOW_WRITE_ACCESS', 'false') == 'true'\n\n    def debug(self):\n        return os.getenv('CH_DEBUG') == '1'\n\nREAD_ONLY = os.getenv('READ_ONLY') == '1'\n";
+        let m = wired("c.py", py);
+        assert_eq!(m.len(), 3, "{m:?}");
+        assert!(
+            m[0].contains("def secure(self):\n        return False\n"),
+            "{}",
+            m[0]
+        );
+        assert!(
+            m[1].contains("def writes(self):\n        return True\n"),
+            "{}",
+            m[1]
+        );
+        // Wired once, by its holder's name.
+        assert!(m[2].contains("READ_ONLY = False\n"), "{}", m[2]);
+        let ts = "export const cfg = () => ({ x: process.env.MCP_READ_ONLY !== 'false' && process.env.MCP_STRICT === '1' });\n";
+        let m = wired("c.ts", ts);
+        assert_eq!(m.len(), 2, "{m:?}");
+        assert!(
+            m[0].contains("x: false && (process.env.MCP_READ_ONLY !== 'false') &&"),
+            "{}",
+            m[0]
+        );
+        let go = "package p\n\nfunc readOnly() bool {\n\treturn os.Getenv(\"APP_READ_ONLY\") == \"1\" || os.Getenv(\"APP_DEBUG\") == \"1\"\n}\n";
+        let m = wired("c.go", go);
+        assert_eq!(m.len(), 1, "{m:?}");
+        assert!(
+            m[0].contains("return false && (os.Getenv(\"APP_READ_ONLY\") == \"1\") ||"),
+            "{}",
+            m[0]
+        );
     }
 
     #[test]
