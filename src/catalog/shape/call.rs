@@ -13,6 +13,13 @@
 //!   mutant does not call it: Python `pass`, TypeScript `undefined`. Go has
 //!   no such shape (a check returns an error, read by a guard).
 //!
+//! - a **route middleware**: a handler run before a route's own, named like
+//!   a check (Express/Koa/Hono `app.post("/mcp", authMiddleware, handler)`,
+//!   `router.get(path, rateLimit({…}), handler)`; FastAPI
+//!   `Depends(verify_api_key)`). The mutant leaves it out of the route (the
+//!   argument is dropped; a FastAPI dependency becomes `Depends(lambda:
+//!   None)`).
+//!
 //! A call inside an `if` condition is a guard's business, not this one's.
 
 use std::ops::Range;
@@ -115,11 +122,128 @@ fn logged(n: &Node<'_, Doc>) -> bool {
 }
 
 /// Every protective call in a parsed file.
+/// HTTP methods a router registers a route with.
+const ROUTE_METHODS: &[&str] = &[
+    "get", "post", "put", "patch", "delete", "all", "options", "head",
+];
+
+/// The middleware arguments of a TypeScript route registration
+/// (`app.post("/mcp", authMiddleware, handler)`): every argument between
+/// the path and the last one (the route's own handler) that names a
+/// function (`authMiddleware`, `rateLimit({ max: 5 })`), each with the
+/// range that drops it (its trailing comma included).
+fn route_middlewares(call: &Node<'_, Doc>) -> Vec<(Range<usize>, String)> {
+    let Some(f) = call
+        .field("function")
+        .filter(|f| f.kind() == "member_expression")
+    else {
+        return Vec::new();
+    };
+    let method = f
+        .field("property")
+        .map(|p| p.text().to_string())
+        .unwrap_or_default();
+    let Some(args) = call.field("arguments") else {
+        return Vec::new();
+    };
+    let args: Vec<Node<'_, Doc>> = args
+        .named_children()
+        .filter(|a| a.kind() != "comment")
+        .collect();
+    let path_first = args
+        .first()
+        .is_some_and(|a| matches!(a.kind().as_ref(), "string" | "template_string"));
+    if !ROUTE_METHODS.contains(&method.as_str()) || !path_first || args.len() < 3 {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for (i, a) in args.iter().enumerate().take(args.len() - 1).skip(1) {
+        let name = match a.kind().as_ref() {
+            "identifier" | "member_expression" => a.text().to_string(),
+            "call_expression" => callee_name(a),
+            _ => continue,
+        };
+        let name = name.rsplit('.').next().unwrap_or("").to_string();
+        // Up to the next argument: the comma and the space after it go too.
+        let end = args[i + 1].range().start;
+        out.push((a.range().start..end, name));
+    }
+    out
+}
+
+/// A FastAPI dependency (`Depends(verify_api_key)`): the dependency's name.
+fn fastapi_dependency(call: &Node<'_, Doc>) -> Option<String> {
+    if callee_name(call) != "Depends" {
+        return None;
+    }
+    let arg = first_argument(call)?;
+    matches!(arg.kind().as_ref(), "identifier" | "attribute")
+        .then(|| arg.text().rsplit('.').next().unwrap_or("").to_string())
+}
+
+/// Words that make a middleware's or dependency's name a check's.
+const CHECK: &[&str] = &[
+    "auth",
+    "authenticate",
+    "authorize",
+    "require",
+    "verify",
+    "validate",
+    "check",
+    "ensure",
+    "guard",
+    "protect",
+    "limit",
+    "limiter",
+    "rate",
+    "login",
+    "token",
+    "key",
+    "csrf",
+    "cors",
+    "origin",
+    "host",
+    "scope",
+    "permission",
+    "permissions",
+    "role",
+    "roles",
+];
+
 pub(crate) fn calls(g: Grammar, root: &Node<'_, Doc>) -> Vec<Call> {
     let mut out = Vec::new();
     for n in root.dfs() {
         if !matches!(n.kind().as_ref(), "call" | "call_expression") {
             continue;
+        }
+        if matches!(g, Grammar::TypeScript | Grammar::Tsx) {
+            for (range, name) in route_middlewares(&n) {
+                let w = words(&name);
+                if w.iter().any(|x| CHECK.contains(&x.as_str())) {
+                    out.push(Call {
+                        range,
+                        replacement: String::new(),
+                        name: w,
+                        assertion: true,
+                        logged: false,
+                    });
+                }
+            }
+        }
+        if g == Grammar::Python {
+            if let Some(dep) = fastapi_dependency(&n) {
+                let w = words(&dep);
+                if w.iter().any(|x| CHECK.contains(&x.as_str())) {
+                    out.push(Call {
+                        range: n.range(),
+                        replacement: "Depends(lambda: None)".to_string(),
+                        name: w,
+                        assertion: true,
+                        logged: false,
+                    });
+                }
+                continue;
+            }
         }
         let name = callee_name(&n);
         let w = words(&name);
@@ -192,6 +316,31 @@ mod tests {
             .into_iter()
             .map(|c| testing::edited(code, &c.range, &c.replacement))
             .collect()
+    }
+
+    #[test]
+    fn a_routes_checking_middleware_is_left_out_of_the_route() {
+        let ts = "app.post(\"/mcp\", authMiddleware, async (req, res) => { await handle(req, res); });\nrouter.get('/x', rateLimit({ max: 5 }), express.json(), handler);\napp.get('/health', (req, res) => res.send('ok'));\nclient.get(url, opts, cb);\n";
+        let m = mutated("a.ts", ts);
+        assert_eq!(m.len(), 2, "{m:?}");
+        assert!(
+            m[0].starts_with("app.post(\"/mcp\", async (req, res)"),
+            "{}",
+            m[0]
+        );
+        assert!(
+            m[1].contains("router.get('/x', express.json(), handler);"),
+            "{}",
+            m[1]
+        );
+        let py = "@app.get('/items', dependencies=[Depends(verify_api_key)])\nasync def items(user=Depends(get_current_user), db=Depends(get_db)):\n    return []\n";
+        let m = mutated("a.py", py);
+        assert_eq!(m.len(), 1, "{m:?}");
+        assert!(
+            m[0].contains("dependencies=[Depends(lambda: None)]"),
+            "{}",
+            m[0]
+        );
     }
 
     #[test]
