@@ -433,6 +433,114 @@ pub(crate) fn bounds(g: Grammar, root: &Node<'_, Doc>) -> Vec<Setting> {
     out
 }
 
+/// Every command-line flag whose default is a protective setting or a
+/// bound: Go `flag.BoolVar(&x, "tls-skip-verify", false, "…")`,
+/// `flag.Int("max-results", 100, "…")`, cobra/pflag
+/// `cmd.Flags().DurationP("timeout", "t", 30*time.Second, "…")`; Python
+/// argparse `parser.add_argument("--max-rows", type=int, default=500)`. The
+/// flag's name is the setting's; the default is loosened as a declared one
+/// would be (a boolean flipped where its name says which side protects, a
+/// number a thousandfold where its name says it bounds).
+pub(crate) fn flag_defaults(g: Grammar, root: &Node<'_, Doc>) -> Vec<Setting> {
+    let mut out = Vec::new();
+    for n in root.dfs() {
+        let Some((name, value)) = (match g {
+            Grammar::Go => go_flag(&n),
+            Grammar::Python => argparse_flag(&n),
+            _ => None,
+        }) else {
+            continue;
+        };
+        let w = words(&name);
+        let v = value.text().to_string();
+        let replacement = match v.as_str() {
+            "true" | "True" | "false" | "False" => {
+                let on = matches!(v.as_str(), "true" | "True");
+                let protective = match kind_of(&w) {
+                    Some(Kind::OnWhenTrue) => on,
+                    Some(Kind::OnWhenFalse) => !on,
+                    None => false,
+                };
+                if !protective {
+                    continue;
+                }
+                match (g, on) {
+                    (Grammar::Python, true) => "False".to_string(),
+                    (Grammar::Python, false) => "True".to_string(),
+                    (_, on) => (!on).to_string(),
+                }
+            }
+            _ if names_bound(&w) && number(g, &value) => format!("({v}) * 1000"),
+            _ => continue,
+        };
+        out.push(Setting {
+            range: value.range(),
+            replacement,
+            name: w,
+            line: value.start_pos().line() + 1,
+        });
+    }
+    out
+}
+
+/// A Go flag definition's name and default: `flag.BoolVar(&x, "name",
+/// false, "…")`, `fs.Int("name", 5, "…")`, `cmd.Flags().BoolP("name", "n",
+/// true, "…")`.
+fn go_flag<'r>(n: &Node<'r, Doc>) -> Option<(String, Node<'r, Doc>)> {
+    if n.kind() != "call_expression" {
+        return None;
+    }
+    let f = n
+        .field("function")
+        .filter(|f| f.kind() == "selector_expression")?;
+    let method = f.field("field")?.text().to_string();
+    let recv = f.field("operand")?.text().to_string();
+    let kinds = [
+        "Bool", "Int", "Int64", "Uint", "Uint64", "Float64", "Duration",
+    ];
+    let base = method.strip_suffix('P').unwrap_or(&method);
+    let (base, var) = match base.strip_suffix("Var") {
+        Some(b) => (b, true),
+        None => (base, false),
+    };
+    let flags_receiver = recv == "flag" || recv.ends_with("Flags()") || recv.ends_with("flags");
+    if !kinds.contains(&base) || !flags_receiver {
+        return None;
+    }
+    let args: Vec<Node<'r, Doc>> = n.field("arguments")?.named_children().collect();
+    let at = usize::from(var);
+    let name = args.get(at)?;
+    if name.kind() != "interpreted_string_literal" {
+        return None;
+    }
+    let default = args.get(at + 1 + usize::from(method.ends_with('P')))?;
+    Some((name.text().trim_matches('"').to_string(), default.clone()))
+}
+
+/// An argparse option's name and literal default:
+/// `parser.add_argument("--max-rows", type=int, default=500)`.
+fn argparse_flag<'r>(n: &Node<'r, Doc>) -> Option<(String, Node<'r, Doc>)> {
+    if n.kind() != "call" {
+        return None;
+    }
+    let f = n.field("function")?;
+    if !f.text().ends_with(".add_argument") {
+        return None;
+    }
+    let args = n.field("arguments")?;
+    let name = args
+        .named_children()
+        .filter(|a| a.kind() == "string")
+        .map(|a| a.text().trim_matches(['"', '\'']).to_string())
+        .find(|a| a.starts_with("--"))?;
+    let default = args.named_children().find_map(|a| {
+        (a.kind() == "keyword_argument" && a.field("name").is_some_and(|k| k.text() == "default"))
+            .then(|| a.field("value"))
+            .flatten()
+    })?;
+    Some((name.trim_start_matches('-').to_string(), default))
+}
+
 /// Go calls whose last argument bounds what they read or how long they wait.
 const GO_BOUNDING_CALLS: &[&str] = &[
     "io.LimitReader",
@@ -730,6 +838,28 @@ mod tests {
         assert_eq!(found("c.ts", ts).len(), 3, "{:?}", found("c.ts", ts));
         let go = "package p\n\nvar c = tls.Config{InsecureSkipVerify: false, Debug: true}\n";
         assert_eq!(found("c.go", go), [("false".into(), "true".into())]);
+    }
+
+    #[test]
+    fn a_flags_protective_or_bounding_default_is_loosened() {
+        let go = "package main\n\nfunc main() {\n\tflag.BoolVar(&c.skip, \"tls-skip-verify\", false, \"Skip TLS verification\")\n\tflag.Bool(\"verbose\", false, \"v\")\n\tflag.Int64Var(&c.max, \"max-bytes\", 100<<30, \"m\")\n\tcmd.Flags().DurationP(\"timeout\", \"t\", 30*time.Second, \"t\")\n\tflag.Int(\"max-retries\", 3, \"r\")\n\tflag.BoolVar(&c.ro, \"read-only\", false, \"ro\")\n}\n";
+        let m = loosened("m.go", go, flag_defaults);
+        assert_eq!(
+            m,
+            [
+                ("false".into(), "true".into()),
+                ("100<<30".into(), "(100<<30) * 1000".into()),
+                ("30*time.Second".into(), "(30*time.Second) * 1000".into()),
+            ]
+        );
+        let py = "p.add_argument('--max-rows', type=int, default=500)\np.add_argument('--read-only', default=True)\np.add_argument('--port', default=8000)\np.add_argument('name', default=5)\n";
+        assert_eq!(
+            loosened("m.py", py, flag_defaults),
+            [
+                ("500".into(), "(500) * 1000".into()),
+                ("True".into(), "False".into()),
+            ]
+        );
     }
 
     #[test]
