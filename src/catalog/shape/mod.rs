@@ -250,8 +250,38 @@ fn sites_of(files: &[FileShapes], voc: &Vocabulary) -> Vec<ShapeSite> {
     for f in files {
         // Each guard's control, named once: the branches and tests beside a
         // named guard defer to it.
-        let names: Vec<Option<vocab::Naming>> =
-            f.guards.iter().map(|g| voc.name(&g.evidence)).collect();
+        let names: Vec<Option<vocab::Naming>> = f
+            .guards
+            .iter()
+            .map(|g| {
+                voc.name(&g.evidence).or_else(|| {
+                    // A check whose error is passed on (`if err :=
+                    // validatePathSegment(ns); err != nil`) is named like a
+                    // check called for its exception: by its name's `calls` terms.
+                    g.propagation
+                        .then(|| {
+                            g.calls
+                                .iter()
+                                .filter(|(c, _)| {
+                                    vocab::words(c).first().is_some_and(|w| {
+                                        matches!(
+                                            w.as_str(),
+                                            "validate"
+                                                | "verify"
+                                                | "check"
+                                                | "ensure"
+                                                | "require"
+                                                | "assert"
+                                                | "enforce"
+                                        )
+                                    })
+                                })
+                                .find_map(|(c, _)| voc.name_call(&vocab::words(c)))
+                        })
+                        .flatten()
+                })
+            })
+            .collect();
         for (g, named) in f.guards.iter().zip(names.iter().cloned()) {
             if named.is_none() && g.propagation {
                 continue;
@@ -797,6 +827,13 @@ mod tests {
         let s = sites("pkg/h.go", named);
         assert_eq!(s.len(), 1, "{s:?}");
         assert_eq!(s[0].0, "auth-required");
+        // A check verb's error passed on is named by the check's name like a
+        // check called for its exception; a getter's error is not a check's.
+        let by_call = "package p\n\nfunc h(ns string) error {\n\tif err := validatePathSegment(ns); err != nil {\n\t\treturn err\n\t}\n\tu, err := authorizationServerPath(ns)\n\tif err != nil {\n\t\treturn err\n\t}\n\t_ = u\n\treturn nil\n}\n";
+        let s = sites("pkg/v.go", by_call);
+        assert_eq!(s.len(), 1, "{s:?}");
+        assert_eq!(s[0].0, "path-contained");
+        assert_eq!(s[0].2, 4);
     }
 
     #[test]
