@@ -250,38 +250,8 @@ fn sites_of(files: &[FileShapes], voc: &Vocabulary) -> Vec<ShapeSite> {
     for f in files {
         // Each guard's control, named once: the branches and tests beside a
         // named guard defer to it.
-        let names: Vec<Option<vocab::Naming>> = f
-            .guards
-            .iter()
-            .map(|g| {
-                voc.name(&g.evidence).or_else(|| {
-                    // A check whose error is passed on (`if err :=
-                    // validatePathSegment(ns); err != nil`) is named like a
-                    // check called for its exception: by its name's `calls` terms.
-                    g.propagation
-                        .then(|| {
-                            g.calls
-                                .iter()
-                                .filter(|(c, _)| {
-                                    vocab::words(c).first().is_some_and(|w| {
-                                        matches!(
-                                            w.as_str(),
-                                            "validate"
-                                                | "verify"
-                                                | "check"
-                                                | "ensure"
-                                                | "require"
-                                                | "assert"
-                                                | "enforce"
-                                        )
-                                    })
-                                })
-                                .find_map(|(c, _)| voc.name_call(&vocab::words(c)))
-                        })
-                        .flatten()
-                })
-            })
-            .collect();
+        let names: Vec<Option<vocab::Naming>> =
+            f.guards.iter().map(|g| guard_naming(g, voc)).collect();
         for (g, named) in f.guards.iter().zip(names.iter().cloned()) {
             if named.is_none() && g.propagation {
                 continue;
@@ -343,6 +313,29 @@ fn sites_of(files: &[FileShapes], voc: &Vocabulary) -> Vec<ShapeSite> {
         twins(files, f, &names, voc, &mut out);
     }
     out
+}
+
+/// The control a guard is named after: its words; a check whose error is
+/// passed on (`if err := validatePathSegment(ns); err != nil`) also by the
+/// check's name (its `calls` terms), like a check called for its exception,
+/// when the name starts with a check's verb.
+fn guard_naming(g: &refusal::Guard, voc: &Vocabulary) -> Option<vocab::Naming> {
+    const VERBS: [&str; 7] = [
+        "validate", "verify", "check", "ensure", "require", "assert", "enforce",
+    ];
+    voc.name(&g.evidence).or_else(|| {
+        if !g.propagation {
+            return None;
+        }
+        g.calls
+            .iter()
+            .filter(|(c, _)| {
+                vocab::words(c)
+                    .first()
+                    .is_some_and(|w| VERBS.contains(&w.as_str()))
+            })
+            .find_map(|(c, _)| voc.name_call(&vocab::words(c)))
+    })
 }
 
 /// The control a protective branch is named after: a check's or verdict's
