@@ -121,7 +121,6 @@ fn logged(n: &Node<'_, Doc>) -> bool {
         })
 }
 
-/// Every protective call in a parsed file.
 /// HTTP methods a router registers a route with.
 const ROUTE_METHODS: &[&str] = &[
     "get", "post", "put", "patch", "delete", "all", "options", "head",
@@ -210,6 +209,7 @@ const CHECK: &[&str] = &[
     "roles",
 ];
 
+/// Every protective call in a parsed file.
 pub(crate) fn calls(g: Grammar, root: &Node<'_, Doc>) -> Vec<Call> {
     let mut out = Vec::new();
     for n in root.dfs() {
