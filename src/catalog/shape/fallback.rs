@@ -115,6 +115,7 @@ fn guard(
             .to_string(),
         propagation: false,
         calls: Vec::new(),
+        value_set: false,
     }
 }
 

@@ -324,6 +324,14 @@ fn guard_naming(g: &refusal::Guard, voc: &Vocabulary) -> Option<vocab::Naming> {
         "validate", "verify", "check", "ensure", "require", "assert", "enforce",
     ];
     voc.name(&g.evidence).or_else(|| {
+        // An inline allow-list of values (`op != "list" && op != "get"`)
+        // validates its input whatever the words around it.
+        if g.value_set {
+            return Some(vocab::Naming {
+                control: "input-pattern-validated".to_string(),
+                terms: vec!["none of the accepted values".to_string()],
+            });
+        }
         if !g.propagation {
             return None;
         }
@@ -827,6 +835,20 @@ mod tests {
         assert_eq!(s.len(), 1, "{s:?}");
         assert_eq!(s[0].0, "path-contained");
         assert_eq!(s[0].2, 4);
+    }
+
+    #[test]
+    fn an_inline_allow_list_of_values_validates_input_whatever_its_words() {
+        let go = "package p\n\nfunc f(op string) error {\n\tif op != \"list\" && op != \"get\" {\n\t\treturn fmt.Errorf(\"bad op\")\n\t}\n\tif op != \"list\" {\n\t\treturn fmt.Errorf(\"bad op\")\n\t}\n\treturn nil\n}\n";
+        let s = sites("pkg/o.go", go);
+        assert_eq!(s.len(), 2, "{s:?}");
+        assert_eq!((s[0].0.as_str(), s[0].2), ("input-pattern-validated", 4));
+        assert_eq!((s[1].0.as_str(), s[1].2), (GUARD, 7));
+        let py =
+            "def f(fmt):\n    if fmt not in ('json', 'csv'):\n        raise ValueError('no')\n";
+        let s = sites("o.py", py);
+        assert_eq!(s.len(), 1, "{s:?}");
+        assert_eq!(s[0].0, "input-pattern-validated");
     }
 
     #[test]

@@ -41,6 +41,10 @@ pub(crate) struct Guard {
     /// Names of the functions called in the condition (or the call that
     /// produced the checked error), with whether the call is negated.
     pub calls: Vec<(String, bool)>,
+    /// The condition says the value is none of two or more literals (`op
+    /// != "list" && op != "get"`, `fmt not in ("json", "csv")`): an inline
+    /// allow-list of input values.
+    pub value_set: bool,
 }
 
 /// Longest body (in lines) still read as a guard rather than a code path.
@@ -459,9 +463,42 @@ pub(crate) fn guards(g: Grammar, root: &Node<'_, Doc>) -> Vec<Guard> {
                 .to_string(),
             propagation: checked_err.is_some(),
             calls,
+            value_set: checked_err.is_none() && not_one_of(&ctext),
         });
     }
     out
+}
+
+/// Whether a condition refuses a value that is none of two or more literals:
+/// Go/TypeScript `op != "list" && op != "get"` (an `op != ""` part
+/// allowed), Python `fmt not in ("json", "csv")`.
+pub(crate) fn not_one_of(cond: &str) -> bool {
+    static PY: OnceLock<Regex> = OnceLock::new();
+    static PART: OnceLock<Regex> = OnceLock::new();
+    let py = PY.get_or_init(|| {
+        re(r#"^\(?\s*[\w.\[\]'"]+\s+not\s+in\s+[(\[{]\s*(?:(?:"[^"]*"|'[^']*')\s*,\s*)+(?:"[^"]*"|'[^']*')\s*,?\s*[)\]}]\s*\)?$"#)
+    });
+    if py.is_match(cond.trim()) {
+        return true;
+    }
+    let part = PART
+        .get_or_init(|| re(r#"^\(?\s*([\w.\[\]?]+)\s*!==?\s*("[^"]*"|'[^']*'|`[^`$]*`)\s*\)?$"#));
+    let flat = cond.split_whitespace().collect::<Vec<_>>().join(" ");
+    let flat = flat.trim().trim_start_matches('(').trim_end_matches(')');
+    let mut operand: Option<String> = None;
+    let mut literals = 0;
+    for p in flat.split("&&") {
+        let Some(c) = part.captures(p.trim()) else {
+            return false;
+        };
+        if operand.get_or_insert_with(|| c[1].to_string()) != &c[1] {
+            return false;
+        }
+        if c[2].len() > 2 {
+            literals += 1;
+        }
+    }
+    literals >= 2
 }
 
 /// The words of the one value a presence test tests: `not self.api_key`,
@@ -476,4 +513,27 @@ fn tested_value(cond: &str) -> Vec<String> {
         w.pop();
     }
     w
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_value_that_is_none_of_two_literals_or_more_is_an_inline_allow_list() {
+        assert!(not_one_of(r#"op != "list" && op != "get""#));
+        assert!(not_one_of(
+            r#"p.QueryType != "" && p.QueryType != "range" && p.QueryType != "instant""#
+        ));
+        assert!(not_one_of("(format !== 'table' &&\n format !== 'dot')"));
+        assert!(not_one_of(r#"fmt not in ("json", "csv")"#));
+        assert!(not_one_of("mode not in {'a', 'b',}"));
+        // One literal, two operands, an empty check, a disjunction: not a set.
+        assert!(!not_one_of(r#"op != "list""#));
+        assert!(!not_one_of(r#"a != "x" && b != "y""#));
+        assert!(!not_one_of(r#"op != "" && op != "list""#));
+        assert!(!not_one_of(r#"op != "a" || op != "b""#));
+        assert!(!not_one_of("x not in ('a',)"));
+        assert!(!not_one_of("x not in ALLOWED"));
+    }
 }
