@@ -66,23 +66,26 @@ fn lines_of(n: &Node<'_, Doc>) -> usize {
     n.end_pos().line() - n.start_pos().line() + 1
 }
 
-/// Whether `n` sits in a function (a `return` is valid there).
+/// Whether `n` sits in a function (a `return` is valid there): the nearest
+/// function or class around it is a function (a class body between them,
+/// or a TypeScript static block, takes no `return`).
 fn in_function(n: &Node<'_, Doc>) -> bool {
-    n.ancestors().any(|a| {
-        matches!(
-            a.kind().as_ref(),
+    n.ancestors()
+        .find_map(|a| match a.kind().as_ref() {
             "function_definition"
-                | "function_declaration"
-                | "method_declaration"
-                | "method_definition"
-                | "func_literal"
-                | "generator_function_declaration"
-                | "arrow_function"
-                | "function_expression"
-                | "function"
-                | "generator_function"
-        )
-    })
+            | "function_declaration"
+            | "method_declaration"
+            | "method_definition"
+            | "func_literal"
+            | "generator_function_declaration"
+            | "arrow_function"
+            | "function_expression"
+            | "function"
+            | "generator_function" => Some(true),
+            "class_definition" | "class_body" | "class_static_block" => Some(false),
+            _ => None,
+        })
+        .unwrap_or(false)
 }
 
 /// The guard of a fall-back whose refusing statement is `refusal`, tested
@@ -537,9 +540,18 @@ mod tests {
         // A `case` that is not the wildcard catches something, not everything else.
         let captured = matched.replace("case _:", "case str():");
         assert!(mutated("t.py", &captured).is_empty());
-        // A module's `if`/`else` runs at import: a `return` would not parse.
+        // A module's `if`/`else` runs at import, a class body's when the
+        // class is made: a `return` would not parse in either.
         let module = "if MODE == 'a':\n    run()\nelse:\n    raise SystemExit('bad mode')\n";
         assert!(mutated("t.py", module).is_empty());
+        let class_body = format!(
+            "def make():\n    class C:\n{}",
+            module
+                .lines()
+                .map(|l| format!("        {l}\n"))
+                .collect::<String>()
+        );
+        assert!(mutated("t.py", &class_body).is_empty(), "{class_body}");
         let refusing = py.replace("return ls()", "raise KeyError('x')");
         assert!(mutated("t.py", &refusing).is_empty());
         let platform = py.replace("action == 'create'", "platform.system() == 'Linux'");
