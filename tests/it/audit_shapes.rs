@@ -389,3 +389,55 @@ fn an_allow_lists_twin_is_killed_only_by_its_positive_test() {
     let report = fx.read("fetch-only/audit.md");
     assert!(report.contains("positive proven: ❌"), "{report}");
 }
+
+/// A dispatch whose fall-back refuses, with a test of the refusal.
+const DISPATCH_PY: &str =
+    "def act(action):\n    if action == \"list\":\n        return [\"a\"]\n    \
+elif action == \"get\":\n        return \"a\"\n    else:\n        \
+raise ValueError(f\"Invalid action: {action}\")\n";
+
+const DISPATCH_TEST_PY: &str = "import unittest\n\nimport dispatch\n\n\n\
+class Dispatch(unittest.TestCase):\n    def test_list(self):\n        \
+self.assertEqual(dispatch.act(\"list\"), [\"a\"])\n\n    \
+def test_an_unknown_action_is_refused(self):\n        with self.assertRaises(ValueError):\n            \
+dispatch.act(\"drop\")\n";
+
+#[test]
+fn a_fall_back_refusal_is_killed_by_the_test_of_an_unknown_value() {
+    let fx = Fixture::git(&[
+        ("dispatch.py", DISPATCH_PY),
+        ("test_dispatch.py", DISPATCH_TEST_PY),
+    ]);
+    assert_eq!(
+        fx.audit_sites(&[]),
+        vec![site("dispatch.py", 7, "input-pattern-validated")]
+    );
+    let audit = |out: &str| {
+        fx.run(&[
+            "audit",
+            "--test-command",
+            "python3 -m unittest -q",
+            "-j",
+            "1",
+            "--out",
+            out,
+            ".",
+        ])
+    };
+    let (code, out, err) = audit("tested");
+    assert_eq!(code, 7, "{}", ctx(code, &out, &err));
+    assert_eq!(fx.verdicts("tested")["input-pattern-validated"], "killed");
+    // Without the test of an unknown action the refusal can go unnoticed.
+    let without = DISPATCH_TEST_PY
+        .split("\n\n    def test_an_unknown_action_is_refused")
+        .next()
+        .unwrap();
+    fx.write("test_dispatch.py", &format!("{without}\n"));
+    fx.git_cmd(&["commit", "-qam", "drop the refusal's test"]);
+    let (code, out, err) = audit("untested");
+    assert_eq!(code, 2, "{}", ctx(code, &out, &err));
+    assert_eq!(
+        fx.verdicts("untested")["input-pattern-validated"],
+        "survived"
+    );
+}
