@@ -168,6 +168,7 @@ fn parse(file: &str, source: Vec<u8>) -> Option<FileShapes> {
     settings.extend(setting::bounds(grammar, &root));
     settings.extend(setting::bound_arguments(grammar, &root));
     settings.extend(setting::flag_defaults(grammar, &root));
+    settings.extend(setting::env_defaults(grammar, &root));
     let constraints = constraint::constraints(grammar, &root);
     let error_results = result::error_results(grammar, &root);
     let markers = marker::markers(grammar, &root);

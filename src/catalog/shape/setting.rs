@@ -483,6 +483,100 @@ pub(crate) fn flag_defaults(g: Grammar, root: &Node<'_, Doc>) -> Vec<Setting> {
     out
 }
 
+/// Every bound read from the environment with a literal default: Python
+/// `int(os.getenv("CH_CONNECT_TIMEOUT", "30"))`, `os.environ.get("MAX_ROWS",
+/// 500)`; TypeScript `parseInt(process.env.SPAWN_MAX_BUFFER || "1048577")`,
+/// `process.env.MAX_ITEMS ?? 100`. The variable's name is the setting's; the
+/// default is what applies unless the deployment says otherwise, loosened a
+/// thousandfold (a number, or the digits of a string).
+pub(crate) fn env_defaults(g: Grammar, root: &Node<'_, Doc>) -> Vec<Setting> {
+    let mut out = Vec::new();
+    for n in root.dfs() {
+        let found = match (g, n.kind().as_ref()) {
+            (Grammar::Python, "call") => {
+                let f = n.field("function").map(|f| f.text().to_string());
+                let env_call = f.as_deref().is_some_and(|f| {
+                    matches!(f, "os.getenv" | "os.environ.get" | "environ.get" | "getenv")
+                });
+                let args: Vec<Node<'_, Doc>> = n
+                    .field("arguments")
+                    .map(|a| {
+                        a.named_children()
+                            .filter(|c| c.kind() != "comment")
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                match (env_call, args.as_slice()) {
+                    (true, [name, default]) if name.kind() == "string" => Some((
+                        name.text().trim_matches(['"', '\'']).to_string(),
+                        default.clone(),
+                    )),
+                    _ => None,
+                }
+            }
+            (Grammar::TypeScript | Grammar::Tsx, "binary_expression")
+                if n.field("operator")
+                    .is_some_and(|o| matches!(o.text().as_ref(), "||" | "??")) =>
+            {
+                let left = n
+                    .field("left")
+                    .map(|l| l.text().to_string())
+                    .unwrap_or_default();
+                match (env_name(&left), n.field("right")) {
+                    (Some(name), Some(right)) if left.starts_with("process.env") => {
+                        Some((name, right))
+                    }
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        let Some((name, default)) = found else {
+            continue;
+        };
+        let w = words(&name);
+        if !names_bound(&w) {
+            continue;
+        }
+        // A TypeScript timer past 2^31 ms fires at once: timeouts tenfold.
+        let timeout = w.iter().any(|x| x == "timeout" || x == "deadline");
+        let factor = if g != Grammar::Python && timeout {
+            10
+        } else {
+            1000
+        };
+        let Some(replacement) = loosened_literal(&default.text(), factor) else {
+            continue;
+        };
+        out.push(Setting {
+            range: default.range(),
+            replacement,
+            name: w,
+            line: default.start_pos().line() + 1,
+        });
+    }
+    out
+}
+
+/// A positive number literal, or a quoted one, times `factor`: `30` →
+/// `(30) * 1000`, `"30"` → `"30000"`, `'2.5'` → `'2500'`.
+fn loosened_literal(text: &str, factor: u32) -> Option<String> {
+    let t = text.trim();
+    let quote = t.chars().next().filter(|c| matches!(c, '"' | '\'' | '`'));
+    let inner = match quote {
+        Some(q) => t.strip_prefix(q)?.strip_suffix(q)?,
+        None => t,
+    };
+    let v: f64 = inner.replace('_', "").parse().ok()?;
+    if v <= 0.0 || !v.is_finite() {
+        return None;
+    }
+    Some(match quote {
+        Some(q) => format!("{q}{}{q}", v * f64::from(factor)),
+        None => format!("({inner}) * {factor}"),
+    })
+}
+
 /// A Go flag definition's name and default: `flag.BoolVar(&x, "name",
 /// false, "…")`, `fs.Int("name", 5, "…")`, `cmd.Flags().BoolP("name", "n",
 /// true, "…")`.
@@ -838,6 +932,27 @@ mod tests {
         assert_eq!(found("c.ts", ts).len(), 3, "{:?}", found("c.ts", ts));
         let go = "package p\n\nvar c = tls.Config{InsecureSkipVerify: false, Debug: true}\n";
         assert_eq!(found("c.go", go), [("false".into(), "true".into())]);
+    }
+
+    #[test]
+    fn a_bound_read_from_the_environment_has_its_default_loosened() {
+        let py = "T = int(os.getenv(\"CH_CONNECT_TIMEOUT\", \"30\"))\nR = os.environ.get('MAX_ROWS', 500)\nP = os.getenv('PORT', '8000')\nZ = os.getenv('MAX_X', '0')\nU = os.getenv('MAX_Y')\n";
+        assert_eq!(
+            loosened("e.py", py, env_defaults),
+            [
+                ("\"30\"".into(), "\"30000\"".into()),
+                ("500".into(), "(500) * 1000".into()),
+            ]
+        );
+        let ts = "const b = parseInt(process.env.SPAWN_MAX_BUFFER || \"1048577\", 10);\nconst t = Number(process.env.REQUEST_TIMEOUT_MS ?? 2.5);\nconst h = process.env.HOST || \"localhost\";\n";
+        assert_eq!(
+            loosened("e.ts", ts, env_defaults),
+            [
+                ("\"1048577\"".into(), "\"1048577000\"".into()),
+                // A timer's timeout tenfold (past 2^31 ms it would fire at once).
+                ("2.5".into(), "(2.5) * 10".into()),
+            ]
+        );
     }
 
     #[test]
