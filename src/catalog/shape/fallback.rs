@@ -25,7 +25,7 @@ use ast_grep_core::Node;
 
 use super::super::grammar::Grammar;
 use super::super::matcher::Doc;
-use super::refusal::{enclosing_name, statements, Guard, Refusals};
+use super::refusal::{enclosing_name, first_line, statements, Guard, Refusals};
 use super::vocab::{words, Evidence};
 
 /// Longest fall-back body (in lines) still read as a refusal.
@@ -40,8 +40,7 @@ pub(crate) fn fallbacks(g: Grammar, typed: bool, root: &Node<'_, Doc>) -> Vec<Gu
         let found = match (g, n.kind().as_ref()) {
             (Grammar::Go, "expression_switch_statement") => go_default(r, &n),
             (Grammar::TypeScript | Grammar::Tsx, "switch_statement") => ts_default(r, typed, &n),
-            (Grammar::TypeScript | Grammar::Tsx, "if_statement") => ts_else(r, typed, &n),
-            (Grammar::Python, "if_statement") => py_else(r, &n),
+            (_, "if_statement") if g != Grammar::Go => else_fallback(r, g, typed, &n),
             (Grammar::Python, "match_statement") => py_wildcard(&n),
             _ => None,
         };
@@ -109,13 +108,7 @@ fn guard(
             name: words(&enclosing_name(branch)),
             absent: Vec::new(),
         },
-        refusal: refusal
-            .text()
-            .lines()
-            .next()
-            .unwrap_or("")
-            .trim()
-            .to_string(),
+        refusal: first_line(refusal),
         propagation: false,
         calls: Vec::new(),
         value_set: false,
@@ -331,10 +324,11 @@ fn body_refuses(r: &Refusals, g: Grammar, body: &Node<'_, Doc>) -> bool {
     stmts.iter().any(|s| r.refuses(g, s, false, None))
 }
 
-/// TypeScript: the `else { throw … }` closing an `if`/`else if` chain whose
-/// branches do not refuse (only on the chain's first `if`).
-fn ts_else(r: &Refusals, typed: bool, n: &Node<'_, Doc>) -> Option<Guard> {
-    // Only the head of a chain: an `else if` is handled with its head.
+/// The `else` closing an `if` chain whose branches do not refuse, when it
+/// refuses: TypeScript `else { throw … }` (only at the chain's first `if`:
+/// an `else if` is handled with its head), Python `else: raise …` (after
+/// any `elif`s).
+fn else_fallback(r: &Refusals, g: Grammar, typed: bool, n: &Node<'_, Doc>) -> Option<Guard> {
     if n.parent().is_some_and(|p| p.kind() == "else_clause") || !in_function(n) {
         return None;
     }
@@ -342,60 +336,36 @@ fn ts_else(r: &Refusals, typed: bool, n: &Node<'_, Doc>) -> Option<Guard> {
         conds,
         bodies,
         fallback,
-    } = chain(n, Grammar::TypeScript);
+    } = chain(n, g);
     let els = fallback?;
     if lines_of(&els) > MAX_BODY_LINES
-        || handles_errors(r, Grammar::TypeScript, &conds)
-        || bodies
-            .iter()
-            .any(|b| body_refuses(r, Grammar::TypeScript, b))
+        || handles_errors(r, g, &conds)
+        || bodies.iter().any(|b| body_refuses(r, g, b))
     {
         return None;
     }
+    let python = g == Grammar::Python;
+    let kind = if python {
+        "raise_statement"
+    } else {
+        "throw_statement"
+    };
     let stmts = statements(&els);
-    let thrown = stmts.iter().find(|s| s.kind() == "throw_statement")?;
-    if rethrows(thrown) {
+    let refusing = stmts.iter().find(|s| s.kind() == kind)?;
+    if rethrows(refusing) {
         return None;
     }
+    let replacement = if python {
+        "return None".to_string()
+    } else {
+        ts_return(typed, refusing)
+    };
     let tested = conds.first()?.text().to_string();
     Some(guard(
         &els,
-        thrown,
-        thrown.range(),
-        ts_return(typed, thrown),
-        &tested,
-    ))
-}
-
-/// Python: the `else: raise …` closing an `if`/`elif` chain whose branches
-/// do not refuse.
-fn py_else(r: &Refusals, n: &Node<'_, Doc>) -> Option<Guard> {
-    if !in_function(n) {
-        return None;
-    }
-    let Chain {
-        conds,
-        bodies,
-        fallback,
-    } = chain(n, Grammar::Python);
-    let els = fallback?;
-    if lines_of(&els) > MAX_BODY_LINES
-        || handles_errors(r, Grammar::Python, &conds)
-        || bodies.iter().any(|b| body_refuses(r, Grammar::Python, b))
-    {
-        return None;
-    }
-    let stmts = statements(&els);
-    let raised = stmts.iter().find(|s| s.kind() == "raise_statement")?;
-    if rethrows(raised) {
-        return None;
-    }
-    let tested = conds.first()?.text().to_string();
-    Some(guard(
-        &els,
-        raised,
-        raised.range(),
-        "return None".to_string(),
+        refusing,
+        refusing.range(),
+        replacement,
         &tested,
     ))
 }

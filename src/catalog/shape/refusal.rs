@@ -454,19 +454,18 @@ pub(crate) fn guards(g: Grammar, root: &Node<'_, Doc>) -> Vec<Guard> {
                     Vec::new()
                 },
             },
-            refusal: refusal
-                .text()
-                .lines()
-                .next()
-                .unwrap_or("")
-                .trim()
-                .to_string(),
+            refusal: first_line(&refusal),
             propagation: checked_err.is_some(),
             calls,
             value_set: checked_err.is_none() && not_one_of(&ctext),
         });
     }
     out
+}
+
+/// A refusing statement's first line, trimmed (what a generic guard lists).
+pub(crate) fn first_line(n: &Node<'_, Doc>) -> String {
+    n.text().lines().next().unwrap_or("").trim().to_string()
 }
 
 /// Whether a condition refuses a value that is none of two or more literals:

@@ -392,6 +392,17 @@ fn number(g: Grammar, v: &Node<'_, Doc>) -> bool {
     leaves_ok(g, v, &mut lits) && lits > 0 && !zero
 }
 
+/// How much a bound named `w` is loosened: a thousandfold, a TypeScript
+/// timeout tenfold (a timer past 2^31 ms fires at once).
+fn loosening_factor(g: Grammar, w: &[String]) -> u32 {
+    let timeout = w.iter().any(|x| x == "timeout" || x == "deadline");
+    if matches!(g, Grammar::TypeScript | Grammar::Tsx) && timeout {
+        10
+    } else {
+        1000
+    }
+}
+
 /// Every numeric bound declared in a parsed file: a constant, field, config
 /// default or keyed element whose name says it is a maximum, a limit or a
 /// timeout, set to a number (`MAX_CONTENT_CHARS = 28_000`, `maxRows: 500`,
@@ -417,12 +428,7 @@ pub(crate) fn bounds(g: Grammar, root: &Node<'_, Doc>) -> Vec<Setting> {
             continue;
         }
         let v = value.text().to_string();
-        let timeout = w.iter().any(|x| x == "timeout" || x == "deadline");
-        let factor = if matches!(g, Grammar::TypeScript | Grammar::Tsx) && timeout {
-            10
-        } else {
-            1000
-        };
+        let factor = loosening_factor(g, &w);
         out.push(Setting {
             range: value.range(),
             replacement: format!("({v}) * {factor}"),
@@ -538,14 +544,7 @@ pub(crate) fn env_defaults(g: Grammar, root: &Node<'_, Doc>) -> Vec<Setting> {
         if !names_bound(&w) {
             continue;
         }
-        // A TypeScript timer past 2^31 ms fires at once: timeouts tenfold.
-        let timeout = w.iter().any(|x| x == "timeout" || x == "deadline");
-        let factor = if g != Grammar::Python && timeout {
-            10
-        } else {
-            1000
-        };
-        let Some(replacement) = loosened_literal(&default.text(), factor) else {
+        let Some(replacement) = loosened_literal(&default.text(), loosening_factor(g, &w)) else {
             continue;
         };
         out.push(Setting {
