@@ -853,6 +853,26 @@ mod tests {
     }
 
     #[test]
+    fn a_flag_refused_before_a_command_line_is_argument_injection() {
+        // The refusal goes through a helper that never returns; the
+        // escape hatch is wired to the environment; the checking call is
+        // made for its exception.
+        let ts = "const DANGEROUS_FLAGS = new Set<string>(['server', 'kubeconfig']);\nfunction reject(flag: string): never {\n  throw new Error(`refused ${flag}`);\n}\nfunction isUnsafeFlagsAllowed(): boolean {\n  return process.env.ALLOW_KUBECTL_UNSAFE_FLAGS === 'true';\n}\nexport function assertSafeArgv(args: string[]): void {\n  for (const tok of args) {\n    if (DANGEROUS_FLAGS.has(tok)) reject(tok);\n  }\n}\nexport function run(args: string[]) {\n  assertSafeArgv(args);\n  return spawn('kubectl', args);\n}\n";
+        let s = sites("src/flags.ts", ts);
+        let at: Vec<(&str, usize)> = s.iter().map(|x| (x.0.as_str(), x.2)).collect();
+        for line in [6, 10, 14] {
+            assert!(
+                at.contains(&("argument-injection-refused", line)),
+                "line {line}: {at:?}"
+            );
+        }
+        assert!(
+            s.iter().any(|x| x.1.contains("if (false) reject(tok);")),
+            "{s:?}"
+        );
+    }
+
+    #[test]
     fn a_credential_whose_absence_is_refused_names_the_guard() {
         // The tested value's name ends in a credential: auth-required, in
         // each language's presence test.

@@ -215,32 +215,36 @@ impl Refusals {
         stmts: &[Node<'r, Doc>],
         in_check: bool,
         cond: &str,
+        helpers: &[String],
     ) -> Option<(Node<'r, Doc>, Option<String>)> {
         let capture = |r: &Regex| r.captures(cond).map(|c| c[1].to_string());
         if g == Grammar::Go {
             let e = capture(&self.err_check);
             return self
-                .refusing(g, stmts, in_check, e.as_deref())
+                .refusing(g, stmts, in_check, e.as_deref(), helpers)
                 .map(|found| (found, e));
         }
-        if let Some(found) = self.refusing(g, stmts, in_check, None) {
+        if let Some(found) = self.refusing(g, stmts, in_check, None, helpers) {
             return Some((found, None));
         }
         let e = capture(&self.err_value)?;
-        let found = self.refusing(g, stmts, in_check, Some(&e))?;
+        let found = self.refusing(g, stmts, in_check, Some(&e), helpers)?;
         Some((found, Some(e)))
     }
 
-    /// The refusing statement among `body`'s direct statements, if any.
+    /// The refusing statement among `body`'s direct statements, if any: one
+    /// that refuses itself, or a call of one of the file's `helpers` that
+    /// never return.
     fn refusing<'r>(
         &self,
         g: Grammar,
         body: &[Node<'r, Doc>],
         in_check: bool,
         checked_err: Option<&str>,
+        helpers: &[String],
     ) -> Option<Node<'r, Doc>> {
         body.iter()
-            .find(|s| self.refuses(g, s, in_check, checked_err))
+            .find(|s| self.refuses(g, s, in_check, checked_err) || calls_helper(s, helpers))
             .cloned()
     }
 
@@ -366,6 +370,7 @@ fn calls_in(cond: &Node<'_, Doc>) -> Vec<(String, bool)> {
 /// Every refusal guard in a parsed file.
 pub(crate) fn guards(g: Grammar, root: &Node<'_, Doc>) -> Vec<Guard> {
     let r = Refusals::get();
+    let helpers = raising_helpers(g, root);
     let mut out = Vec::new();
     for n in root.dfs() {
         let kind = n.kind();
@@ -403,7 +408,8 @@ pub(crate) fn guards(g: Grammar, root: &Node<'_, Doc>) -> Vec<Guard> {
         let fname = enclosing_name(&n);
         let in_check = check_name(&fname);
         let stmts = statements(&body);
-        let Some((refusal, checked_err)) = r.refusal_in(g, &stmts, in_check, &ctext) else {
+        let Some((refusal, checked_err)) = r.refusal_in(g, &stmts, in_check, &ctext, &helpers)
+        else {
             continue;
         };
         let mut site_text = ctext.clone();
@@ -463,6 +469,102 @@ pub(crate) fn guards(g: Grammar, root: &Node<'_, Doc>) -> Vec<Guard> {
     out
 }
 
+/// The functions of a file that never return normally, by name: Python
+/// annotated `-> NoReturn`/`-> Never`, TypeScript `: never`, or a body
+/// that ends in a `raise`/`throw` of a new error with no `return` (or
+/// `yield`) anywhere in it (`function reject(flag: string) { throw new
+/// McpError(…) }`, `def _deny(msg): log(msg); raise PermissionError(msg)`).
+/// A guard whose body calls one refuses through it. Go has no such
+/// function (an error is returned, a `panic` helper is rare).
+pub(crate) fn raising_helpers(g: Grammar, root: &Node<'_, Doc>) -> Vec<String> {
+    let (kinds, raise): (&[&str], &str) = match g {
+        Grammar::Python => (&["function_definition"], "raise_statement"),
+        Grammar::TypeScript | Grammar::Tsx => (
+            &[
+                "function_declaration",
+                "method_definition",
+                "arrow_function",
+                "function_expression",
+            ],
+            "throw_statement",
+        ),
+        Grammar::Go => return Vec::new(),
+    };
+    let mut out = Vec::new();
+    for f in root.dfs() {
+        if !kinds.contains(&f.kind().as_ref()) {
+            continue;
+        }
+        let name = match f.field("name") {
+            Some(n) => n.text().to_string(),
+            // `const reject = (…) => { throw … }`
+            None => match f.parent().filter(|p| p.kind() == "variable_declarator") {
+                Some(p) => p
+                    .field("name")
+                    .map(|n| n.text().to_string())
+                    .unwrap_or_default(),
+                None => continue,
+            },
+        };
+        let annotated = f.field("return_type").is_some_and(|t| {
+            let t = t.text();
+            let t = t.trim_start_matches(':').trim();
+            matches!(
+                t.rsplit('.').next().unwrap_or(""),
+                "never" | "NoReturn" | "Never"
+            )
+        });
+        let ends_raising = f.field("body").is_some_and(|b| {
+            statements(&b)
+                .last()
+                .is_some_and(|s| s.kind() == raise && !rethrow(s))
+                && !b.dfs().any(|n| {
+                    matches!(
+                        n.kind().as_ref(),
+                        "return_statement" | "yield" | "yield_expression"
+                    )
+                })
+        });
+        if !name.is_empty() && (annotated || ends_raising) {
+            out.push(name);
+        }
+    }
+    out
+}
+
+/// Whether a `raise`/`throw` passes on what it was given (a bare `raise`,
+/// `throw err`), not a new error of its own.
+fn rethrow(s: &Node<'_, Doc>) -> bool {
+    s.named_children()
+        .find(|c| c.kind() != "comment")
+        .is_none_or(|v| v.kind() == "identifier")
+}
+
+/// Whether a statement is a call of one of `helpers` (awaited or not):
+/// `reject(tok);`, `self._deny("…")`.
+fn calls_helper(s: &Node<'_, Doc>, helpers: &[String]) -> bool {
+    if helpers.is_empty() || s.kind() != "expression_statement" {
+        return false;
+    }
+    let Some(outer) = s.named_children().next() else {
+        return false;
+    };
+    let e = if matches!(outer.kind().as_ref(), "await" | "await_expression") {
+        match outer.named_children().next() {
+            Some(inner) => inner,
+            None => return false,
+        }
+    } else {
+        outer
+    };
+    matches!(e.kind().as_ref(), "call" | "call_expression")
+        && e.field("function").is_some_and(|f| {
+            let t = f.text();
+            let name = t.rsplit('.').next().unwrap_or("");
+            helpers.iter().any(|h| h == name)
+        })
+}
+
 /// A refusing statement's first line, trimmed (what a generic guard lists).
 pub(crate) fn first_line(n: &Node<'_, Doc>) -> String {
     n.text().lines().next().unwrap_or("").trim().to_string()
@@ -516,7 +618,26 @@ fn tested_value(cond: &str) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::testing;
     use super::*;
+
+    fn guarded(file: &str, code: &str) -> Vec<String> {
+        testing::found(file, code, guards)
+            .into_iter()
+            .map(|g| code[g.range].to_string())
+            .collect()
+    }
+
+    #[test]
+    fn a_guard_refuses_through_a_helper_that_never_returns() {
+        let ts = "function reject(flag: string): never {\n  throw new McpError(InvalidParams, `refused ${flag}`);\n}\nconst deny = (m) => { log(m); throw new Error(m); };\nfunction soft(x) {\n  if (x) return;\n  throw new Error('x');\n}\nfunction pass(e) { throw e; }\nexport function check(args: string[]) {\n  for (const tok of args) {\n    if (isDangerousFlagName(tok)) reject(tok);\n    if (tok === '--kubeconfig') { deny(tok); }\n    if (tok === '-s') soft(tok);\n    if (tok === '-x') pass(tok);\n  }\n}\n";
+        assert_eq!(
+            guarded("a.ts", ts),
+            ["(isDangerousFlagName(tok))", "(tok === '--kubeconfig')"]
+        );
+        let py = "from typing import NoReturn\n\ndef _deny(msg: str) -> NoReturn:\n    log(msg)\n    abort(msg)\n\nclass V:\n    def _refuse(self, what):\n        logger.warning(what)\n        raise PermissionError(what)\n\n    def _maybe(self, what):\n        if what:\n            return\n        raise ValueError(what)\n\n    def run(self, cmd):\n        if cmd.startswith('-'):\n            self._refuse(cmd)\n        if cmd == 'rm':\n            _deny(cmd)\n        if cmd == 'ls':\n            self._maybe(cmd)\n";
+        assert_eq!(guarded("a.py", py), ["cmd.startswith('-')", "cmd == 'rm'"]);
+    }
 
     #[test]
     fn a_value_that_is_none_of_two_literals_or_more_is_an_inline_allow_list() {
