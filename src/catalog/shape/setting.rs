@@ -2,8 +2,8 @@
 //! name says it switches a protection on (`read_only = True`, `verify:
 //! true`, `Strict: true`, `requireConfirmation = true`) or keeps a risky
 //! feature off (`allow_writes = False`, `insecure: false`,
-//! `disableServerSideJs: true`), set to a boolean literal. The mutant flips
-//! it.
+//! `disableServerSideJs: true`, `readOnlySafe: false`: what may pass a
+//! protection), set to a boolean literal. The mutant flips it.
 //!
 //! Where the value sits in a declaration is read per language: Python
 //! assignments (with or without an annotation, `Field(default=…)`) and dict
@@ -99,6 +99,10 @@ const RISK_WORDS: &[&str] = &[
     "overrides",
 ];
 
+/// Last words that make a protection's name say what may pass it
+/// (`readOnlySafe`: the tool is let through in read-only mode).
+const PERMITS: &[&str] = &["safe", "allowed", "permitted", "exempt", "ok", "compatible"];
+
 /// Capabilities a switch may enable that a read-only or locked-down server
 /// keeps off.
 const RISKY_CAPABILITIES: &[&str] = &[
@@ -134,6 +138,12 @@ fn kind_of(name: &[String]) -> Option<Kind> {
     let disable = name
         .first()
         .is_some_and(|w| matches!(w.as_str(), "disable" | "disabled" | "no" | "without"));
+    // A protection's name followed by a permission (`readOnlySafe`,
+    // `read_only_allowed`, `auth_exempt`) says what may pass it: `true`
+    // lets the item through, so the setting is a risky one.
+    if on && name.last().is_some_and(|w| PERMITS.contains(&w.as_str())) {
+        return Some(Kind::OnWhenFalse);
+    }
     if disable {
         // `disable_ssl_verification = False` keeps a protection on;
         // `disableServerSideJs = true` keeps a risky feature off.
@@ -931,6 +941,16 @@ mod tests {
         assert_eq!(found("c.ts", ts).len(), 3, "{:?}", found("c.ts", ts));
         let go = "package p\n\nvar c = tls.Config{InsecureSkipVerify: false, Debug: true}\n";
         assert_eq!(found("c.go", go), [("false".into(), "true".into())]);
+        // What may pass a protection: protective when false.
+        let ts = "const tools = [\n  { name: 'list', readOnlySafe: true },\n  { name: 'drop', readOnlySafe: false },\n];\nconst r = { read_only_allowed: false, readOnly: true };\n";
+        assert_eq!(
+            found("t.ts", ts),
+            [
+                ("false".into(), "true".into()),
+                ("false".into(), "true".into()),
+                ("true".into(), "false".into()),
+            ]
+        );
     }
 
     #[test]
