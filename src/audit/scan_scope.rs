@@ -171,6 +171,15 @@ pub fn default_excluded(path: &str) -> bool {
             && parts[..i].iter().any(|a| SOURCE_ROOTS.contains(a));
         test_dir(d) && !module_name
     };
+    // A hidden directory at the top (`.github/scripts/`, `.claude-plugin/`,
+    // `.devcontainer/`) holds the repository's tooling; one deeper is a
+    // place the server serves (`app/.well-known/…/route.ts`).
+    if parts
+        .first()
+        .is_some_and(|d| d.starts_with('.') && !matches!(*d, "." | ".."))
+    {
+        return true;
+    }
     if parts.iter().enumerate().any(excluded_dir) {
         return true;
     }
@@ -382,6 +391,8 @@ mod tests {
             "packages/eval-tests/src/lib/seeding.ts",
             "integration_tests/conftest.py",
             "test-utils/server.ts",
+            ".github/scripts/release.js",
+            ".claude-plugin/install-binary.mjs",
         ] {
             assert!(default_excluded(p), "{p} should be excluded");
         }
@@ -397,6 +408,8 @@ mod tests {
             "src/requests/x.py",
             "src/tools/docs/fetch_docs.ts",
             "pkg/toolsets/examples/list.go",
+            "app/.well-known/oauth-authorization-server/route.ts",
+            "./src/server.py",
         ] {
             assert!(!default_excluded(p), "{p} is server code");
         }
