@@ -21,6 +21,10 @@
 //! is a verdict kept in a variable (`if isSafeContent {`, `if not
 //! is_allowed:`), read from whole-word adjectives only (not a list:
 //! `allowed_clients`).
+//!
+//! A tool registered only when a condition holds (`if shouldAddTool(…) {
+//! s.AddTool(…) }`) is gated too: the mutant registers it always, named
+//! like a tool check.
 
 use std::ops::Range;
 
@@ -165,6 +169,104 @@ fn checked_call(cond: &Node<'_, Doc>) -> Option<(String, bool)> {
     super::refusal::check_name(&name).then_some((name, negated))
 }
 
+/// Longest body (in lines) read as a gate around registering tools.
+const MAX_REGISTRATION_LINES: usize = 30;
+
+/// Whether the body of an `if` (not its `else`) registers an MCP tool: a
+/// call of `AddTool`/`add_tool`/`registerTool` (and their plurals), a
+/// server's `.tool(…)`, a `register…tools` function, or an item added to a
+/// list named `tools` (`tools.append(t)`, `tools.push(t)`, Go `tools =
+/// append(tools, t)`).
+fn registers_tool(n: &Node<'_, Doc>) -> bool {
+    let Some(body) = n.field("consequence") else {
+        return false;
+    };
+    if body.end_pos().line() - body.start_pos().line() + 1 > MAX_REGISTRATION_LINES {
+        return false;
+    }
+    // An error check (`if err == nil {`) or a choice between two
+    // registrations (an `else`) is not a gate.
+    // Nor is a condition that registers itself (`if (tool.register(this))`)
+    // or only checks the item is there (`if tool != "" { tools =
+    // append(tools, tool) }`: parsing a list).
+    let cond = n
+        .field("condition")
+        .map(|c| c.text().to_string())
+        .unwrap_or_default();
+    let cw = words(&cond);
+    if n.field("alternative").is_some()
+        || cw
+            .iter()
+            .any(|w| matches!(w.as_str(), "err" | "error" | "register"))
+        || present(&cond)
+    {
+        return false;
+    }
+    let tools = |w: &[String]| w.last().is_some_and(|x| x == "tool" || x == "tools");
+    // The registration is one of the body's own statements.
+    let registers = super::refusal::statements(&body).iter().any(|st| {
+        let c = match st.kind().as_ref() {
+            "expression_statement" => match st.named_children().next() {
+                Some(e) => e,
+                None => return false,
+            },
+            // Go `tools = append(tools, t)`
+            "assignment_statement" => {
+                match st.field("right").and_then(|r| r.named_children().next()) {
+                    Some(e) => e,
+                    None => return false,
+                }
+            }
+            _ => return false,
+        };
+        let c = if matches!(c.kind().as_ref(), "await" | "await_expression") {
+            match c.named_children().next() {
+                Some(e) => e,
+                None => return false,
+            }
+        } else {
+            c
+        };
+        if !matches!(c.kind().as_ref(), "call" | "call_expression") {
+            return false;
+        }
+        let Some(f) = c.field("function") else {
+            return false;
+        };
+        let text = f.text().to_string();
+        let (receiver, name) = match text.rsplit_once('.') {
+            Some((r, m)) => (Some(r.rsplit('.').next().unwrap_or(r)), m),
+            None => (None, text.as_str()),
+        };
+        let w = words(name);
+        let verb = w
+            .first()
+            .is_some_and(|x| matches!(x.as_str(), "add" | "register"));
+        (verb && tools(&w))
+            || (name == "tool" && receiver.is_some())
+            || (matches!(name, "append" | "push") && receiver.is_some_and(|r| tools(&words(r))))
+            || (name == "append"
+                && receiver.is_none()
+                && c.field("arguments")
+                    .and_then(|a| a.named_children().next())
+                    .is_some_and(|a| tools(&words(&a.text()))))
+    });
+    registers
+}
+
+/// Whether a condition only says a value is there (`x != ""`, `x is not
+/// None`, `len(x) > 0`, `x !== undefined`).
+fn present(cond: &str) -> bool {
+    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    RE.get_or_init(|| {
+        regex::Regex::new(
+            r#"^\(?\s*(?:[\w.]+\s*(?:!=|!==|is\s+not)\s*(?:""|''|nil|null|None|undefined)|len\([\w.]+\)\s*(?:>|!=)\s*0|[\w.]+\.length\s*(?:>|!==)\s*0)\s*\)?$"#,
+        )
+        .expect("a valid regex")
+    })
+    .is_match(cond.trim())
+}
+
 /// Every protective branch in a parsed file.
 pub(crate) fn branches(g: Grammar, root: &Node<'_, Doc>) -> Vec<Branch> {
     let mut out = Vec::new();
@@ -176,6 +278,11 @@ pub(crate) fn branches(g: Grammar, root: &Node<'_, Doc>) -> Vec<Branch> {
             continue;
         };
         let ctext = cond.text().to_string();
+        // A tool registered only when the condition holds (`if
+        // shouldAddTool(ToolX, enabled) { s.AddTool(…) }`, `if
+        // config.apps_config: register_app_tools(mcp)`): the mutant registers
+        // it whatever the configuration says; named like a tool check.
+        let registration = || (vec!["tool".to_string(), "enabled".to_string()], true, true);
         // `taken`: whether the mutant always takes the branch (else never);
         // `check`: named by the `calls` terms (a check's verdict), not the
         // `settings` ones.
@@ -195,16 +302,21 @@ pub(crate) fn branches(g: Grammar, root: &Node<'_, Doc>) -> Vec<Branch> {
                 // `if not allowed:`) gates like the check that made it.
                 (w, accept != negated, true)
             } else {
+                // A bare configuration (`if config.lsp_config:` then its
+                // tools) says a feature is set up, not which tools may run.
                 continue;
             }
         } else if let Some((name, negated)) = checked_call(&cond) {
             // A check gating what is done (`if r.isToolEnabled(t) { add(t) }`):
             // the mutant's check lets everything through.
             let w = words(&name);
-            let Some(accept) = accepting_by_name(&w) else {
-                continue;
-            };
-            (w, accept != negated, true)
+            match accepting_by_name(&w) {
+                Some(accept) => (w, accept != negated, true),
+                None if registers_tool(&n) => registration(),
+                None => continue,
+            }
+        } else if registers_tool(&n) {
+            registration()
         } else {
             continue;
         };
@@ -269,6 +381,19 @@ mod tests {
         );
         let py = "def f(t):\n    if not is_tool_allowed(t):\n        continue\n";
         assert_eq!(found("a.py", py), ["if False:"]);
+    }
+
+    #[test]
+    fn a_tool_registered_only_when_a_condition_holds_is_always_registered() {
+        let go = "package p\n\nfunc f(s *S) {\n\tif shouldAddTool(ToolX, enabled, \"X_TOOL\") {\n\t\ts.AddTool(x, h)\n\t}\n\tif err == nil {\n\t\ts.AddTool(y, h)\n\t}\n\tif tool != \"\" {\n\t\ttools = append(tools, tool)\n\t}\n\tif cfg.Mode == \"beta\" {\n\t\ttools = append(tools, beta)\n\t} else {\n\t\ttools = append(tools, stable)\n\t}\n}\n";
+        assert_eq!(
+            found("a.go", go),
+            ["if true || (shouldAddTool(ToolX, enabled, \"X_TOOL\")) {"]
+        );
+        let py = "def f(mcp, config):\n    if os.getenv('X_ENABLED', 'true').lower() == 'true':\n        register_x_tools(mcp)\n    if config.lsp_config:\n        register_lsp_tools(mcp)\n    if name not in _warned_tools:\n        _warned_tools.add(name)\n";
+        assert_eq!(found("a.py", py), ["if True:"]);
+        let ts = "if (process.env.ENABLE_X === 'true') {\n  server.tool('x', schema, h);\n}\nif (tool.register(this)) {\n  this.tools.push(tool);\n}\n";
+        assert_eq!(found("a.ts", ts), ["if (true) {"]);
     }
 
     #[test]
