@@ -12,7 +12,15 @@
 //!   (`args.push("--", ...input.command)`, `["git", "log", "--", path]`,
 //!   `exec.Command("git", "checkout", "--", ref, ".")`), after which a
 //!   value starting with `-` is not read as an option. The mutant leaves it
-//!   out: `argument-injection-refused`.
+//!   out: `argument-injection-refused`;
+//! - a **redaction marker**: a placeholder put where a secret would go
+//!   (`"***"`, `"[REDACTED]"`, `"***redacted***"`, a constant named
+//!   `REDACTED_…`), chosen by a condition (`"***" if k in REDACT_ARGS else
+//!   v`, `p.client_secret ? REDACTED_SECRET : null`) or written over a
+//!   field (`settings["dbt_token"] = "***redacted***"`). The mutant lets the
+//!   value through: the condition's other branch (or, when that is empty,
+//!   the value the condition tested), the overwrite not done:
+//!   `secret-redacted`.
 
 use std::ops::Range;
 
@@ -28,6 +36,8 @@ pub(crate) enum Kind {
     FileMode,
     /// An end-of-options marker.
     EndOfOptions,
+    /// A redaction marker put in place of a value.
+    Redaction,
 }
 
 impl Kind {
@@ -36,6 +46,7 @@ impl Kind {
         match self {
             Kind::FileMode => "secret-redacted",
             Kind::EndOfOptions => "argument-injection-refused",
+            Kind::Redaction => "secret-redacted",
         }
     }
 }
@@ -97,10 +108,161 @@ fn string_value(n: &Node<'_, Doc>) -> Option<String> {
     Some(t.trim_matches(['"', '\'', '`']).to_string())
 }
 
-/// Every protective literal in a parsed file.
-pub(crate) fn markers(g: Grammar, root: &Node<'_, Doc>) -> Vec<Marker> {
+/// Whether an expression is a redaction marker: a string that holds only a
+/// placeholder (`"***"`, `"[REDACTED]"`, `"***redacted***"`, `"<masked>"`,
+/// `"XXXX"`), or a name whose words say it holds one (`REDACTED_SECRET`,
+/// `self.REDACTED_VALUE`).
+fn is_redaction(n: &Node<'_, Doc>) -> bool {
+    if let Some(v) = string_value(n) {
+        if v.contains('{') {
+            return false;
+        }
+        let core = v
+            .trim_matches(|c: char| "[]<>()*-_ ".contains(c))
+            .to_ascii_lowercase();
+        let stars = v.len() >= 3 && v.chars().all(|c| c == '*');
+        let xs = v.len() >= 4 && v.chars().all(|c| c == 'x' || c == 'X');
+        return stars
+            || xs
+            || matches!(core.as_str(), "redacted" | "masked" | "hidden" | "removed");
+    }
+    matches!(
+        n.kind().as_ref(),
+        "identifier" | "attribute" | "member_expression" | "selector_expression"
+    ) && {
+        let t = n.text();
+        let last = t.rsplit('.').next().unwrap_or("");
+        super::vocab::words(last)
+            .iter()
+            .any(|w| matches!(w.as_str(), "redacted" | "masked"))
+    }
+}
+
+/// Whether an expression is an empty value (`None`, `null`, `undefined`,
+/// `nil`, `""`).
+fn is_empty_value(n: &Node<'_, Doc>) -> bool {
+    matches!(
+        n.text().trim(),
+        "None" | "null" | "undefined" | "nil" | "\"\"" | "''"
+    )
+}
+
+/// The redaction a node makes, as the range the mutant replaces and the
+/// replacement that lets the value through (`typed`: TypeScript, where the
+/// value is cast to the marker's type).
+fn redaction(g: Grammar, typed: bool, n: &Node<'_, Doc>) -> Option<(Range<usize>, String)> {
+    match (g, n.kind().as_ref()) {
+        (Grammar::Python, "conditional_expression") | (_, "ternary_expression") => {
+            let (a, cond, b) = if g == Grammar::Python {
+                let k: Vec<Node<'_, Doc>> = n
+                    .named_children()
+                    .filter(|c| c.kind() != "comment")
+                    .collect();
+                if k.len() != 3 {
+                    return None;
+                }
+                (k[0].clone(), k[1].clone(), k[2].clone())
+            } else {
+                (
+                    n.field("consequence")?,
+                    n.field("condition")?,
+                    n.field("alternative")?,
+                )
+            };
+            let other = match (is_redaction(&a), is_redaction(&b)) {
+                (true, false) => b,
+                (false, true) => a,
+                _ => return None,
+            };
+            // Two masks (`v[:3] + "*" * n + v[-3:] if len(v) > 6 else
+            // "****"`): nothing leaks either way.
+            let masks = |d: &Node<'_, Doc>| {
+                is_redaction(d)
+                    || string_value(d).is_some_and(|v| !v.is_empty() && v.chars().all(|c| c == '*'))
+            };
+            if other.dfs().any(|d| masks(&d)) {
+                return None;
+            }
+            // `x ? REDACTED : null`: what leaks is the value tested.
+            let leak = if is_empty_value(&other) {
+                let c = cond.text().to_string();
+                let simple = c
+                    .chars()
+                    .all(|ch| ch.is_alphanumeric() || ch == '_' || ch == '.' || ch == '?');
+                if !simple {
+                    return None;
+                }
+                c
+            } else {
+                other.text().to_string()
+            };
+            let leak = if typed {
+                format!("({leak} as unknown as never)")
+            } else {
+                format!("({leak})")
+            };
+            Some((n.range(), leak))
+        }
+        (Grammar::Python, "assignment") => {
+            // `settings["token"] = "***"`: a field overwritten (not a constant
+            // defined).
+            let left = n.field("left")?;
+            let right = n.field("right")?;
+            if !matches!(left.kind().as_ref(), "subscript" | "attribute") || !is_redaction(&right) {
+                return None;
+            }
+            let stmt = n.parent().filter(|p| p.kind() == "expression_statement")?;
+            Some((stmt.range(), "pass".to_string()))
+        }
+        (Grammar::TypeScript | Grammar::Tsx, "assignment_expression") => {
+            let left = n.field("left")?;
+            let right = n.field("right")?;
+            if !matches!(
+                left.kind().as_ref(),
+                "subscript_expression" | "member_expression"
+            ) || !is_redaction(&right)
+            {
+                return None;
+            }
+            let stmt = n.parent().filter(|p| p.kind() == "expression_statement")?;
+            Some((stmt.range(), ";".to_string()))
+        }
+        (Grammar::Go, "assignment_statement") => {
+            let left = n.field("left")?;
+            let right = n.field("right")?;
+            let one = |l: &Node<'_, Doc>| l.named_children().count() == 1;
+            let target = left.named_children().next()?;
+            if !one(&left)
+                || !one(&right)
+                || !matches!(
+                    target.kind().as_ref(),
+                    "selector_expression" | "index_expression"
+                )
+                || !is_redaction(&right.named_children().next()?)
+            {
+                return None;
+            }
+            // `x.Password = "***"` → `_ = x.Password`: every name stays used.
+            Some((n.range(), format!("_ = {}", target.text())))
+        }
+        _ => None,
+    }
+}
+
+/// Every protective literal in a parsed file (`typed`: a TypeScript file,
+/// not JavaScript).
+pub(crate) fn markers(g: Grammar, typed: bool, root: &Node<'_, Doc>) -> Vec<Marker> {
     let mut out = Vec::new();
     for n in root.dfs() {
+        if let Some((range, replacement)) = redaction(g, typed, &n) {
+            out.push(Marker {
+                range,
+                replacement,
+                kind: Kind::Redaction,
+                text: n.text().lines().next().unwrap_or("").trim().to_string(),
+            });
+            continue;
+        }
         let kind = n.kind();
         if is_number(&kind) {
             if let Some(m) = opened_mode(g, &n.text()) {
@@ -166,7 +328,8 @@ mod tests {
     use super::*;
 
     fn mutated(file: &str, code: &str) -> Vec<(Kind, String)> {
-        testing::found(file, code, markers)
+        let typed = file.ends_with(".ts");
+        testing::found(file, code, |g, r| markers(g, typed, r))
             .into_iter()
             .map(|m| (m.kind, testing::edited(code, &m.range, &m.replacement)))
             .collect()
@@ -185,6 +348,35 @@ mod tests {
         assert!(m[0].1.contains("os.WriteFile(\"t\", b, 0666)"));
         let ts = "fs.writeFileSync(p, t, { mode: 0o600 });\n";
         assert!(mutated("a.ts", ts)[0].1.contains("{ mode: 0o666 }"));
+    }
+
+    #[test]
+    fn a_redaction_marker_lets_the_value_through() {
+        let py = "REDACTED = '***'\ndef f(args, settings, tok, v):\n    settings['dbt_token'] = '***redacted***'\n    safe = {k: '***' if k in REDACT_ARGS else v for k, v in args.items()}\n    s = f\"t={'[REDACTED]' if tok else None}\"\n    m = v[:3] + '*' * 4 if len(v) > 6 else '****'\n    auth_type = '<redacted>'\n    return v == REDACTED\n";
+        let m: Vec<String> = mutated("a.py", py)
+            .into_iter()
+            .filter(|(k, _)| *k == Kind::Redaction)
+            .map(|(_, code)| code)
+            .collect();
+        assert_eq!(m.len(), 3, "{m:?}");
+        assert!(m[0].contains("    pass\n    safe"), "{}", m[0]);
+        assert!(m[1].contains("{k: (v) for k, v"), "{}", m[1]);
+        assert!(m[2].contains("f\"t={(tok)}\""), "{}", m[2]);
+        let ts = "const o = { s: p.client_secret ? REDACTED_SECRET : null, n: x ? cfg.noRedaction : b, t: isSecret(k) ? '***' : null };\nbody.password = '[REDACTED]';\nconst REDACTED_VALUE = '[REDACTED]';\n";
+        let m = mutated("a.ts", ts);
+        assert_eq!(m.len(), 2, "{m:?}");
+        assert!(
+            m[0].1.contains("s: (p.client_secret as unknown as never),"),
+            "{}",
+            m[0].1
+        );
+        assert!(m[1].1.contains("\n;\nconst REDACTED_VALUE"), "{}", m[1].1);
+        let js = "const o = { s: p.secret ? '***' : null };\n";
+        assert!(mutated("a.js", js)[0].1.contains("s: (p.secret) };"));
+        let go = "package p\n\nfunc f(c *C) {\n\tc.Password = \"[REDACTED]\"\n\tredacted := \"***\"\n\t_ = redacted\n}\n";
+        let m = mutated("a.go", go);
+        assert_eq!(m.len(), 1, "{m:?}");
+        assert!(m[0].1.contains("\t_ = c.Password\n"), "{}", m[0].1);
     }
 
     #[test]

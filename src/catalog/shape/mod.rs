@@ -171,7 +171,7 @@ fn parse(file: &str, source: Vec<u8>) -> Option<FileShapes> {
     settings.extend(setting::env_defaults(grammar, &root));
     let constraints = constraint::constraints(grammar, &root);
     let error_results = result::error_results(grammar, &root);
-    let markers = marker::markers(grammar, &root);
+    let markers = marker::markers(grammar, typed, &root);
     let calls = call::calls(grammar, &root);
     let branches = branch::branches(grammar, &root);
     let tests = limit::tests(grammar, &root);
