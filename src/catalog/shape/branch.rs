@@ -193,11 +193,11 @@ fn registers_tool(n: &Node<'_, Doc>) -> bool {
         .field("condition")
         .map(|c| c.text().to_string())
         .unwrap_or_default();
-    let cw = words(&cond);
     if n.field("alternative").is_some()
-        || cw
+        || words(&cond)
             .iter()
-            .any(|w| matches!(w.as_str(), "err" | "error" | "register"))
+            .any(|w| matches!(w.as_str(), "err" | "error"))
+        || registers_itself(&cond)
         || present(&cond)
     {
         return false;
@@ -254,6 +254,14 @@ fn registers_tool(n: &Node<'_, Doc>) -> bool {
     registers
 }
 
+/// Whether a condition calls a registration itself (`tool.register(this)`,
+/// `registerTool(t)`; not `shouldRegisterTool(t)`, which asks).
+fn registers_itself(cond: &str) -> bool {
+    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    RE.get_or_init(|| regex::Regex::new(r"(?:^|[^\w])register\w*\s*\(").expect("a valid regex"))
+        .is_match(cond)
+}
+
 /// Whether a condition only says a value is there (`x != ""`, `x is not
 /// None`, `len(x) > 0`, `x !== undefined`).
 fn present(cond: &str) -> bool {
@@ -280,8 +288,9 @@ pub(crate) fn branches(g: Grammar, root: &Node<'_, Doc>) -> Vec<Branch> {
         let ctext = cond.text().to_string();
         // A tool registered only when the condition holds (`if
         // shouldAddTool(ToolX, enabled) { s.AddTool(…) }`, `if
-        // config.apps_config: register_app_tools(mcp)`): the mutant registers
-        // it whatever the configuration says; named like a tool check.
+        // os.getenv("X_ENABLED") == "true": register_x_tools(mcp)`): the
+        // mutant registers it whatever the configuration says; named like a
+        // tool check.
         let registration = || (vec!["tool".to_string(), "enabled".to_string()], true, true);
         // `taken`: whether the mutant always takes the branch (else never);
         // `check`: named by the `calls` terms (a check's verdict), not the
@@ -392,8 +401,8 @@ mod tests {
         );
         let py = "def f(mcp, config):\n    if os.getenv('X_ENABLED', 'true').lower() == 'true':\n        register_x_tools(mcp)\n    if config.lsp_config:\n        register_lsp_tools(mcp)\n    if name not in _warned_tools:\n        _warned_tools.add(name)\n";
         assert_eq!(found("a.py", py), ["if True:"]);
-        let ts = "if (process.env.ENABLE_X === 'true') {\n  server.tool('x', schema, h);\n}\nif (tool.register(this)) {\n  this.tools.push(tool);\n}\n";
-        assert_eq!(found("a.ts", ts), ["if (true) {"]);
+        let ts = "if (process.env.ENABLE_X === 'true') {\n  server.tool('x', schema, h);\n}\nif (tool.register(this)) {\n  this.tools.push(tool);\n}\nif (shouldRegisterTool(t, cfg)) {\n  server.registerTool(t);\n}\n";
+        assert_eq!(found("a.ts", ts), ["if (true) {", "if (true) {"]);
     }
 
     #[test]
