@@ -25,7 +25,7 @@ use ast_grep_core::Node;
 
 use super::super::grammar::Grammar;
 use super::super::matcher::Doc;
-use super::refusal::{enclosing_name, first_line, statements, Guard, Refusals};
+use super::refusal::{enclosing_name, first_line, rethrow, statements, Guard, Refusals};
 use super::vocab::{words, Evidence};
 
 /// Longest fall-back body (in lines) still read as a refusal.
@@ -222,7 +222,7 @@ fn ts_default(r: &Refusals, typed: bool, sw: &Node<'_, Doc>) -> Option<Guard> {
         .named_children()
         .flat_map(|c| statements(&c))
         .find(|s| s.kind() == "throw_statement")?;
-    if rethrows(&thrown) {
+    if rethrow(&thrown) {
         return None;
     }
     let value = sw.field("value")?.text().to_string();
@@ -303,14 +303,6 @@ fn upstream_ok(cond: &str) -> bool {
         && (has("response") || has("resp") || has("res") || has("result") || has("status"))
 }
 
-/// Whether a `throw`/`raise` passes on what was caught: a bare `raise`,
-/// `throw error`, `raise e` (a name, not a new error).
-fn rethrows(s: &Node<'_, Doc>) -> bool {
-    s.named_children()
-        .find(|c| c.kind() != "comment")
-        .is_none_or(|v| v.kind() == "identifier")
-}
-
 /// Whether a branch body refuses itself (a chain whose every branch
 /// refuses is not a dispatch).
 fn body_refuses(r: &Refusals, g: Grammar, body: &Node<'_, Doc>) -> bool {
@@ -352,7 +344,7 @@ fn else_fallback(r: &Refusals, g: Grammar, typed: bool, n: &Node<'_, Doc>) -> Op
     };
     let stmts = statements(&els);
     let refusing = stmts.iter().find(|s| s.kind() == kind)?;
-    if rethrows(refusing) {
+    if rethrow(refusing) {
         return None;
     }
     let replacement = if python {
@@ -392,7 +384,7 @@ fn py_wildcard(m: &Node<'_, Doc>) -> Option<Guard> {
     }
     let stmts = statements(&block);
     let raised = stmts.iter().find(|s| s.kind() == "raise_statement")?;
-    if rethrows(raised) {
+    if rethrow(raised) {
         return None;
     }
     let subject = m

@@ -517,7 +517,7 @@ pub(crate) fn raising_helpers(g: Grammar, root: &Node<'_, Doc>) -> Vec<String> {
         let ends_raising = f.field("body").is_some_and(|b| {
             statements(&b)
                 .last()
-                .is_some_and(|s| s.kind() == raise && !rethrow(s))
+                .is_some_and(|s| s.kind() == raise && !rethrow(s) && !unimplemented(s))
                 && !b.dfs().any(|n| {
                     matches!(
                         n.kind().as_ref(),
@@ -532,12 +532,20 @@ pub(crate) fn raising_helpers(g: Grammar, root: &Node<'_, Doc>) -> Vec<String> {
     out
 }
 
-/// Whether a `raise`/`throw` passes on what it was given (a bare `raise`,
-/// `throw err`), not a new error of its own.
-fn rethrow(s: &Node<'_, Doc>) -> bool {
+/// Whether a `raise`/`throw` passes on what it was given or caught (a bare
+/// `raise`, `throw error`, `raise e`: a name), not a new error of its own.
+pub(crate) fn rethrow(s: &Node<'_, Doc>) -> bool {
     s.named_children()
         .find(|c| c.kind() != "comment")
         .is_none_or(|v| v.kind() == "identifier")
+}
+
+/// Whether a `raise`/`throw` marks a body not written yet (`raise
+/// NotImplementedError`, `throw new Error("Not implemented")`): an abstract
+/// method, not a refusal.
+fn unimplemented(s: &Node<'_, Doc>) -> bool {
+    let w = words(&s.text());
+    w.windows(2).any(|p| p[0] == "not" && p[1] == "implemented")
 }
 
 /// Whether a statement is a call of one of `helpers` (awaited or not):
@@ -635,7 +643,7 @@ mod tests {
             guarded("a.ts", ts),
             ["(isDangerousFlagName(tok))", "(tok === '--kubeconfig')"]
         );
-        let py = "from typing import NoReturn\n\ndef _deny(msg: str) -> NoReturn:\n    log(msg)\n    abort(msg)\n\nclass V:\n    def _refuse(self, what):\n        logger.warning(what)\n        raise PermissionError(what)\n\n    def _maybe(self, what):\n        if what:\n            return\n        raise ValueError(what)\n\n    def run(self, cmd):\n        if cmd.startswith('-'):\n            self._refuse(cmd)\n        if cmd == 'rm':\n            _deny(cmd)\n        if cmd == 'ls':\n            self._maybe(cmd)\n";
+        let py = "from typing import NoReturn\n\ndef _deny(msg: str) -> NoReturn:\n    log(msg)\n    abort(msg)\n\nclass V:\n    def _refuse(self, what):\n        logger.warning(what)\n        raise PermissionError(what)\n\n    def _maybe(self, what):\n        if what:\n            return\n        raise ValueError(what)\n\n    def _check(self, cmd):\n        raise NotImplementedError('subclasses')\n\n    def run(self, cmd):\n        if cmd == 'x':\n            self._check(cmd)\n        if cmd.startswith('-'):\n            self._refuse(cmd)\n        if cmd == 'rm':\n            _deny(cmd)\n        if cmd == 'ls':\n            self._maybe(cmd)\n";
         assert_eq!(guarded("a.py", py), ["cmd.startswith('-')", "cmd == 'rm'"]);
     }
 
