@@ -124,7 +124,8 @@ fn is_redaction(n: &Node<'_, Doc>) -> bool {
         let xs = v.len() >= 4 && v.chars().all(|c| c == 'x' || c == 'X');
         return stars
             || xs
-            || matches!(core.as_str(), "redacted" | "masked" | "hidden" | "removed");
+            // Not `"hidden"` or `"removed"`: a CSS visibility, a status.
+            || matches!(core.as_str(), "redacted" | "masked");
     }
     matches!(
         n.kind().as_ref(),
@@ -371,8 +372,10 @@ mod tests {
             m[0].1
         );
         assert!(m[1].1.contains("\n;\nconst REDACTED_VALUE"), "{}", m[1].1);
-        let js = "const o = { s: p.secret ? '***' : null };\n";
-        assert!(mutated("a.js", js)[0].1.contains("s: (p.secret) };"));
+        let js = "const o = { s: p.secret ? '***' : null, v: shown ? 'visible' : 'hidden' };\n";
+        let m = mutated("a.js", js);
+        assert_eq!(m.len(), 1, "{m:?}");
+        assert!(m[0].1.contains("s: (p.secret), v:"), "{}", m[0].1);
         let go = "package p\n\nfunc f(c *C) {\n\tc.Password = \"[REDACTED]\"\n\tredacted := \"***\"\n\t_ = redacted\n}\n";
         let m = mutated("a.go", go);
         assert_eq!(m.len(), 1, "{m:?}");
