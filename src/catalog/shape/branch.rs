@@ -205,31 +205,18 @@ fn registers_tool(n: &Node<'_, Doc>) -> bool {
     let tools = |w: &[String]| w.last().is_some_and(|x| x == "tool" || x == "tools");
     // The registration is one of the body's own statements.
     let registers = super::refusal::statements(&body).iter().any(|st| {
-        let c = match st.kind().as_ref() {
-            "expression_statement" => match st.named_children().next() {
-                Some(e) => e,
-                None => return false,
-            },
+        let c = if st.kind() == "assignment_statement" {
             // Go `tools = append(tools, t)`
-            "assignment_statement" => {
-                match st.field("right").and_then(|r| r.named_children().next()) {
-                    Some(e) => e,
-                    None => return false,
-                }
-            }
-            _ => return false,
-        };
-        let c = if matches!(c.kind().as_ref(), "await" | "await_expression") {
-            match c.named_children().next() {
-                Some(e) => e,
-                None => return false,
+            match st.field("right").and_then(|r| r.named_children().next()) {
+                Some(e) if e.kind() == "call_expression" => e,
+                _ => return false,
             }
         } else {
-            c
+            match super::refusal::statement_call(st) {
+                Some(e) => e,
+                None => return false,
+            }
         };
-        if !matches!(c.kind().as_ref(), "call" | "call_expression") {
-            return false;
-        }
         let Some(f) = c.field("function") else {
             return false;
         };

@@ -204,29 +204,21 @@ fn redaction(g: Grammar, typed: bool, n: &Node<'_, Doc>) -> Option<(Range<usize>
             };
             Some((n.range(), leak))
         }
-        (Grammar::Python, "assignment") => {
+        (Grammar::Python, "assignment")
+        | (Grammar::TypeScript | Grammar::Tsx, "assignment_expression") => {
             // `settings["token"] = "***"`: a field overwritten (not a constant
-            // defined).
+            // defined). The mutant does not write it.
+            let (fields, skip): (&[&str], &str) = match g {
+                Grammar::Python => (&["subscript", "attribute"], "pass"),
+                _ => (&["subscript_expression", "member_expression"], ";"),
+            };
             let left = n.field("left")?;
             let right = n.field("right")?;
-            if !matches!(left.kind().as_ref(), "subscript" | "attribute") || !is_redaction(&right) {
+            if !fields.contains(&left.kind().as_ref()) || !is_redaction(&right) {
                 return None;
             }
             let stmt = n.parent().filter(|p| p.kind() == "expression_statement")?;
-            Some((stmt.range(), "pass".to_string()))
-        }
-        (Grammar::TypeScript | Grammar::Tsx, "assignment_expression") => {
-            let left = n.field("left")?;
-            let right = n.field("right")?;
-            if !matches!(
-                left.kind().as_ref(),
-                "subscript_expression" | "member_expression"
-            ) || !is_redaction(&right)
-            {
-                return None;
-            }
-            let stmt = n.parent().filter(|p| p.kind() == "expression_statement")?;
-            Some((stmt.range(), ";".to_string()))
+            Some((stmt.range(), skip.to_string()))
         }
         (Grammar::Go, "assignment_statement") => {
             let left = n.field("left")?;

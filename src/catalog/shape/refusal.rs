@@ -548,29 +548,32 @@ fn unimplemented(s: &Node<'_, Doc>) -> bool {
     w.windows(2).any(|p| p[0] == "not" && p[1] == "implemented")
 }
 
-/// Whether a statement is a call of one of `helpers` (awaited or not):
-/// `reject(tok);`, `self._deny("…")`.
-fn calls_helper(s: &Node<'_, Doc>, helpers: &[String]) -> bool {
-    if helpers.is_empty() || s.kind() != "expression_statement" {
-        return false;
+/// The call a Python/TypeScript expression statement makes, awaited or not
+/// (`reject(tok);`, `await server.tool(…);`, `self._deny("…")`).
+pub(crate) fn statement_call<'r>(s: &Node<'r, Doc>) -> Option<Node<'r, Doc>> {
+    if s.kind() != "expression_statement" {
+        return None;
     }
-    let Some(outer) = s.named_children().next() else {
-        return false;
-    };
+    let outer = s.named_children().next()?;
     let e = if matches!(outer.kind().as_ref(), "await" | "await_expression") {
-        match outer.named_children().next() {
-            Some(inner) => inner,
-            None => return false,
-        }
+        outer.named_children().next()?
     } else {
         outer
     };
-    matches!(e.kind().as_ref(), "call" | "call_expression")
-        && e.field("function").is_some_and(|f| {
-            let t = f.text();
-            let name = t.rsplit('.').next().unwrap_or("");
-            helpers.iter().any(|h| h == name)
-        })
+    matches!(e.kind().as_ref(), "call" | "call_expression").then_some(e)
+}
+
+/// Whether a statement is a call of one of `helpers` (awaited or not):
+/// `reject(tok);`, `self._deny("…")`.
+fn calls_helper(s: &Node<'_, Doc>, helpers: &[String]) -> bool {
+    !helpers.is_empty()
+        && statement_call(s)
+            .and_then(|c| c.field("function"))
+            .is_some_and(|f| {
+                let t = f.text();
+                let name = t.rsplit('.').next().unwrap_or("");
+                helpers.iter().any(|h| h == name)
+            })
 }
 
 /// A refusing statement's first line, trimmed (what a generic guard lists).
