@@ -45,15 +45,38 @@ pub struct Found {
     pub replace: String,
 }
 
-/// A site that could not be anchored to a unique text (reported, not run).
+/// A site left out of the run (reported, not run): no unique text anchors
+/// it, or its mutant would not build.
 #[derive(Debug, Clone)]
 pub struct Unanchored {
     /// The catalog operator that found the site.
     pub operator: &'static Operator,
     /// The site, as the operator's matcher found it.
     pub site: Site,
-    /// Why no unique text anchors it.
-    pub why: anchor::AnchorError,
+    /// Why it is left out.
+    pub why: LeftOut,
+}
+
+/// Why a site found is not run.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum LeftOut {
+    /// No unique text anchors its mutation.
+    #[error(transparent)]
+    Unanchored(#[from] anchor::AnchorError),
+    /// Its mutant would not build ([`catalog::viable`]): the compiler, not a
+    /// test, would kill it.
+    #[error("{0}")]
+    Unbuildable(String),
+}
+
+impl LeftOut {
+    /// The listing's status for a site left out for this reason.
+    pub fn status(&self) -> &'static str {
+        match self {
+            LeftOut::Unanchored(_) => "unanchored",
+            LeftOut::Unbuildable(_) => "unbuildable",
+        }
+    }
 }
 
 /// What the catalog found in a repository.
@@ -265,6 +288,15 @@ pub fn sites_to_mutations(
         let source = sources
             .entry(site.file.clone())
             .or_insert_with(|| read_source(root, &site.file));
+        let mut site = site;
+        if let Some(why) = unbuildable(source, &mut site) {
+            unanchored.push(Unanchored {
+                operator: op,
+                site,
+                why: LeftOut::Unbuildable(why),
+            });
+            continue;
+        }
         match anchor::anchor(source, site.start, site.end, &site.replacement) {
             Ok(a) => {
                 let n = per_op.entry(op.id.clone()).or_insert(0);
@@ -285,13 +317,33 @@ pub fn sites_to_mutations(
             Err(why) => unanchored.push(Unanchored {
                 operator: op,
                 site,
-                why,
+                why: why.into(),
             }),
         }
     }
     // Spec order: by file, then position, like a hand-written spec.
     found.sort_by(|a, b| (&a.site.file, a.site.start).cmp(&(&b.site.file, b.site.start)));
     (found, unanchored)
+}
+
+/// Why the site's mutant would not build, after rewriting the site so that
+/// it does where that is possible ([`catalog::viable::rescued`]); `None`
+/// when it builds.
+fn unbuildable(source: &str, site: &mut Site) -> Option<String> {
+    let check =
+        |s: &Site| catalog::viable::unbuildable(&s.file, source, s.start, s.end, &s.replacement);
+    let why = check(site)?;
+    if let Some(replacement) = catalog::viable::rescued(&site.original, &site.replacement) {
+        let fixed = Site {
+            replacement,
+            ..site.clone()
+        };
+        if check(&fixed).is_none() {
+            *site = fixed;
+            return None;
+        }
+    }
+    Some(why)
 }
 
 /// One site per distinct mutant: two operators whose edits leave the same
@@ -394,7 +446,7 @@ pub fn listed(survey: &Survey) -> Vec<Listed<'_>> {
             rule: rule_text(u.operator),
             file: &u.site.file,
             line,
-            status: "unanchored",
+            status: u.why.status(),
             why: Some(u.why.to_string()),
             text: text(&u.site.file, line),
         });
@@ -779,7 +831,7 @@ pub fn grouped_markdown(survey: &Survey, rows: &[ControlRow], ran: &RanCommand) 
     }
     unreached_section(&mut s, rows);
     if !survey.unanchored.is_empty() {
-        s.push_str("\n### sites that could not be anchored\n\n");
+        s.push_str("\n### sites left out (no unique anchor, or a mutant that would not build)\n\n");
         for u in &survey.unanchored {
             s.push_str(&format!(
                 "- {} at {}:{}: {}\n",

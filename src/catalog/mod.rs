@@ -20,6 +20,7 @@ mod grammar;
 mod load;
 mod matcher;
 pub mod shape;
+pub mod viable;
 
 use std::path::Path;
 use std::sync::OnceLock;

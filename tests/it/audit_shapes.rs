@@ -441,3 +441,115 @@ fn a_fall_back_refusal_is_killed_by_the_test_of_an_unknown_value() {
         "survived"
     );
 }
+
+/// Go mutants a rewrite alone would leave unbuildable: a keyed boolean that
+/// is its variable's only use, an import used only by the call a transform
+/// drops, a bound passed with its cause, a pointer limit, a call unpacked
+/// into two values.
+const UNBUILDABLE_GO: &str = "package main\n\n\
+import (\n\t\"errors\"\n\t\"fmt\"\n\t\"time\"\n\n\t\"example.com/vb/clean\"\n\t\"example.com/vb/context\"\n)\n\n\
+type Tool struct{ readOnly bool }\n\n\
+func (t Tool) IsReadOnly() bool { return t.readOnly }\n\n\
+type Info struct {\n\tName     string\n\tReadOnly bool\n}\n\n\
+type Args struct {\n\tLimit *int64\n}\n\n\
+type Req struct {\n\tLimit *int64\n}\n\n\
+func describe(t Tool, name string) Info {\n\tisReadOnly := t.IsReadOnly()\n\tn := clean.Sanitize(name)\n\treturn Info{Name: n, ReadOnly: isReadOnly}\n}\n\n\
+func request(args Args) Req {\n\treturn Req{Limit: args.Limit}\n}\n\n\
+func sanitizePair(s string) (string, bool) {\n\treturn s, false\n}\n\n\
+func pair(s string) string {\n\tv, changed := sanitizePair(s)\n\tif changed {\n\t\treturn \"\"\n\t}\n\treturn v\n}\n\n\
+func connect(ctx context.Context, wait time.Duration) error {\n\tctx, cancel := context.WithTimeoutCause(ctx, wait, fmt.Errorf(\"timed out after %s\", wait))\n\tdefer cancel()\n\t<-ctx.Done()\n\treturn errors.New(\"done\")\n}\n\n\
+func main() {\n\tfmt.Println(describe(Tool{}, \"x\"), request(Args{}), pair(\"y\"), connect(context.Background(), time.Second))\n}\n";
+
+const CLEAN_GO: &str = "package clean\n\nimport \"strings\"\n\n\
+// Sanitize drops NUL bytes.\nfunc Sanitize(s string) string { return strings.ReplaceAll(s, \"\\x00\", \"\") }\n";
+
+/// `context.WithTimeoutCause` for Go 1.19 (the standard library has it
+/// from 1.21).
+const CONTEXT_GO: &str = "package context\n\nimport (\n\tstd \"context\"\n\t\"time\"\n)\n\n\
+type Context = std.Context\n\n\
+func Background() Context { return std.Background() }\n\n\
+func WithTimeoutCause(ctx Context, d time.Duration, cause error) (Context, std.CancelFunc) {\n\t_ = cause\n\treturn std.WithTimeout(ctx, d)\n}\n";
+
+#[test]
+fn go_mutants_that_would_not_build_are_rescued_or_left_out() {
+    if !skip::have_go() {
+        return;
+    }
+    let fx = Fixture::git(&[
+        ("main.go", UNBUILDABLE_GO),
+        ("clean/clean.go", CLEAN_GO),
+        ("context/context.go", CONTEXT_GO),
+        ("go.mod", "module example.com/vb\n\ngo 1.19\n"),
+    ]);
+    let (code, out, err) = fx.run(&["audit", "--list", "--json", "."]);
+    assert_eq!(code, 0, "{err}");
+    let doc: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    let rows: Vec<(u64, String, String, String)> = doc["sites"]
+        .as_array()
+        .expect("sites")
+        .iter()
+        .filter(|s| s["file"] == "main.go")
+        .map(|s| {
+            (
+                s["line"].as_u64().unwrap(),
+                s["control"].as_str().unwrap().to_string(),
+                s["status"].as_str().unwrap().to_string(),
+                s["why"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect();
+    let line_of = |needle: &str| {
+        UNBUILDABLE_GO
+            .lines()
+            .position(|l| l.contains(needle))
+            .map(|i| i as u64 + 1)
+            .unwrap()
+    };
+    let at = |needle: &str| -> Vec<&(u64, String, String, String)> {
+        rows.iter().filter(|r| r.0 == line_of(needle)).collect()
+    };
+    // The transform's package is used nowhere else: its mutant is listed,
+    // left out, with the reason.
+    let sanitize = at("clean.Sanitize(name)");
+    let read_only = at("ReadOnly: isReadOnly");
+    assert!(
+        sanitize.iter().any(
+            |r| r.2 == "unbuildable" && r.3.contains("the import `clean` would be left unused")
+        ),
+        "{rows:?}"
+    );
+    // The keyed boolean is kept used (`false && (isReadOnly)`) and run.
+    assert!(
+        read_only
+            .iter()
+            .any(|r| r.1 == "read-only-enforced" && r.2 == "mutant"),
+        "{rows:?}"
+    );
+    // The timeout bound is `wait`, not the cause; the pointer limit and the
+    // unpacked call are no sites.
+    assert!(
+        at("WithTimeoutCause").iter().any(|r| r.2 == "mutant"),
+        "{rows:?}"
+    );
+    assert!(at("Limit: args.Limit").is_empty(), "{rows:?}");
+    assert!(at("v, changed := sanitizePair(s)").is_empty(), "{rows:?}");
+    let mutants = rows.iter().filter(|r| r.2 == "mutant").count();
+    assert!(mutants >= 2, "{rows:?}");
+    // `go vet` is the whole suite: every mutant run builds, so none is killed.
+    let (code, out, err) = fx.run(&[
+        "audit",
+        "--no-canary",
+        "--test-command",
+        "go vet ./...",
+        "-o",
+        "vet.out",
+        ".",
+    ]);
+    assert_eq!(code, 2, "{out}\n{err}");
+    let verdicts = fx.verdicts("vet.out");
+    assert!(
+        verdicts.values().all(|v| v == "survived"),
+        "a mutant broke the build: {verdicts:?}"
+    );
+    assert!(verdicts.len() >= mutants, "{verdicts:?}");
+}

@@ -170,6 +170,61 @@ fn route_middlewares(call: &Node<'_, Doc>) -> Vec<(Range<usize>, String)> {
     out
 }
 
+/// Whether the call's result is unpacked into several values, so its one
+/// argument cannot stand in for it: Go `a, b, c := f(x)` or `return f(x)`
+/// in a function of several results; Python `a, b = f(x)`; TypeScript
+/// `const [a, b] = f(x)` / `const { a } = await f(x)`.
+fn several_results(call: &Node<'_, Doc>) -> bool {
+    let up = call
+        .parent()
+        .filter(|p| matches!(p.kind().as_ref(), "await" | "await_expression"))
+        .unwrap_or_else(|| call.clone());
+    let Some(p) = up.parent() else {
+        return false;
+    };
+    let count = |n: &Node<'_, Doc>| n.named_children().filter(|c| c.kind() != "comment").count();
+    match p.kind().as_ref() {
+        // Go: the call alone on the right of several names, or returned
+        // alone from a function of several results.
+        "expression_list" if count(&p) == 1 => {
+            let Some(pp) = p.parent() else {
+                return false;
+            };
+            match pp.kind().as_ref() {
+                "short_var_declaration" | "assignment_statement" => {
+                    pp.field("left").is_some_and(|l| count(&l) > 1)
+                }
+                "var_spec" => pp.children().filter(|c| c.kind() == "identifier").count() > 1,
+                "return_statement" => pp
+                    .ancestors()
+                    .find(|a| {
+                        matches!(
+                            a.kind().as_ref(),
+                            "function_declaration" | "method_declaration" | "func_literal"
+                        )
+                    })
+                    .and_then(|f| f.field("result"))
+                    .is_some_and(|r| r.kind() == "parameter_list" && count(&r) > 1),
+                _ => false,
+            }
+        }
+        "assignment" | "variable_declarator" | "assignment_expression" => {
+            let target = p.field("left").or_else(|| p.field("name"));
+            target.is_some_and(|t| {
+                matches!(
+                    t.kind().as_ref(),
+                    "pattern_list"
+                        | "tuple_pattern"
+                        | "list_pattern"
+                        | "array_pattern"
+                        | "object_pattern"
+                )
+            })
+        }
+        _ => false,
+    }
+}
+
 /// A FastAPI dependency (`Depends(verify_api_key)`): the dependency's name.
 fn fastapi_dependency(call: &Node<'_, Doc>) -> Option<String> {
     if callee_name(call) != "Depends" {
@@ -267,6 +322,9 @@ pub(crate) fn calls(g: Grammar, root: &Node<'_, Doc>) -> Vec<Call> {
             let Some(arg) = first_argument(&n) else {
                 continue;
             };
+            if several_results(&n) {
+                continue;
+            }
             out.push(Call {
                 range: n.range(),
                 replacement: arg.text().to_string(),
@@ -361,6 +419,24 @@ mod tests {
             m,
             ["package p\n\nfunc f(b string) string {\n\tvalidate(b)\n\treturn b\n}\n"]
         );
+    }
+
+    #[test]
+    fn a_transform_whose_result_is_unpacked_is_not_a_site() {
+        // Its one argument cannot stand for several values: the mutant would
+        // not build (Go) or would fail on unpacking, not on a test.
+        let go = "package p\n\nfunc f(line string, in bool) (string, error) {\n\ts, toggled := sanitizeFenceLine(line, in)\n\tvar a, b = sanitizeParts(line)\n\t_, _, _ = toggled, a, b\n\treturn sanitizePair(s)\n}\n\nfunc g(line string) string {\n\treturn sanitizeLine(line)\n}\n";
+        let m = mutated("a.go", go);
+        assert_eq!(m.len(), 1, "{m:?}");
+        assert!(m[0].contains("\treturn line\n"), "{}", m[0]);
+        let py = "def f(x):\n    a, b = sanitize_pair(x)\n    (c, d) = sanitize_pair(x)\n    return sanitize(a)\n";
+        let m = mutated("a.py", py);
+        assert_eq!(m.len(), 1, "{m:?}");
+        assert!(m[0].contains("return a\n"), "{}", m[0]);
+        let ts = "async function f(x) {\n  const [a, b] = sanitizePair(x);\n  const { c } = await sanitizeObj(x);\n  return sanitize(a);\n}\n";
+        let m = mutated("a.ts", ts);
+        assert_eq!(m.len(), 1, "{m:?}");
+        assert!(m[0].contains("return a;"), "{}", m[0]);
     }
 
     #[test]

@@ -644,13 +644,74 @@ fn argparse_flag<'r>(n: &Node<'r, Doc>) -> Option<(String, Node<'r, Doc>)> {
     Some((name.trim_start_matches('-').to_string(), default))
 }
 
-/// Go calls whose last argument bounds what they read or how long they wait.
-const GO_BOUNDING_CALLS: &[&str] = &[
-    "io.LimitReader",
-    "http.MaxBytesReader",
-    "context.WithTimeout",
-    "context.WithTimeoutCause",
+/// Go calls one of whose arguments (its index here) bounds what they read
+/// or how long they wait: `context.WithTimeoutCause(ctx, d, cause)` is
+/// bounded by `d`, not by its last argument.
+const GO_BOUNDING_CALLS: &[(&str, usize)] = &[
+    ("io.LimitReader", 1),
+    ("http.MaxBytesReader", 2),
+    ("context.WithTimeout", 1),
+    ("context.WithTimeoutCause", 1),
 ];
+
+/// Whether a Go value is declared, in this file, with a type that is not a
+/// number, so multiplying it would not build: a struct field of that name
+/// (`Limit *int64`, `Limit string`) for `args.Limit`, a parameter or typed
+/// `var` of the enclosing function for a plain name. Unknown types (declared
+/// elsewhere, inferred by `:=`) are taken to be numbers, as the key says.
+fn go_not_a_number(root: &Node<'_, Doc>, value: &Node<'_, Doc>) -> bool {
+    let not_number = |t: Node<'_, Doc>| {
+        matches!(
+            t.kind().as_ref(),
+            "pointer_type"
+                | "slice_type"
+                | "array_type"
+                | "map_type"
+                | "struct_type"
+                | "interface_type"
+                | "channel_type"
+                | "function_type"
+        ) || matches!(t.text().as_ref(), "string" | "bool" | "any" | "error")
+    };
+    let named = |decl: &Node<'_, Doc>, name: &str| {
+        decl.children().any(|c| {
+            matches!(c.kind().as_ref(), "field_identifier" | "identifier") && c.text() == name
+        })
+    };
+    match value.kind().as_ref() {
+        "selector_expression" => {
+            let Some(field) = value.field("field") else {
+                return false;
+            };
+            let name = field.text().to_string();
+            root.dfs()
+                .filter(|d| d.kind() == "field_declaration" && named(d, &name))
+                .filter_map(|d| d.field("type"))
+                .any(not_number)
+        }
+        "identifier" => {
+            let name = value.text().to_string();
+            let Some(function) = value.ancestors().find(|a| {
+                matches!(
+                    a.kind().as_ref(),
+                    "function_declaration" | "method_declaration" | "func_literal"
+                )
+            }) else {
+                return false;
+            };
+            let typed = function
+                .dfs()
+                .filter(|d| {
+                    matches!(d.kind().as_ref(), "parameter_declaration" | "var_spec")
+                        && named(d, &name)
+                })
+                .filter_map(|d| d.field("type"))
+                .any(not_number);
+            typed
+        }
+        _ => false,
+    }
+}
 
 /// Every bound passed where it takes effect rather than declared, in Go: a
 /// keyed element named a maximum, limit or timeout holding a name
@@ -682,7 +743,9 @@ pub(crate) fn bound_arguments(g: Grammar, root: &Node<'_, Doc>) -> Vec<Setting> 
                 if !names_bound(&w) {
                     continue;
                 }
-                if !matches!(value.kind().as_ref(), "identifier" | "selector_expression") {
+                if !matches!(value.kind().as_ref(), "identifier" | "selector_expression")
+                    || go_not_a_number(root, &value)
+                {
                     continue;
                 }
                 push(&mut out, &value, format!("({}) * 1000", value.text()), w);
@@ -692,15 +755,17 @@ pub(crate) fn bound_arguments(g: Grammar, root: &Node<'_, Doc>) -> Vec<Setting> 
                     continue;
                 };
                 let ft = f.text().to_string();
-                if !GO_BOUNDING_CALLS.contains(&ft.as_str()) {
+                let Some(&(_, at)) = GO_BOUNDING_CALLS.iter().find(|(f, _)| *f == ft) else {
                     continue;
-                }
-                let Some(last) = n.field("arguments").and_then(|a| a.named_children().last())
+                };
+                let Some(bound) = n
+                    .field("arguments")
+                    .and_then(|a| a.named_children().filter(|c| c.kind() != "comment").nth(at))
                 else {
                     continue;
                 };
                 let name = words(ft.rsplit('.').next().unwrap_or(""));
-                push(&mut out, &last, format!("({}) * 1000", last.text()), name);
+                push(&mut out, &bound, format!("({}) * 1000", bound.text()), name);
             }
             _ => {}
         }
@@ -1133,6 +1198,22 @@ mod tests {
                 ("maxBody".into(), "(maxBody) * 1000".into()),
                 ("cfg.Timeout".into(), "(cfg.Timeout) * 1000".into()),
             ]
+        );
+        // The bound of `WithTimeoutCause` is its duration, not its cause.
+        let go = "package p\n\nfunc f(ctx context.Context) {\n\tctx, cancel := context.WithTimeoutCause(ctx, initTimeout, fmt.Errorf(\"timed out after %s\", initTimeout))\n\t_, _ = ctx, cancel\n}\n";
+        assert_eq!(
+            loosened("s.go", go, bound_arguments),
+            [("initTimeout".into(), "(initTimeout) * 1000".into())]
+        );
+    }
+
+    #[test]
+    fn a_bound_declared_here_as_no_number_is_not_multiplied() {
+        // `Limit *int64` / `Limit string`: `(args.Limit) * 1000` would not build.
+        let go = "package p\n\ntype In struct {\n\tLimit *int64\n\tMaxItems string\n}\n\nfunc f(args In, cfg Cfg, size *int) Req {\n\tvar depth string\n\treturn Req{Limit: args.Limit, MaxItems: args.MaxItems, Timeout: cfg.Timeout, MaxSize: size, MaxDepth: depth}\n}\n";
+        assert_eq!(
+            loosened("s.go", go, bound_arguments),
+            [("cfg.Timeout".into(), "(cfg.Timeout) * 1000".into())]
         );
     }
 

@@ -1,0 +1,379 @@
+//! Would a mutant build? A catalog matcher or a shape rewrites one node
+//! without seeing the rest of the file, so its mutant can break the build
+//! where the node was the last of something: the only use of a Go local
+//! variable (`ReadOnly: isReadOnly` → `false` leaves `isReadOnly declared and
+//! not used`), the only use of a Go import (`url.PathEscape(id)` → `id`
+//! leaves `"net/url" imported and not used`), or a rewrite that does not
+//! parse at all. Such a mutant is killed by the compiler, not by a test: it
+//! proves nothing, and `audit` would count it as a kill.
+//!
+//! [`unbuildable`] says why a mutant would not build (checked against the
+//! original file, so what the original already does is never blamed on the
+//! mutant); [`rescued`] keeps a Go name used where the rewrite puts a
+//! boolean in its place (`false && (isReadOnly)`), the one rescue that keeps
+//! both the type and the mutant's meaning.
+
+use std::collections::BTreeMap;
+
+use ast_grep_core::{AstGrep, Node};
+
+use super::grammar::Grammar;
+use super::matcher::Doc;
+
+/// Why the mutant of `source` that replaces `start..end` by `replacement`
+/// would not build, or `None` when nothing says so. Only what the mutant
+/// changes counts: a syntax error the original already has, or a name the
+/// original already leaves unused, is not the mutant's.
+pub fn unbuildable(
+    file: &str,
+    source: &str,
+    start: usize,
+    end: usize,
+    replacement: &str,
+) -> Option<String> {
+    let g = Grammar::for_path(file)?;
+    if end > source.len() || !source.is_char_boundary(start) || !source.is_char_boundary(end) {
+        return None;
+    }
+    let mutated = format!("{}{}{}", &source[..start], replacement, &source[end..]);
+    let before = AstGrep::try_new(source, g).ok()?;
+    let after = AstGrep::try_new(mutated.as_str(), g).ok()?;
+    if broken(&after.root()) > broken(&before.root()) {
+        return Some("the rewrite does not parse".to_string());
+    }
+    if g != Grammar::Go {
+        return None;
+    }
+    if let Some(name) = lost_import(&before.root(), &after.root()) {
+        return Some(format!(
+            "Go would not build it: the import `{name}` would be left unused"
+        ));
+    }
+    let (Some(f0), Some(f1)) = (
+        outer_function(&before.root(), start),
+        outer_function(&after.root(), start),
+    ) else {
+        return None;
+    };
+    let (used0, used1) = (local_uses(&f0), local_uses(&f1));
+    used0
+        .iter()
+        .find(|(name, n)| **n > 0 && used1.get(*name).copied().unwrap_or(0) == 0)
+        .map(|(name, _)| {
+            format!("Go would not build it: the variable `{name}` would be declared and not used")
+        })
+}
+
+/// The mutant rewritten so that a Go name it dropped stays used, when what
+/// it puts in that name's place is `true` or `false`: the differing part
+/// becomes `(false && (x))` / `(true || (x))`, which has the same value and
+/// type as the literal and still reads `x`. `None` when the differing part
+/// is anything else.
+pub fn rescued(original: &str, replacement: &str) -> Option<String> {
+    let prefix = common_prefix(original, replacement);
+    let suffix = common_suffix(&original[prefix..], &replacement[prefix..]);
+    let dropped = original[prefix..original.len() - suffix].trim();
+    let put = replacement[prefix..replacement.len() - suffix].trim();
+    if dropped.is_empty() {
+        return None;
+    }
+    let kept = match put {
+        "false" => format!("(false && ({dropped}))"),
+        "true" => format!("(true || ({dropped}))"),
+        _ => return None,
+    };
+    Some(format!(
+        "{}{}{}",
+        &replacement[..prefix],
+        kept,
+        &replacement[replacement.len() - suffix..]
+    ))
+}
+
+/// Bytes two texts share at their start, cut back to a whole token (an
+/// identifier is never split: `isReadOnly` and `is` share no token).
+fn common_prefix(a: &str, b: &str) -> usize {
+    let mut n = a
+        .char_indices()
+        .zip(b.chars())
+        .take_while(|((_, x), y)| x == y)
+        .last()
+        .map_or(0, |((i, x), _)| i + x.len_utf8());
+    while n > 0 && (word_at(a, n) || word_at(b, n)) && word_before(a, n) {
+        n = a[..n].char_indices().last().map_or(0, |(i, _)| i);
+    }
+    n
+}
+
+/// Bytes two texts share at their end, cut back to a whole token.
+fn common_suffix(a: &str, b: &str) -> usize {
+    let mut n = a
+        .chars()
+        .rev()
+        .zip(b.chars().rev())
+        .take_while(|(x, y)| x == y)
+        .map(|(x, _)| x.len_utf8())
+        .sum::<usize>();
+    while n > 0 {
+        let (ia, ib) = (a.len() - n, b.len() - n);
+        let split = (word_before(a, ia) || word_before(b, ib)) && word_at(a, ia);
+        if !split {
+            break;
+        }
+        n -= a[ia..].chars().next().map_or(1, char::len_utf8);
+    }
+    n
+}
+
+fn is_word(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+/// Does a word character start at byte `i` of `s`?
+fn word_at(s: &str, i: usize) -> bool {
+    s[i..].chars().next().is_some_and(is_word)
+}
+
+/// Does a word character end just before byte `i` of `s`?
+fn word_before(s: &str, i: usize) -> bool {
+    s[..i].chars().next_back().is_some_and(is_word)
+}
+
+/// The top-level Go function or method around byte `at`: its nested
+/// function literals share its variables.
+fn outer_function<'r>(root: &Node<'r, Doc>, at: usize) -> Option<Node<'r, Doc>> {
+    root.children().find(|n| {
+        matches!(
+            n.kind().as_ref(),
+            "function_declaration" | "method_declaration"
+        ) && n.range().start <= at
+            && at < n.range().end
+    })
+}
+
+/// Syntax errors in a tree: error and missing nodes.
+fn broken(root: &Node<'_, Doc>) -> usize {
+    root.dfs()
+        .filter(|n| n.is_error() || n.is_missing())
+        .count()
+}
+
+/// The package name a Go import brings into the file: its alias, else the
+/// last element of its path without a major version (`…/go-github/v79/github`
+/// → `github`, `gopkg.in/yaml.v3` → `yaml`); `None` for a blank or dot import
+/// and for a path whose name is not an identifier (`mcp-go`: the package
+/// clause decides, which this file does not show).
+fn import_name(spec: &Node<'_, Doc>) -> Option<String> {
+    if let Some(alias) = spec.field("name") {
+        let a = alias.text().to_string();
+        return (a != "_" && a != ".").then_some(a);
+    }
+    let path = spec.field("path")?.text().trim_matches('"').to_string();
+    let mut parts: Vec<&str> = path.split('/').collect();
+    if parts.len() > 1
+        && parts.last().is_some_and(|p| {
+            p.len() > 1 && p.starts_with('v') && p[1..].bytes().all(|b| b.is_ascii_digit())
+        })
+    {
+        parts.pop();
+    }
+    let last = parts.last()?;
+    let last = match last.rsplit_once(".v") {
+        Some((name, v)) if !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()) => name,
+        _ => last,
+    };
+    (!last.is_empty()
+        && last.chars().all(is_word)
+        && !last.starts_with(|c: char| c.is_ascii_digit()))
+    .then(|| last.to_string())
+}
+
+/// An import the original file uses and the mutant does not.
+fn lost_import(before: &Node<'_, Doc>, after: &Node<'_, Doc>) -> Option<String> {
+    // A package is used as `pkg.Name`: the operand of a selector, or the
+    // package of a qualified type. A bare `url` is a variable, a struct
+    // key or a field, never the package.
+    let uses = |root: &Node<'_, Doc>, name: &str| {
+        root.dfs()
+            .filter(|n| n.text() == name)
+            .filter(|n| match n.kind().as_ref() {
+                "package_identifier" => !n.ancestors().any(|a| a.kind() == "import_spec"),
+                "identifier" => n.parent().is_some_and(|p| {
+                    p.kind() == "selector_expression"
+                        && p.field("operand").is_some_and(|o| o.range() == n.range())
+                }),
+                _ => false,
+            })
+            .count()
+    };
+    after
+        .dfs()
+        .filter(|n| n.kind() == "import_spec")
+        .filter_map(|s| import_name(&s))
+        .find(|name| uses(before, name) > 0 && uses(after, name) == 0)
+}
+
+/// Uses of each variable declared in a Go function (its nested function
+/// literals included): every occurrence of the name that neither declares
+/// it nor is assigned to. Parameters and named results are not counted
+/// (Go lets them go unused).
+fn local_uses(function: &Node<'_, Doc>) -> BTreeMap<String, usize> {
+    let mut uses: BTreeMap<String, usize> = BTreeMap::new();
+    let declared = |n: &Node<'_, Doc>| {
+        let Some(p) = n.parent() else {
+            return false;
+        };
+        match p.kind().as_ref() {
+            "var_spec" => true,
+            "expression_list" => p.parent().is_some_and(|pp| {
+                matches!(
+                    pp.kind().as_ref(),
+                    "short_var_declaration" | "assignment_statement" | "range_clause"
+                ) && pp.field("left").is_some_and(|l| l.range() == p.range())
+            }),
+            _ => false,
+        }
+    };
+    let body_nodes: Vec<Node<'_, Doc>> = function
+        .dfs()
+        .filter(|n| n.kind() == "identifier")
+        .collect();
+    for n in &body_nodes {
+        let Some(p) = n.parent() else {
+            continue;
+        };
+        let declares = match p.kind().as_ref() {
+            "var_spec" => true,
+            "expression_list" => p.parent().is_some_and(|pp| {
+                matches!(pp.kind().as_ref(), "short_var_declaration" | "range_clause")
+                    && pp.field("left").is_some_and(|l| l.range() == p.range())
+            }),
+            _ => false,
+        };
+        if declares && n.text() != "_" {
+            uses.entry(n.text().to_string()).or_insert(0);
+        }
+    }
+    for n in &body_nodes {
+        if let Some(count) = uses.get_mut(n.text().as_ref()) {
+            if !declared(n) {
+                *count += 1;
+            }
+        }
+    }
+    uses
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn why(file: &str, source: &str, find: &str, replacement: &str) -> Option<String> {
+        let start = source.find(find).expect("find occurs");
+        unbuildable(file, source, start, start + find.len(), replacement)
+    }
+
+    const GO: &str = "package p\n\nimport (\n\t\"fmt\"\n\t\"net/url\"\n)\n\ntype C struct {\n\turl string\n}\n\nfunc n(u string) C {\n\treturn C{url: u}\n}\n\nfunc f(t *Tool, id string, ready bool) Info {\n\tisReadOnly := t.IsReadOnly()\n\thosts := t.Hosts()\n\tp := fmt.Sprintf(\"/a/%s\", url.PathEscape(id))\n\tfor _, h := range hosts {\n\t\t_ = h\n\t}\n\treturn Info{ReadOnly: isReadOnly, Path: p, Ready: ready}\n}\n";
+
+    #[test]
+    fn the_last_use_of_a_go_local_or_import_makes_a_mutant_unbuildable() {
+        assert_eq!(
+            why("f.go", GO, "ReadOnly: isReadOnly", "ReadOnly: false").as_deref(),
+            Some("Go would not build it: the variable `isReadOnly` would be declared and not used")
+        );
+        assert_eq!(
+            why("f.go", GO, "url.PathEscape(id)", "id").as_deref(),
+            Some("Go would not build it: the import `url` would be left unused")
+        );
+        // A name still used elsewhere, a parameter, a range variable read
+        // elsewhere: Go builds these.
+        assert_eq!(why("f.go", GO, "p := fmt.Sprintf", "p := fmt.Sprint"), None);
+        assert_eq!(why("f.go", GO, "Ready: ready", "Ready: false"), None);
+        assert_eq!(
+            why("f.go", GO, "range hosts", "range []string{}").as_deref(),
+            Some("Go would not build it: the variable `hosts` would be declared and not used")
+        );
+        // A variable of the function read only in a closure it passes on.
+        let closure = "package p\n\nfunc f(t *T) {\n\tisReadOnly := t.RO()\n\trun(func() Info {\n\t\treturn Info{ReadOnly: isReadOnly}\n\t})\n}\n";
+        assert!(
+            why("f.go", closure, "ReadOnly: isReadOnly", "ReadOnly: false")
+                .is_some_and(|w| w.contains("`isReadOnly`"))
+        );
+        // An assignment is not a use: `x = …` keeps nothing alive.
+        let assigned = "package p\n\nfunc f() bool {\n\tok := false\n\tok = g()\n\treturn ok\n}\n";
+        assert!(
+            why("f.go", assigned, "return ok", "return true").is_some_and(|w| w.contains("`ok`"))
+        );
+    }
+
+    #[test]
+    fn a_rewrite_that_does_not_parse_is_unbuildable_in_every_language() {
+        let go =
+            "package p\n\nfunc f(h *H) Opts {\n\treturn Opts{\n\t\tMaxBody: h.max(),\n\t}\n}\n";
+        assert_eq!(
+            why("f.go", go, "h.max()", "").as_deref(),
+            Some("the rewrite does not parse")
+        );
+        let py = "def f(x):\n    return g(x)\n";
+        assert_eq!(
+            why("f.py", py, "g(x)", "g(x").as_deref(),
+            Some("the rewrite does not parse")
+        );
+        let ts = "export const f = (x: string) => g(x);\n";
+        assert_eq!(
+            why("f.ts", ts, "g(x)", "").as_deref(),
+            Some("the rewrite does not parse")
+        );
+        assert_eq!(why("f.ts", ts, "g(x)", "x"), None);
+        // Python and TypeScript have no unused-name errors to check.
+        assert_eq!(
+            why(
+                "f.py",
+                "import os\n\ndef f():\n    return os.sep\n",
+                "os.sep",
+                "'/'"
+            ),
+            None
+        );
+    }
+
+    #[test]
+    fn an_error_the_original_already_has_is_not_the_mutants() {
+        let go = "package p\n\nfunc f() {\n\tx := 1\n\tif {\n}\n";
+        assert_eq!(why("f.go", go, "x := 1", "x := 2"), None);
+        // `unused` was never used in the original: not the mutant's doing.
+        let go = "package p\n\nfunc f() bool {\n\tunused := 1\n\tok := g()\n\treturn ok\n}\n";
+        assert!(why("f.go", go, "return ok", "return true").is_some_and(|w| w.contains("`ok`")));
+        assert!(why("f.go", go, "return ok", "return true").is_some_and(|w| !w.contains("unused")));
+    }
+
+    #[test]
+    fn a_boolean_put_in_a_names_place_keeps_the_name_used() {
+        assert_eq!(
+            rescued("ReadOnly: isReadOnly", "ReadOnly: false").as_deref(),
+            Some("ReadOnly: (false && (isReadOnly))")
+        );
+        assert_eq!(
+            rescued("return !blocked, nil", "return true, nil").as_deref(),
+            Some("return (true || (!blocked)), nil")
+        );
+        // A name sharing its first letters with the literal is not split.
+        assert_eq!(
+            rescued("return fine", "return false").as_deref(),
+            Some("return (false && (fine))")
+        );
+        assert_eq!(
+            rescued("return trusted", "return true").as_deref(),
+            Some("return (true || (trusted))")
+        );
+        // Anything but a boolean has no rescue: its type is unknown here.
+        assert_eq!(
+            rescued("AllowedHosts: allowedHosts", "AllowedHosts: nil"),
+            None
+        );
+        assert_eq!(rescued("url.PathEscape(id)", "id"), None);
+        let go = "package p\n\nfunc f(t *T) Info {\n\tisReadOnly := t.RO()\n\treturn Info{ReadOnly: isReadOnly}\n}\n";
+        let fixed = rescued("ReadOnly: isReadOnly", "ReadOnly: false").unwrap();
+        assert_eq!(why("f.go", go, "ReadOnly: isReadOnly", &fixed), None);
+    }
+}
