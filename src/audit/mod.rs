@@ -281,6 +281,7 @@ pub fn sites_to_mutations(
     let mut per_op: BTreeMap<String, usize> = BTreeMap::new();
     let mut found = Vec::new();
     let mut unanchored = Vec::new();
+    let mut checker = catalog::viable::Checker::default();
     for site in sites {
         let Some(op) = operators.iter().find(|o| o.id == site.operator) else {
             continue;
@@ -289,7 +290,7 @@ pub fn sites_to_mutations(
             .entry(site.file.clone())
             .or_insert_with(|| read_source(root, &site.file));
         let mut site = site;
-        if let Some(why) = unbuildable(source, &mut site) {
+        if let Some(why) = unbuildable(&mut checker, source, &mut site) {
             unanchored.push(Unanchored {
                 operator: op,
                 site,
@@ -329,9 +330,12 @@ pub fn sites_to_mutations(
 /// Why the site's mutant would not build, after rewriting the site so that
 /// it does where that is possible ([`catalog::viable::rescued`]); `None`
 /// when it builds.
-fn unbuildable(source: &str, site: &mut Site) -> Option<String> {
-    let check =
-        |s: &Site| catalog::viable::unbuildable(&s.file, source, s.start, s.end, &s.replacement);
+fn unbuildable(
+    checker: &mut catalog::viable::Checker,
+    source: &str,
+    site: &mut Site,
+) -> Option<String> {
+    let mut check = |s: &Site| checker.unbuildable(&s.file, source, s.start, s.end, &s.replacement);
     let why = check(site)?;
     if let Some(replacement) = catalog::viable::rescued(&site.original, &site.replacement) {
         let fixed = Site {

@@ -13,17 +13,17 @@
 //! boolean in its place (`false && (isReadOnly)`), the one rescue that keeps
 //! both the type and the mutant's meaning.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 
+use ast_grep_core::source::Edit;
 use ast_grep_core::{AstGrep, Node};
 
 use super::grammar::Grammar;
 use super::matcher::Doc;
 
 /// Why the mutant of `source` that replaces `start..end` by `replacement`
-/// would not build, or `None` when nothing says so. Only what the mutant
-/// changes counts: a syntax error the original already has, or a name the
-/// original already leaves unused, is not the mutant's.
+/// would not build, or `None` when nothing says so (one site; a run over
+/// many sites uses a [`Checker`], which reads each original file once).
 pub fn unbuildable(
     file: &str,
     source: &str,
@@ -31,37 +31,128 @@ pub fn unbuildable(
     end: usize,
     replacement: &str,
 ) -> Option<String> {
-    let g = Grammar::for_path(file)?;
-    if end > source.len() || !source.is_char_boundary(start) || !source.is_char_boundary(end) {
-        return None;
+    Checker::default().unbuildable(file, source, start, end, replacement)
+}
+
+/// What the checks of a file's mutants compare against, read once per file.
+struct Original {
+    /// The parsed original: each mutant is parsed from it incrementally.
+    tree: AstGrep<Doc>,
+    /// Syntax errors the original already has.
+    broken: usize,
+    /// Go: uses of each import's package name.
+    imports: BTreeMap<String, usize>,
+    /// Go: uses of each local variable, per top-level function (by the
+    /// byte it starts at).
+    locals: BTreeMap<usize, BTreeMap<String, usize>>,
+}
+
+/// Checks mutants against their original files, each file parsed once.
+#[derive(Default)]
+pub struct Checker {
+    files: HashMap<String, Option<Original>>,
+}
+
+impl Checker {
+    /// Why the mutant of `source` (the file `file`) that replaces
+    /// `start..end` by `replacement` would not build, or `None` when nothing
+    /// says so. Only what the mutant changes counts: a syntax error the
+    /// original already has, or a name the original already leaves unused,
+    /// is not the mutant's.
+    pub fn unbuildable(
+        &mut self,
+        file: &str,
+        source: &str,
+        start: usize,
+        end: usize,
+        replacement: &str,
+    ) -> Option<String> {
+        let g = Grammar::for_path(file)?;
+        if end > source.len() || !source.is_char_boundary(start) || !source.is_char_boundary(end) {
+            return None;
+        }
+        let original = self
+            .files
+            .entry(file.to_string())
+            .or_insert_with(|| read_original(g, source))
+            .as_ref()?;
+        // Reparsed from the original's tree: only the edited part is parsed again.
+        let mut after = original.tree.clone();
+        after
+            .edit(Edit {
+                position: start,
+                deleted_length: end - start,
+                inserted_text: replacement.as_bytes().to_vec(),
+            })
+            .ok()?;
+        let root = after.root();
+        if broken(&root) > original.broken {
+            return Some("the rewrite does not parse".to_string());
+        }
+        if g != Grammar::Go {
+            return None;
+        }
+        // Only a name the rewritten text held can lose its last use.
+        let held: HashSet<&str> = source[start..end]
+            .split(|c: char| !is_word(c))
+            .filter(|w| !w.is_empty())
+            .collect();
+        if original.imports.keys().any(|k| held.contains(k.as_str())) {
+            let now = import_uses(&root);
+            if let Some(name) = original
+                .imports
+                .iter()
+                .find(|(name, n)| **n > 0 && now.get(*name).copied().unwrap_or(0) == 0)
+                .map(|(name, _)| name)
+            {
+                return Some(format!(
+                    "Go would not build it: the import `{name}` would be left unused"
+                ));
+            }
+        }
+        let f1 = outer_function(&root, start)?;
+        let used0 = original.locals.get(&f1.range().start)?;
+        if !used0.keys().any(|k| held.contains(k.as_str())) {
+            return None;
+        }
+        let used1 = local_uses(&f1);
+        used0
+            .iter()
+            .find(|(name, n)| **n > 0 && used1.get(*name).copied().unwrap_or(0) == 0)
+            .map(|(name, _)| {
+                format!(
+                    "Go would not build it: the variable `{name}` would be declared and not used"
+                )
+            })
     }
-    let mutated = format!("{}{}{}", &source[..start], replacement, &source[end..]);
-    let before = AstGrep::try_new(source, g).ok()?;
-    let after = AstGrep::try_new(mutated.as_str(), g).ok()?;
-    if broken(&after.root()) > broken(&before.root()) {
-        return Some("the rewrite does not parse".to_string());
+}
+
+/// The original file's syntax errors, and in Go its imports' and local
+/// variables' uses; `None` when it cannot be parsed at all.
+fn read_original(g: Grammar, source: &str) -> Option<Original> {
+    let tree = AstGrep::try_new(source, g).ok()?;
+    let root = tree.root();
+    let broken = broken(&root);
+    let mut imports = BTreeMap::new();
+    let mut locals = BTreeMap::new();
+    if g == Grammar::Go {
+        imports = import_uses(&root);
+        for f in root.children().filter(|n| {
+            matches!(
+                n.kind().as_ref(),
+                "function_declaration" | "method_declaration"
+            )
+        }) {
+            locals.insert(f.range().start, local_uses(&f));
+        }
     }
-    if g != Grammar::Go {
-        return None;
-    }
-    if let Some(name) = lost_import(&before.root(), &after.root()) {
-        return Some(format!(
-            "Go would not build it: the import `{name}` would be left unused"
-        ));
-    }
-    let (Some(f0), Some(f1)) = (
-        outer_function(&before.root(), start),
-        outer_function(&after.root(), start),
-    ) else {
-        return None;
-    };
-    let (used0, used1) = (local_uses(&f0), local_uses(&f1));
-    used0
-        .iter()
-        .find(|(name, n)| **n > 0 && used1.get(*name).copied().unwrap_or(0) == 0)
-        .map(|(name, _)| {
-            format!("Go would not build it: the variable `{name}` would be declared and not used")
-        })
+    drop(root);
+    Some(Original {
+        tree,
+        broken,
+        imports,
+        locals,
+    })
 }
 
 /// The mutant rewritten so that a Go name it dropped stays used, when what
@@ -153,6 +244,9 @@ fn outer_function<'r>(root: &Node<'r, Doc>, at: usize) -> Option<Node<'r, Doc>> 
 
 /// Syntax errors in a tree: error and missing nodes.
 fn broken(root: &Node<'_, Doc>) -> usize {
+    if !root.get_inner_node().has_error() {
+        return 0;
+    }
     root.dfs()
         .filter(|n| n.is_error() || n.is_missing())
         .count()
@@ -188,29 +282,35 @@ fn import_name(spec: &Node<'_, Doc>) -> Option<String> {
     .then(|| last.to_string())
 }
 
-/// An import the original file uses and the mutant does not.
-fn lost_import(before: &Node<'_, Doc>, after: &Node<'_, Doc>) -> Option<String> {
-    // A package is used as `pkg.Name`: the operand of a selector, or the
-    // package of a qualified type. A bare `url` is a variable, a struct
-    // key or a field, never the package.
-    let uses = |root: &Node<'_, Doc>, name: &str| {
-        root.dfs()
-            .filter(|n| n.text() == name)
-            .filter(|n| match n.kind().as_ref() {
-                "package_identifier" => !n.ancestors().any(|a| a.kind() == "import_spec"),
-                "identifier" => n.parent().is_some_and(|p| {
-                    p.kind() == "selector_expression"
-                        && p.field("operand").is_some_and(|o| o.range() == n.range())
-                }),
-                _ => false,
-            })
-            .count()
-    };
-    after
-        .dfs()
-        .filter(|n| n.kind() == "import_spec")
-        .filter_map(|s| import_name(&s))
-        .find(|name| uses(before, name) > 0 && uses(after, name) == 0)
+/// Uses of each Go import's package name in a file, in one pass. A
+/// package is used as `pkg.Name`: the operand of a selector, or the package
+/// of a qualified type. A bare `url` is a variable, a struct key or a field,
+/// never the package.
+fn import_uses(root: &Node<'_, Doc>) -> BTreeMap<String, usize> {
+    let mut imports: BTreeMap<String, usize> = BTreeMap::new();
+    let mut uses: HashMap<String, usize> = HashMap::new();
+    for n in root.dfs() {
+        match n.kind().as_ref() {
+            "import_spec" => {
+                if let Some(name) = import_name(&n) {
+                    imports.insert(name, 0);
+                }
+            }
+            "package_identifier" if !n.ancestors().any(|a| a.kind() == "import_spec") => {
+                *uses.entry(n.text().to_string()).or_insert(0) += 1;
+            }
+            "selector_expression" => {
+                if let Some(o) = n.field("operand").filter(|o| o.kind() == "identifier") {
+                    *uses.entry(o.text().to_string()).or_insert(0) += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    for (name, n) in imports.iter_mut() {
+        *n = uses.get(name).copied().unwrap_or(0);
+    }
+    imports
 }
 
 /// Uses of each variable declared in a Go function (its nested function
