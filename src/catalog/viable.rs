@@ -131,22 +131,23 @@ impl Checker {
 /// variables' uses; `None` when it cannot be parsed at all.
 fn read_original(g: Grammar, source: &str) -> Option<Original> {
     let tree = AstGrep::try_new(source, g).ok()?;
-    let root = tree.root();
-    let broken = broken(&root);
-    let mut imports = BTreeMap::new();
-    let mut locals = BTreeMap::new();
-    if g == Grammar::Go {
-        imports = import_uses(&root);
-        for f in root.children().filter(|n| {
-            matches!(
-                n.kind().as_ref(),
-                "function_declaration" | "method_declaration"
-            )
-        }) {
-            locals.insert(f.range().start, local_uses(&f));
+    let (broken, imports, locals) = {
+        let root = tree.root();
+        let mut imports = BTreeMap::new();
+        let mut locals = BTreeMap::new();
+        if g == Grammar::Go {
+            imports = import_uses(&root);
+            for f in root.children().filter(|n| {
+                matches!(
+                    n.kind().as_ref(),
+                    "function_declaration" | "method_declaration"
+                )
+            }) {
+                locals.insert(f.range().start, local_uses(&f));
+            }
         }
-    }
-    drop(root);
+        (broken(&root), imports, locals)
+    };
     Some(Original {
         tree,
         broken,
