@@ -225,6 +225,51 @@ fn several_results(call: &Node<'_, Doc>) -> bool {
     }
 }
 
+/// Whether the called function, declared in this file with types, returns
+/// another type than its first parameter's, so that argument cannot stand
+/// in for its result (Go `func initDefaultMask(fields []string) string`,
+/// TypeScript `function redactAll(v: string[]): string`). Functions
+/// declared elsewhere or without types are taken to return their input's
+/// type, as a transform does.
+fn changes_type(g: Grammar, root: &Node<'_, Doc>, call: &Node<'_, Doc>) -> bool {
+    let name = callee_name(call);
+    let kinds: &[&str] = match g {
+        Grammar::Go => &["function_declaration", "method_declaration"],
+        Grammar::TypeScript | Grammar::Tsx => &["function_declaration", "method_definition"],
+        Grammar::Python => return false,
+    };
+    let clean = |t: &str| t.trim().trim_start_matches(':').trim().to_string();
+    let signature = |f: &Node<'_, Doc>| -> Option<(String, String)> {
+        let first = f
+            .field("parameters")?
+            .named_children()
+            .find(|p| p.kind() != "comment")?;
+        let input = clean(&first.field("type")?.text());
+        let output = match g {
+            Grammar::Go => {
+                let r = f.field("result")?;
+                if r.kind() == "parameter_list" {
+                    let mut outs = r.named_children().filter(|p| p.kind() != "comment");
+                    let only = outs.next()?;
+                    if outs.next().is_some() {
+                        return None;
+                    }
+                    clean(&only.field("type")?.text())
+                } else {
+                    clean(&r.text())
+                }
+            }
+            _ => clean(&f.field("return_type")?.text()),
+        };
+        Some((input, output))
+    };
+    root.dfs()
+        .filter(|f| kinds.contains(&f.kind().as_ref()))
+        .filter(|f| f.field("name").is_some_and(|n| n.text() == name))
+        .filter_map(|f| signature(&f))
+        .any(|(input, output)| input != output)
+}
+
 /// A FastAPI dependency (`Depends(verify_api_key)`): the dependency's name.
 fn fastapi_dependency(call: &Node<'_, Doc>) -> Option<String> {
     if callee_name(call) != "Depends" {
@@ -322,7 +367,7 @@ pub(crate) fn calls(g: Grammar, root: &Node<'_, Doc>) -> Vec<Call> {
             let Some(arg) = first_argument(&n) else {
                 continue;
             };
-            if several_results(&n) {
+            if several_results(&n) || changes_type(g, root, &n) {
                 continue;
             }
             out.push(Call {
@@ -437,6 +482,20 @@ mod tests {
         let m = mutated("a.ts", ts);
         assert_eq!(m.len(), 1, "{m:?}");
         assert!(m[0].contains("return a;"), "{}", m[0]);
+    }
+
+    #[test]
+    fn a_transform_declared_here_to_return_another_type_is_not_a_site() {
+        // `initMask(fields)` → `fields` would hand a []string where a string
+        // goes: the mutant would not build.
+        let go = "package p\n\nvar mask = sanitizeFields(fields)\nvar body = sanitizeBody(raw)\n\nfunc sanitizeFields(fields []string) string {\n\treturn strings.Join(fields, \",\")\n}\n\nfunc sanitizeBody(raw string) (out string) {\n\treturn raw\n}\n";
+        let m = mutated("a.go", go);
+        assert_eq!(m.len(), 1, "{m:?}");
+        assert!(m[0].contains("var body = raw\n"), "{}", m[0]);
+        let ts = "function sanitizeAll(v: string[]): string {\n  return v.join(',');\n}\nfunction sanitizeOne(v: string): string {\n  return v;\n}\nexport const a = sanitizeAll(xs);\nexport const b = sanitizeOne(x);\n";
+        let m = mutated("a.ts", ts);
+        assert_eq!(m.len(), 1, "{m:?}");
+        assert!(m[0].contains("export const b = x;"), "{}", m[0]);
     }
 
     #[test]
