@@ -112,7 +112,7 @@ pub struct AuditArgs {
     /// exit: no test command needed, nothing runs.
     #[arg(long, conflicts_with = "portfolio")]
     pub list: bool,
-    /// With --list: one JSON document (sites, unanchored sites, presence-only controls).
+    /// With --list: one JSON document (sites, the sites left out with why, presence-only controls).
     #[arg(long, requires = "list")]
     pub json: bool,
 }

@@ -502,7 +502,7 @@ pub fn audit(args: &AuditArgs) -> Result<ExitCode> {
         if !args.json {
             eprintln!(
                 "unguard audit --list: {} site(s) of {} control(s){}",
-                survey.found.len() + survey.unanchored.len() + survey.present.len(),
+                survey.found.len() + survey.left_out.len() + survey.present.len(),
                 survey.operators.len(),
                 skipped_note(survey.skipped_by_default)
             );
@@ -574,7 +574,7 @@ pub fn init(args: &InitArgs) -> Result<ExitCode> {
         target.display(),
         survey.found.len()
     );
-    for u in &survey.unanchored {
+    for u in &survey.left_out {
         eprintln!(
             "warning: {} at {}:{} left out: {}",
             u.operator.id, u.site.file, u.site.changed_line, u.why

@@ -48,7 +48,7 @@ pub struct Found {
 /// A site left out of the run (reported, not run): no unique text anchors
 /// it, or its mutant would not build.
 #[derive(Debug, Clone)]
-pub struct Unanchored {
+pub struct LeftOutSite {
     /// The catalog operator that found the site.
     pub operator: &'static Operator,
     /// The site, as the operator's matcher found it.
@@ -92,7 +92,7 @@ pub struct Survey {
     /// The anchored sites, each one mutation, by operator then file.
     pub found: Vec<Found>,
     /// Sites with no unique text to anchor a mutation on.
-    pub unanchored: Vec<Unanchored>,
+    pub left_out: Vec<LeftOutSite>,
     /// Sites of presence-only operators (reported, never mutated).
     pub present: Vec<(&'static Operator, Site)>,
     /// Files the default excludes kept out (tests, scripts, docs, …).
@@ -207,13 +207,13 @@ pub fn survey_in(
         );
         sites.extend(shaped);
     }
-    let (found, unanchored) = sites_to_mutations(&root, &operators, sites);
+    let (found, left_out) = sites_to_mutations(&root, &operators, sites);
     Ok(Survey {
         root,
         detected,
         operators,
         found,
-        unanchored,
+        left_out,
         present,
         skipped_by_default,
         set_aside,
@@ -274,13 +274,13 @@ pub fn sites_to_mutations(
     root: &Path,
     operators: &[&'static Operator],
     sites: Vec<Site>,
-) -> (Vec<Found>, Vec<Unanchored>) {
+) -> (Vec<Found>, Vec<LeftOutSite>) {
     let mut sources: BTreeMap<String, String> = BTreeMap::new();
     let mut sites = distinct_mutants(root, sites, &mut sources);
     sites.sort_by(|a, b| (&a.operator, &a.file, a.start).cmp(&(&b.operator, &b.file, b.start)));
     let mut per_op: BTreeMap<String, usize> = BTreeMap::new();
     let mut found = Vec::new();
-    let mut unanchored = Vec::new();
+    let mut left_out = Vec::new();
     let mut checker = catalog::viable::Checker::default();
     for site in sites {
         let Some(op) = operators.iter().find(|o| o.id == site.operator) else {
@@ -291,7 +291,7 @@ pub fn sites_to_mutations(
             .or_insert_with(|| read_source(root, &site.file));
         let mut site = site;
         if let Some(why) = unbuildable(&mut checker, source, &mut site) {
-            unanchored.push(Unanchored {
+            left_out.push(LeftOutSite {
                 operator: op,
                 site,
                 why: LeftOut::Unbuildable(why),
@@ -315,7 +315,7 @@ pub fn sites_to_mutations(
                     replace: a.replace,
                 });
             }
-            Err(why) => unanchored.push(Unanchored {
+            Err(why) => left_out.push(LeftOutSite {
                 operator: op,
                 site,
                 why: why.into(),
@@ -324,7 +324,7 @@ pub fn sites_to_mutations(
     }
     // Spec order: by file, then position, like a hand-written spec.
     found.sort_by(|a, b| (&a.site.file, a.site.start).cmp(&(&b.site.file, b.site.start)));
-    (found, unanchored)
+    (found, left_out)
 }
 
 /// Why the site's mutant would not build, after rewriting the site so that
@@ -405,9 +405,10 @@ pub struct Listed<'a> {
     /// The site's line (the first line its mutation changes).
     pub line: usize,
     /// `mutant` (run by audit), `present` (presence-only control, never
-    /// mutated) or `unanchored` (no unique text to anchor a mutation on).
+    /// mutated), `unanchored` (no unique text to anchor a mutation on) or
+    /// `unbuildable` (its mutant would not build).
     pub status: &'static str,
-    /// Why an unanchored site is left out.
+    /// Why an unanchored or unbuildable site is left out.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub why: Option<String>,
     /// The original text of the site's line, trimmed.
@@ -442,7 +443,7 @@ pub fn listed(survey: &Survey) -> Vec<Listed<'_>> {
             text: text(&f.site.file, line),
         });
     }
-    for u in &survey.unanchored {
+    for u in &survey.left_out {
         let line = site_line(&u.site);
         rows.push(Listed {
             id: "",
@@ -834,9 +835,9 @@ pub fn grouped_markdown(survey: &Survey, rows: &[ControlRow], ran: &RanCommand) 
         }
     }
     unreached_section(&mut s, rows);
-    if !survey.unanchored.is_empty() {
+    if !survey.left_out.is_empty() {
         s.push_str("\n### sites left out (no unique anchor, or a mutant that would not build)\n\n");
-        for u in &survey.unanchored {
+        for u in &survey.left_out {
             s.push_str(&format!(
                 "- {} at {}:{}: {}\n",
                 u.operator.id, u.site.file, u.site.changed_line, u.why
