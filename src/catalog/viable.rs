@@ -102,7 +102,7 @@ impl Checker {
             if let Some(name) = original
                 .imports
                 .iter()
-                .find(|(name, n)| **n > 0 && now.get(*name).copied().unwrap_or(0) == 0)
+                .find(|(name, n)| **n > 0 && now.get(*name) == Some(&0))
                 .map(|(name, _)| name)
             {
                 return Some(format!(
@@ -118,7 +118,9 @@ impl Checker {
         let used1 = local_uses(&f1);
         used0
             .iter()
-            .find(|(name, n)| **n > 0 && used1.get(*name).copied().unwrap_or(0) == 0)
+            // Still declared, no longer read (a rewrite that takes the
+            // declaration away with its uses leaves nothing unused).
+            .find(|(name, n)| **n > 0 && used1.get(*name) == Some(&0))
             .map(|(name, _)| {
                 format!(
                     "Go would not build it: the variable `{name}` would be declared and not used"
@@ -399,6 +401,17 @@ mod tests {
         assert!(
             why("f.go", closure, "ReadOnly: isReadOnly", "ReadOnly: false")
                 .is_some_and(|w| w.contains("`isReadOnly`"))
+        );
+        // A rewrite that takes the declaration away with its use.
+        let scoped = "package p\n\nfunc f(s string) error {\n\tif n := len(s); n > 9 {\n\t\treturn errTooLong\n\t}\n\treturn nil\n}\n";
+        assert_eq!(
+            why(
+                "f.go",
+                scoped,
+                "if n := len(s); n > 9 {\n\t\treturn errTooLong\n\t}",
+                ""
+            ),
+            None
         );
         // An assignment is not a use: `x = …` keeps nothing alive.
         let assigned = "package p\n\nfunc f() bool {\n\tok := false\n\tok = g()\n\treturn ok\n}\n";
