@@ -282,14 +282,13 @@ pub fn sites_to_mutations(
     let mut found = Vec::new();
     let mut left_out = Vec::new();
     let mut checker = catalog::viable::Checker::default();
-    for site in sites {
+    for mut site in sites {
         let Some(op) = operators.iter().find(|o| o.id == site.operator) else {
             continue;
         };
         let source = sources
             .entry(site.file.clone())
             .or_insert_with(|| read_source(root, &site.file));
-        let mut site = site;
         if let Some(why) = unbuildable(&mut checker, source, &mut site) {
             left_out.push(LeftOutSite {
                 operator: op,

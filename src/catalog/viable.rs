@@ -321,50 +321,58 @@ fn import_uses(root: &Node<'_, Doc>) -> BTreeMap<String, usize> {
 /// it nor is assigned to. Parameters and named results are not counted
 /// (Go lets them go unused).
 fn local_uses(function: &Node<'_, Doc>) -> BTreeMap<String, usize> {
-    let mut uses: BTreeMap<String, usize> = BTreeMap::new();
-    let declared = |n: &Node<'_, Doc>| {
-        let Some(p) = n.parent() else {
-            return false;
-        };
-        match p.kind().as_ref() {
-            "var_spec" => true,
-            "expression_list" => p.parent().is_some_and(|pp| {
-                matches!(
-                    pp.kind().as_ref(),
-                    "short_var_declaration" | "assignment_statement" | "range_clause"
-                ) && pp.field("left").is_some_and(|l| l.range() == p.range())
-            }),
-            _ => false,
-        }
-    };
-    let body_nodes: Vec<Node<'_, Doc>> = function
+    let names: Vec<(Node<'_, Doc>, Role)> = function
         .dfs()
         .filter(|n| n.kind() == "identifier")
+        .map(|n| {
+            let r = role(&n);
+            (n, r)
+        })
         .collect();
-    for n in &body_nodes {
-        let Some(p) = n.parent() else {
-            continue;
-        };
-        let declares = match p.kind().as_ref() {
-            "var_spec" => true,
-            "expression_list" => p.parent().is_some_and(|pp| {
-                matches!(pp.kind().as_ref(), "short_var_declaration" | "range_clause")
-                    && pp.field("left").is_some_and(|l| l.range() == p.range())
-            }),
-            _ => false,
-        };
-        if declares && n.text() != "_" {
-            uses.entry(n.text().to_string()).or_insert(0);
-        }
-    }
-    for n in &body_nodes {
-        if let Some(count) = uses.get_mut(n.text().as_ref()) {
-            if !declared(n) {
+    let mut uses: BTreeMap<String, usize> = names
+        .iter()
+        .filter(|(n, r)| *r == Role::Declares && n.text() != "_")
+        .map(|(n, _)| (n.text().to_string(), 0))
+        .collect();
+    for (n, r) in &names {
+        if *r == Role::Read {
+            if let Some(count) = uses.get_mut(n.text().as_ref()) {
                 *count += 1;
             }
         }
     }
     uses
+}
+
+/// Where a Go identifier stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Role {
+    /// Declaring a variable: `x := …`, `var x …`, `for k, v := range …`.
+    Declares,
+    /// Assigned to: `x = …` (not a use, for Go).
+    Assigned,
+    /// Anywhere else: a use.
+    Read,
+}
+
+fn role(n: &Node<'_, Doc>) -> Role {
+    let Some(p) = n.parent() else {
+        return Role::Read;
+    };
+    match p.kind().as_ref() {
+        "var_spec" => Role::Declares,
+        "expression_list" => {
+            let left_of = p
+                .parent()
+                .filter(|pp| pp.field("left").is_some_and(|l| l.range() == p.range()));
+            match left_of.as_ref().map(|pp| pp.kind()).as_deref() {
+                Some("short_var_declaration" | "range_clause") => Role::Declares,
+                Some("assignment_statement") => Role::Assigned,
+                _ => Role::Read,
+            }
+        }
+        _ => Role::Read,
+    }
 }
 
 #[cfg(test)]
