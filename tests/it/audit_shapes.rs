@@ -224,11 +224,18 @@ fn go_shape_mutants_compile_and_pass_go_vet() {
         ],
         "{sites:?}"
     );
-    // `go vet` is the whole suite: a mutant that leaves a variable unused
-    // or a type wrong fails it and would count as killed.
-    let (code, out, err) = fx.run(&[
-        "audit",
-        "--shapes-only",
+    let verdicts = survive_go_vet(&fx, &["--shapes-only"]);
+    assert_eq!(verdicts.len(), 19, "{verdicts:?}");
+}
+
+/// Audit with `go vet ./...` as the whole suite: a mutant that leaves a
+/// variable or an import unused, or a type wrong, fails it and would count
+/// as killed. Asserts every mutant survived (so every one builds) and
+/// returns the verdicts.
+fn survive_go_vet(fx: &Fixture, extra: &[&str]) -> std::collections::BTreeMap<String, String> {
+    let mut args = vec!["audit"];
+    args.extend_from_slice(extra);
+    args.extend_from_slice(&[
         "--no-canary",
         "--test-command",
         "go vet ./...",
@@ -236,13 +243,14 @@ fn go_shape_mutants_compile_and_pass_go_vet() {
         "vet.out",
         ".",
     ]);
+    let (code, out, err) = fx.run(&args);
     assert_eq!(code, 2, "{out}\n{err}");
     let verdicts = fx.verdicts("vet.out");
-    assert_eq!(verdicts.len(), 19, "{verdicts:?}");
     assert!(
         verdicts.values().all(|v| v == "survived"),
         "a mutant broke the build: {verdicts:?}"
     );
+    verdicts
 }
 
 /// Python and TypeScript: a block-list and an allow-list tested for
@@ -535,21 +543,7 @@ fn go_mutants_that_would_not_build_are_rescued_or_left_out() {
     assert!(at("v, changed := sanitizePair(s)").is_empty(), "{rows:?}");
     let mutants = rows.iter().filter(|r| r.2 == "mutant").count();
     assert!(mutants >= 2, "{rows:?}");
-    // `go vet` is the whole suite: every mutant run builds, so none is killed.
-    let (code, out, err) = fx.run(&[
-        "audit",
-        "--no-canary",
-        "--test-command",
-        "go vet ./...",
-        "-o",
-        "vet.out",
-        ".",
-    ]);
-    assert_eq!(code, 2, "{out}\n{err}");
-    let verdicts = fx.verdicts("vet.out");
-    assert!(
-        verdicts.values().all(|v| v == "survived"),
-        "a mutant broke the build: {verdicts:?}"
-    );
+    // Every mutant run builds, so none is killed by `go vet`.
+    let verdicts = survive_go_vet(&fx, &[]);
     assert!(verdicts.len() >= mutants, "{verdicts:?}");
 }
