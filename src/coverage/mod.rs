@@ -9,6 +9,14 @@
 //! that is no statement (a comment, an `else:`), or a map the run could
 //! not make leaves the mutant to its runs, as without coverage.
 //!
+//! A map decides nothing for a file unless it is complete there
+//! ([`CoverageMap::trust`]): every test that went red under the file's
+//! canary must be credited with executing the file beyond its import-time
+//! code, and no process of the run may have escaped measurement (a child
+//! started with an environment of its own, one killed before it saved its
+//! data: the map's [`BlindSpot`]s). Otherwise the file's mutants run as
+//! without coverage, and `outcomes.json` says why ([`Distrust`]).
+//!
 //! Collectors ([`collector`] picks one per runner): [`python`]
 //! (coverage.py, through a pytest plugin and a `sitecustomize` for the
 //! processes a test starts), [`node`] (V8's own coverage, per test file)
@@ -22,7 +30,8 @@ pub mod python;
 use std::collections::HashMap;
 use std::path::Path;
 
-use serde::Deserialize;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 use crate::error::{Context, Result};
 
@@ -66,6 +75,73 @@ pub enum Covering {
 pub struct CoverageMap {
     tests: Vec<String>,
     files: HashMap<String, Vec<Statement>>,
+    blind: Vec<BlindSpot>,
+}
+
+/// A process of the coverage run whose code the map cannot see.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BlindSpot {
+    /// The test that was running when it started (JUnit id; empty outside
+    /// any test).
+    #[serde(default)]
+    pub test: String,
+    /// Its command line (the first words).
+    #[serde(default)]
+    pub argv: Vec<String>,
+    /// Why it is unseen.
+    #[serde(default)]
+    pub why: String,
+}
+
+impl BlindSpot {
+    /// One line: the command, the test, why.
+    pub fn describe(&self) -> String {
+        let test = if self.test.is_empty() {
+            String::new()
+        } else {
+            format!(" in {}", self.test)
+        };
+        format!("`{}`{test}: {}", self.argv.join(" "), self.why)
+    }
+}
+
+/// Why a map decides nothing for one file (`coverage_files[].reason` in
+/// `outcomes.json`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Distrust {
+    /// The file had no canary (`--no-canary`): nothing shows the map
+    /// complete there.
+    NoCanary,
+    /// The canary's per-test results could not be read.
+    CanaryUnread,
+    /// A test went red under the canary that the map does not credit with
+    /// executing the file beyond its import-time code (its code ran where
+    /// coverage did not see it: a child process, `exec` of the file's text).
+    RedTestNotCredited,
+    /// A process of the coverage run escaped measurement (an environment of
+    /// its own, killed before it saved its data): it could run any file.
+    UnmeasuredProcess,
+}
+
+/// Why a map decides nothing for a file: the kind and the words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Blind {
+    /// The kind.
+    pub reason: Distrust,
+    /// What was seen (the tests, the process).
+    pub detail: String,
+}
+
+/// What the file's canary showed, as evidence for [`CoverageMap::trust`].
+#[derive(Debug, Clone, Copy)]
+pub enum CanaryEvidence<'a> {
+    /// There was no canary.
+    None,
+    /// It ran, but its per-test results could not be read.
+    Unread,
+    /// These tests went red under it (JUnit ids).
+    Red(&'a [String]),
 }
 
 /// The file a collector writes (see `pytest_plugin.py`).
@@ -73,6 +149,8 @@ pub struct CoverageMap {
 struct Written {
     tests: Vec<String>,
     files: HashMap<String, Vec<(usize, usize, WrittenHit)>>,
+    #[serde(default)]
+    blind: Vec<BlindSpot>,
 }
 
 #[derive(Deserialize)]
@@ -111,7 +189,79 @@ impl CoverageMap {
         Ok(CoverageMap {
             tests: written.tests,
             files,
+            blind: written.blind,
         })
+    }
+
+    /// The processes of the run the map could not see into.
+    pub fn blind(&self) -> &[BlindSpot] {
+        &self.blind
+    }
+
+    /// The map with these processes added to what it could not see.
+    pub fn with_blind(mut self, spots: Vec<BlindSpot>) -> CoverageMap {
+        self.blind.extend(spots);
+        self
+    }
+
+    /// Whether the map credits test `id` with executing a statement of
+    /// `file` under its own name (beyond the import-time code every test
+    /// shares).
+    pub fn credits(&self, file: &str, id: &str) -> bool {
+        let Some(i) = self.tests.iter().position(|t| t == id) else {
+            return false;
+        };
+        let i = i as u32;
+        self.files.get(file).is_some_and(|statements| {
+            statements
+                .iter()
+                .any(|s| matches!(&s.hit, Hit::Tests(t) if t.contains(&i)))
+        })
+    }
+
+    /// Whether the map may decide for `file` (`no-coverage`, the covering
+    /// tests): it saw every process of the run, and every test that went
+    /// red under the file's canary executed the file under its own name.
+    /// Without a canary, or one whose tests could not be read, it may not.
+    pub fn trust(&self, file: &str, canary: CanaryEvidence<'_>) -> Result<(), Blind> {
+        if let Some(spot) = self.blind.first() {
+            let more = match self.blind.len() {
+                1 => String::new(),
+                n => format!(" (and {} more)", n - 1),
+            };
+            return Err(Blind {
+                reason: Distrust::UnmeasuredProcess,
+                detail: format!("{}{more}", spot.describe()),
+            });
+        }
+        let red = match canary {
+            CanaryEvidence::None => {
+                return Err(Blind {
+                    reason: Distrust::NoCanary,
+                    detail: "no canary ran for the file, so nothing shows the map complete there"
+                        .into(),
+                })
+            }
+            CanaryEvidence::Unread => {
+                return Err(Blind {
+                    reason: Distrust::CanaryUnread,
+                    detail: "the canary's per-test results could not be read".into(),
+                })
+            }
+            CanaryEvidence::Red(red) => red,
+        };
+        let uncredited: Vec<&String> = red.iter().filter(|t| !self.credits(file, t)).collect();
+        match uncredited.as_slice() {
+            [] => Ok(()),
+            [first, rest @ ..] => Err(Blind {
+                reason: Distrust::RedTestNotCredited,
+                detail: format!(
+                    "{first}{} went red with the file emptied, but coverage saw {} execute none of its code beyond import time (a process coverage did not measure, or code run from the file's text)",
+                    if rest.is_empty() { String::new() } else { format!(" and {} more test(s)", rest.len()) },
+                    if rest.is_empty() { "it" } else { "them" },
+                ),
+            }),
+        }
     }
 
     /// The tests measured (each ran code of the copy under its own name).
@@ -230,6 +380,7 @@ impl CoverageMap {
         CoverageMap {
             tests: all,
             files: map,
+            blind: Vec::new(),
         }
     }
 }

@@ -5,6 +5,7 @@
 import ast
 import json
 import os
+import re
 import sys
 
 import pytest
@@ -51,13 +52,44 @@ def _start():
             _cov.set_option("run:disable_warnings", ["no-data-collected", "module-not-measured"])
         except Exception:
             pass
-        _cov.start()
+        for patches in (["_exit", "fork"], ["_exit"], None):
+            try:
+                if patches is not None:
+                    _cov.set_option("run:patch", patches)
+                elif hasattr(_cov.config, "patch"):
+                    _cov.set_option("run:patch", [])
+                _cov.start()
+                break
+            except Exception:
+                if patches is None:
+                    raise
     # Processes the tests start are measured too (the command may have set
     # PYTHONPATH itself, hiding unguard's sitecustomize from them).
     site = os.environ.get("UNGUARD_COVERAGE_SITE")
     path = os.environ.get("PYTHONPATH", "")
     if site and site not in path.split(os.pathsep):
         os.environ["PYTHONPATH"] = site + (os.pathsep + path if path else "")
+    _watch(site)
+
+
+def _watch(site):
+    """Record this process as measured and what it starts (the helper beside
+    unguard's sitecustomize, loaded by path; sitecustomize may have already)."""
+    if not site:
+        return
+    name = "_unguard_coverage_watch"
+    try:
+        watch = sys.modules.get(name)
+        if watch is None:
+            import importlib.util
+
+            spec = importlib.util.spec_from_file_location(name, os.path.join(site, name + ".py"))
+            watch = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(watch)
+            sys.modules[name] = watch
+        watch.install(_OUT, site)
+    except Exception:
+        pass
 
 
 _start()
@@ -137,8 +169,52 @@ def _statements(path):
     return found
 
 
+_PID = re.compile(r"\.pid(\d+)\.|\.(\d+)\.X?\w+x?$")
+
+
+def _blind_spots():
+    """What the map cannot see: processes started with an environment that
+    does not load unguard's coverage (recorded as they started), and measured
+    processes that left no data (killed, replaced, or still running now)."""
+    saved = set()
+    started = []
+    blind = []
+    for name in sorted(os.listdir(_OUT)):
+        path = os.path.join(_OUT, name)
+        if name.startswith("data."):
+            m = _PID.search(name)
+            if m:
+                saved.add(int(m.group(1) or m.group(2)))
+        elif name.startswith("started.") and not name.endswith(".tmp"):
+            started.append(path)
+        elif name.startswith("unmeasured.") and not name.endswith(".tmp"):
+            try:
+                with open(path, encoding="utf-8") as f:
+                    blind.append(json.load(f))
+            except Exception:
+                blind.append({"test": "", "argv": [], "why": "unreadable record " + name})
+    for path in started:
+        try:
+            with open(path, encoding="utf-8") as f:
+                record = json.load(f)
+        except Exception:
+            continue
+        if record.get("pid") in saved or record.get("pid") == os.getpid():
+            continue
+        blind.append(
+            {
+                "test": record.get("test", ""),
+                "argv": record.get("argv", []),
+                "why": "a measured Python process left no coverage data (killed, replaced by exec, or still running when the suite ended)",
+            }
+        )
+    return blind
+
+
 def _write_map():
     import coverage
+
+    blind = _blind_spots()
 
     combined = coverage.Coverage(data_file=os.path.join(_OUT, "data"), config_file=False)
     combined.combine(data_paths=[_OUT], keep=True)
@@ -158,7 +234,9 @@ def _write_map():
             names = set()
             for line in range(start, end + 1):
                 names.update(by_line.get(line, ()))
-            if "" in names or (top and real in _before):
+            # Import-time code (module and class level) is everyone's: a
+            # test that imported the module first did not run it for itself.
+            if "" in names or (top and (names or real in _before)):
                 hit = "*"
             else:
                 hit = sorted(tests.setdefault(n, len(tests)) for n in names)
@@ -166,7 +244,7 @@ def _write_map():
         files[os.path.relpath(real, _ROOT).replace(os.sep, "/")] = rows
     order = sorted(tests, key=tests.get)
     with open(os.path.join(_OUT, "map.json.tmp"), "w", encoding="utf-8") as f:
-        json.dump({"tests": order, "files": files}, f)
+        json.dump({"tests": order, "files": files, "blind": blind}, f)
     os.replace(os.path.join(_OUT, "map.json.tmp"), os.path.join(_OUT, "map.json"))
 
 

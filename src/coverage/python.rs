@@ -9,7 +9,13 @@
 //! - `sitecustomize.py` in a directory put first on `PYTHONPATH`: every
 //!   Python process of the run is measured from its start, a process a
 //!   test starts (a server spawned over stdio) under that test's name; it
-//!   hands over to any other `sitecustomize` on the path.
+//!   hands over to any other `sitecustomize` on the path;
+//! - `_unguard_coverage_watch.py` beside it: every measured process leaves
+//!   a `started` record, and one for each process it starts whose
+//!   environment will not load the `sitecustomize` (the MCP SDK's stdio
+//!   client with its default environment); a measured process that left no
+//!   data (SIGKILL, exec) is found at the end. The map lists both as
+//!   blind spots ([`super::BlindSpot`]), and then decides nothing.
 //!
 //! Only what the copy's files execute is recorded (`include` the copy;
 //! `site-packages` left out). A user's pytest-cov would pause unguard's
@@ -26,6 +32,9 @@ use crate::run::shell;
 const PLUGIN: &str = include_str!("pytest_plugin.py");
 /// Put first on `PYTHONPATH` for the run, in a directory of its own.
 const SITE: &str = include_str!("sitecustomize.py");
+/// Beside it, loaded by path by it and by the plugin: records every
+/// measured process and every process started out of measurement's reach.
+const WATCH: &str = include_str!("python_watch.py");
 
 /// What a coverage run needs in its environment, and where its map will be.
 #[derive(Debug, Clone)]
@@ -53,6 +62,7 @@ impl Instrumentation {
         };
         write(holder.join("conftest.py"), PLUGIN)?;
         write(site.join("sitecustomize.py"), SITE)?;
+        write(site.join("_unguard_coverage_watch.py"), WATCH)?;
         Ok(Instrumentation {
             holder,
             out: out.to_path_buf(),

@@ -32,13 +32,50 @@ def _unguard_measure():
     )
     try:
         cov.set_option("run:sigterm", True)
+    except Exception:
+        pass
+    try:
         cov.set_option("run:disable_warnings", ["no-data-collected", "module-not-measured", "module-not-imported"])
     except Exception:
         pass
-    cov.start()
+    _unguard_start(cov)
     test = os.environ.get("UNGUARD_COVERAGE_TEST")
     if test:
         cov.switch_context(test)
+    _unguard_watch(out)
+
+
+def _unguard_watch(out):
+    """Record this process as measured, and what it starts (see
+    _unguard_coverage_watch.py beside this file)."""
+    import importlib.util
+
+    site = os.environ.get("UNGUARD_COVERAGE_SITE") or os.path.dirname(os.path.abspath(__file__))
+    name = "_unguard_coverage_watch"
+    watch = sys.modules.get(name)
+    if watch is None:
+        spec = importlib.util.spec_from_file_location(name, os.path.join(site, name + ".py"))
+        watch = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(watch)
+        sys.modules[name] = watch
+    watch.install(out, site)
+
+
+def _unguard_start(cov):
+    """Start `cov` with coverage.py's own patches where the installed version
+    has them (a process ending in os._exit saves its data, a forked child is
+    measured); without those it cannot have."""
+    for patches in (["_exit", "fork"], ["_exit"], None):
+        try:
+            if patches is not None:
+                cov.set_option("run:patch", patches)
+            elif hasattr(cov.config, "patch"):
+                cov.set_option("run:patch", [])
+            cov.start()
+            return
+        except Exception:
+            if patches is None:
+                raise
 
 
 def _unguard_hand_over():

@@ -6,23 +6,23 @@
 //! (nearly) every test the baseline passed; otherwise the run goes on as
 //! without coverage, and says why once.
 
-use std::collections::HashSet;
-use std::sync::Arc;
+use std::collections::{BTreeMap, HashSet};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::sync::watch;
 
 use super::adapter::Adapter;
 use super::suite::{run_suite, Instrumented, SuiteCall};
-use super::Ctx;
+use super::{Ctx, Pair};
 use crate::coverage::collector::Collector;
-use crate::coverage::{Collected, CoverageMap};
+use crate::coverage::{Blind, CanaryEvidence, Collected, CoverageMap};
 use crate::error::{Error, Result};
 use crate::outcome::reading::model::{Report, Status};
 use crate::outcome::{self, BaselineVerdict};
 use crate::outdir;
 use crate::plan::Entry;
-use crate::results::CoverageRunResult;
+use crate::results::{CoverageRunResult, FileCoverage};
 use crate::workspace::Scratch;
 
 /// The share of the baseline's passing tests the map may miss and still
@@ -189,4 +189,53 @@ fn unmeasured(map: &CoverageMap, report: Option<&Report>) -> Option<String> {
             passed.len()
         )
     })
+}
+
+/// Per (file, test config): whether its coverage map may decide there
+/// (see [`CoverageMap::trust`]), judged once, when the file's canary is
+/// done; every judgement is a `coverage_files` row of `outcomes.json`.
+#[derive(Default)]
+pub(super) struct TrustBoard(Mutex<BTreeMap<Pair, Option<Blind>>>);
+
+impl TrustBoard {
+    /// Every judgement made, in (file, test config) order.
+    pub fn rows(&self, ctx: &Ctx) -> Vec<FileCoverage> {
+        let board = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        board
+            .iter()
+            .map(|(pair, blind)| FileCoverage {
+                file: pair.file.clone(),
+                command: ctx.plan.tests[pair.test].command.display(),
+                used: blind.is_none(),
+                reason: blind.as_ref().map(|b| b.reason),
+                detail: blind.as_ref().map(|b| b.detail.clone()),
+            })
+            .collect()
+    }
+}
+
+/// The coverage map of `pair`'s test config, when it may decide for the
+/// pair's file: the file's canary is done and showed the map complete
+/// there. `None` without a map, while the canary runs, or when the map is
+/// blind there (judged once, and recorded).
+pub(super) fn trusted(ctx: &Ctx, pair: &Pair) -> Option<Arc<CoverageMap>> {
+    let map = ctx.baselines.coverage(pair.test)?;
+    let finding = ctx.canaries.finding(pair)?;
+    let mut board = ctx.coverage_trust.0.lock().unwrap_or_else(|p| p.into_inner());
+    let blind = board.entry(pair.clone()).or_insert_with(|| {
+        let red = finding.report.as_ref().map(|canary| {
+            match ctx.baselines.subset_source(pair.test) {
+                Some((baseline, _)) => super::kill_first::red_under_canary(&baseline, canary),
+                None => canary.red_ids(),
+            }
+        });
+        let evidence = match (&red, finding.ran) {
+            (_, false) => CanaryEvidence::None,
+            // Red without a red test named: nothing to check the map by.
+            (Some(red), true) if !red.is_empty() => CanaryEvidence::Red(red),
+            _ => CanaryEvidence::Unread,
+        };
+        map.trust(&pair.file, evidence).err()
+    });
+    blind.is_none().then_some(map)
 }

@@ -113,30 +113,29 @@ impl KillFirst {
     }
 }
 
-/// Whether mutant `i` picks tests from its file's canary (and so waits
-/// for it): selection is on, its config has an adapter, it has no
-/// `expect.killed_by`, and the coverage map does not pick its tests.
+/// Whether mutant `i` waits for its file's canary before it starts:
+/// selection is on, it has no `expect.killed_by`, and its config has an
+/// adapter (kill-first picks tests from the canary) or a coverage map (the
+/// map decides for the file only once the canary shows it complete there).
 pub(super) fn needs_canary(ctx: &Ctx, i: usize) -> bool {
     let Entry::Ready(m) = &ctx.plan.entries[i] else {
         return false;
     };
     !ctx.opts.full
         && m.killed_by.is_empty()
-        && ctx.baselines.subset_source(m.test).is_some()
-        && !matches!(
-            covering(ctx, i),
-            Some((Covering::NoTest | Covering::Tests(_), _))
-        )
+        && (ctx.baselines.subset_source(m.test).is_some()
+            || ctx.baselines.coverage(m.test).is_some())
 }
 
 /// What the coverage map of mutant `i`'s test config says of its changed
 /// lines (the first and last line of its file the mutation changes);
-/// `None` without a usable map or a change.
+/// `None` without a map that may decide for the file (see
+/// [`super::coverage_run::trusted`]) or without a change.
 pub(super) fn covering(ctx: &Ctx, i: usize) -> Option<(Covering, (usize, usize))> {
     let Entry::Ready(m) = &ctx.plan.entries[i] else {
         return None;
     };
-    let map = ctx.baselines.coverage(m.test)?;
+    let map = super::coverage_run::trusted(ctx, &Pair::of(m))?;
     let original = ctx.plan.originals.get(&m.file)?;
     let mutated = m.mutated(original).ok()?;
     let (first, last) = crate::coverage::changed_lines(original, &mutated)?;
@@ -311,7 +310,7 @@ fn ids_where(report: &Report, keep: impl Fn(&TestCase) -> bool) -> Vec<String> {
 /// The baseline's tests that the canary turned red: red there themselves,
 /// or in a module or class whose import or collection broke (pytest reports
 /// `""` / `tests.test_x`, unittest `tests.test_x` / `import`).
-fn red_under_canary(baseline: &Report, canary: &Report) -> Vec<String> {
+pub(super) fn red_under_canary(baseline: &Report, canary: &Report) -> Vec<String> {
     let red: HashSet<String> = canary.red_ids().into_iter().collect();
     let broken: Vec<&str> = canary
         .red()

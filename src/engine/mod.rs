@@ -133,6 +133,8 @@ struct Ctx {
     progress: Progress,
     canaries: CanaryBoard,
     kill_first: kill_first::KillFirst,
+    /// Per file: whether its coverage map may decide there.
+    coverage_trust: coverage_run::TrustBoard,
     /// The verdicts reused from an earlier run, and what recording this
     /// run's needs.
     reuse: incremental::Reuse,
@@ -282,6 +284,7 @@ async fn execute_async(
         progress,
         canaries,
         kill_first: Default::default(),
+        coverage_trust: Default::default(),
         reuse,
     });
     let phase = scheduler::run_phase(&ctx, copies, jobs, &cancel).await;
@@ -437,6 +440,7 @@ fn assemble(spec: &Spec, ctx: &Ctx, run: Run) -> Results {
         baselines: run.baselines,
         canaries,
         subset_checks: ctx.kill_first.rows(),
+        coverage_files: ctx.coverage_trust.rows(ctx),
         mutants,
         summary,
         gate,

@@ -302,6 +302,9 @@ pub struct CanaryFinding {
     pub reached: bool,
     /// The canary's JUnit report, when one was read.
     pub report: Option<Report>,
+    /// Whether a canary ran at all (not `--no-canary`, a mutation's
+    /// `canary: false`, or a canary job that failed).
+    pub ran: bool,
 }
 
 impl CanaryFinding {
@@ -310,6 +313,7 @@ impl CanaryFinding {
         CanaryFinding {
             reached: true,
             report: None,
+            ran: false,
         }
     }
 }
@@ -785,6 +789,7 @@ mod tests {
         let green = CanaryFinding {
             reached: false,
             report: None,
+            ran: true,
         };
         assert!(after_canary(Outcome::Killed, "a.py", &[], &red).is_none());
         let v = after_canary(Outcome::Killed, "a.py", &[], &green).unwrap();
@@ -803,6 +808,7 @@ mod tests {
         let finding = CanaryFinding {
             reached: true,
             report: Some(parse(CANARY).unwrap()),
+            ran: true,
         };
         let killer = [TestPattern::new("t.behaviour::refuses_host")];
         let v = canary_unreached("a.py", &killer, &finding).unwrap();
@@ -835,6 +841,7 @@ mod tests {
             let f = CanaryFinding {
                 reached: true,
                 report: Some(parse(broken).unwrap()),
+                ran: true,
             };
             assert!(canary_unreached("a.py", &absent, &f).is_none(), "{broken}");
         }
@@ -842,6 +849,7 @@ mod tests {
         let sibling = CanaryFinding {
             reached: true,
             report: Some(parse(r#"<testsuite><testcase classname="t.other" name="lic"><failure/></testcase></testsuite>"#).unwrap()),
+            ran: true,
         };
         assert!(canary_unreached("a.py", &absent, &sibling).is_some());
         let red = [TestPattern::new("t.license::reads_source")];

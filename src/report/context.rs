@@ -233,6 +233,7 @@ fn model_without_mutants(r: &Results) -> serde_json::Result<serde_json::Map<Stri
         baselines,
         canaries,
         subset_checks,
+        coverage_files,
         mutants: _,
         summary,
         gate,
@@ -261,6 +262,9 @@ fn model_without_mutants(r: &Results) -> serde_json::Result<serde_json::Map<Stri
     put("baselines", serde_json::to_value(baselines)?);
     put("canaries", serde_json::to_value(canaries)?);
     put("subset_checks", serde_json::to_value(subset_checks)?);
+    if !coverage_files.is_empty() {
+        put("coverage_files", serde_json::to_value(coverage_files)?);
+    }
     put("summary", serde_json::to_value(summary)?);
     put("gate", serde_json::to_value(gate)?);
     put("gate_config", serde_json::to_value(gate_config)?);

@@ -64,6 +64,10 @@ pub fn merge(dirs: &[PathBuf]) -> Result<Results> {
             .iter()
             .flat_map(|(_, r)| r.subset_checks.iter().cloned())
             .collect(),
+        coverage_files: shards
+            .iter()
+            .flat_map(|(_, r)| r.coverage_files.iter().cloned())
+            .collect(),
         mutants,
         summary,
         gate,

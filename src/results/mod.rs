@@ -426,6 +426,24 @@ pub struct CoverageRunResult {
     pub log_file: String,
 }
 
+/// Whether the coverage map of one test command decided for one mutated
+/// file (`no-coverage`, the covering tests), and why not when it did not.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, JsonSchema)]
+pub struct FileCoverage {
+    /// The file, relative to the target root.
+    pub file: String,
+    /// The test command.
+    pub command: String,
+    /// Whether the map decided for its mutants.
+    pub used: bool,
+    /// Why it did not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<crate::coverage::Distrust>,
+    /// What was seen (the tests, the process).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
 /// The canary of one mutated file under one test command: the suite run with
 /// the file emptied, to prove the suite reaches it.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, JsonSchema)]
@@ -730,6 +748,10 @@ pub struct Results {
     /// Every subset of the suite run on the unmutated copy (kill-first).
     #[serde(default)]
     pub subset_checks: Vec<SubsetCheck>,
+    /// Per mutated file and test command with a coverage map: whether the
+    /// map decided for the file's mutants, and why not.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub coverage_files: Vec<FileCoverage>,
     /// One row per mutation, in spec order.
     pub mutants: Vec<MutantResult>,
     /// Counts per outcome and the score.
