@@ -5,7 +5,6 @@
 import ast
 import json
 import os
-import re
 import sys
 
 import pytest
@@ -169,22 +168,17 @@ def _statements(path):
     return found
 
 
-_PID = re.compile(r"\.pid(\d+)\.|\.(\d+)\.X?\w+x?$")
-
-
 def _blind_spots():
     """What the map cannot see: processes started with an environment that
     does not load unguard's coverage (recorded as they started), and measured
-    processes that left no data (killed, replaced, or still running now)."""
+    processes that never saved their data (killed, or still running now)."""
     saved = set()
     started = []
     blind = []
     for name in sorted(os.listdir(_OUT)):
         path = os.path.join(_OUT, name)
-        if name.startswith("data."):
-            m = _PID.search(name)
-            if m:
-                saved.add(int(m.group(1) or m.group(2)))
+        if name.startswith("finished.") and name[9:].isdigit():
+            saved.add(int(name[9:]))
         elif name.startswith("started.") and not name.endswith(".tmp"):
             started.append(path)
         elif name.startswith("unmeasured.") and not name.endswith(".tmp"):
@@ -205,7 +199,7 @@ def _blind_spots():
             {
                 "test": record.get("test", ""),
                 "argv": record.get("argv", []),
-                "why": "a measured Python process left no coverage data (killed, replaced by exec, or still running when the suite ended)",
+                "why": "a measured Python process left no coverage data (killed, or still running when the suite ended)",
             }
         )
     return blind

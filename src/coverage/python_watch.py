@@ -3,8 +3,11 @@
 # process that unguard's coverage measures, it records what the map needs to
 # know it is complete:
 #   started.<pid>      this interpreter is measured (one per process and per
-#                      fork); a started process that leaves no data file was
-#                      killed, replaced by exec, or still running at the end;
+#                      fork);
+#   finished.<pid>     its data is saved (written after every save: at exit,
+#                      on SIGTERM, in os._exit, before exec); a started
+#                      process that never finished was killed or is still
+#                      running at the end;
 #   unmeasured.<pid>.<n>  a process this one started whose environment will not
 #                      load unguard's sitecustomize (an `env=` of the test's own,
 #                      the MCP SDK's stdio client with its default environment,
@@ -37,10 +40,19 @@ def _test():
     return os.environ.get("UNGUARD_COVERAGE_TEST") or ""
 
 
+def _own_argv():
+    try:
+        with open("/proc/self/cmdline", "rb") as f:
+            words = f.read().split(b"\0")
+        return [w.decode("utf-8", "replace") for w in words if w][:6]
+    except Exception:
+        return [str(a) for a in sys.argv[:6]]
+
+
 def _started():
     _write(
         "started.%d" % os.getpid(),
-        {"pid": os.getpid(), "test": _test(), "argv": [str(a) for a in sys.argv[:4]]},
+        {"pid": os.getpid(), "test": _test(), "argv": _own_argv()},
     )
 
 
@@ -180,12 +192,38 @@ def _hook_os():
         setattr(os, name, hooked)
 
 
+def _wrap_save(cov):
+    """Have every save of `cov` (at exit, on SIGTERM, in os._exit) leave a
+    finished record once it is done."""
+    if cov is None or getattr(cov, "_unguard_watched", False):
+        return
+    original = cov.save
+
+    def save():
+        done = original()
+        _write("finished.%d" % os.getpid(), {"pid": os.getpid()})
+        return done
+
+    cov.save = save
+    cov._unguard_watched = True
+
+
+def _current():
+    try:
+        import coverage
+
+        return coverage.Coverage.current()
+    except Exception:
+        return None
+
+
 def install(out, site):
     """Record this process as measured, and watch what it starts; once."""
     if _STATE["out"] is not None or not out or not site:
         return
     _STATE["out"] = out
     _STATE["site"] = site
+    _wrap_save(_current())
     _started()
     try:
         os.register_at_fork(after_in_child=_after_fork)
@@ -200,15 +238,14 @@ def install(out, site):
 
 def _after_fork():
     _STATE["n"] = 0
-    _started()
     # coverage.py's own fork patch (where it has one) restarted measurement
     # in this child: keep the running test's name on what it executes.
+    cov = _current()
     try:
-        import coverage
-
-        cov = coverage.Coverage.current()
         test = _test()
         if cov is not None and test:
             cov.switch_context(test)
     except Exception:
         pass
+    _wrap_save(cov)
+    _started()

@@ -14,6 +14,7 @@ mod audit_shapes;
 mod catalog;
 mod clean_runs;
 mod confirmations;
+mod coverage_blind_spots;
 mod coverage_gates;
 mod fifo_report;
 mod flaky_and_panics;

@@ -80,12 +80,19 @@ fn counter() -> (tempfile::NamedTempFile, String) {
 fn covering_tests_run_first_and_an_uncovered_mutant_runs_nothing() {
     let (_keep, count) = counter();
     let fx = guard_fixture(&count);
-    let (code, out, err) = fx.run(&["run", "--out", "out", "-j", "1", "--no-canary"]);
+    let (code, out, err) = fx.run(&["run", "--out", "out", "-j", "1"]);
     let said = ctx(code, &out, &err);
     let o = fx.outcomes("out");
     let cov = &o["baselines"][0]["coverage"];
     assert_eq!(cov["used"], true, "{cov:#}: {said}");
     assert_eq!(cov["collector"], "coverage.py");
+    // Both tests red under the canary executed the file under their own
+    // names: the map decides for it.
+    assert_eq!(
+        o["coverage_files"],
+        serde_json::json!([{"file": "app/guard.py", "command": PYTEST, "used": true}]),
+        "{said}"
+    );
     assert_eq!(cov["tests"], 3, "{cov:#}");
     assert!(err.contains("coverage: 3 tests measured"), "{said}");
 
@@ -114,9 +121,9 @@ fn covering_tests_run_first_and_an_uncovered_mutant_runs_nothing() {
     );
     assert_eq!(uncovered["full_suite"], false);
     assert_eq!(uncovered["subset_runs"], serde_json::json!([]));
-    // The slow test ran in the baseline and the coverage run only: never
-    // for a mutant.
-    assert_eq!(std::fs::read_to_string(&count).unwrap().len(), 2, "{said}");
+    // The slow test ran in the baseline, the coverage run and the canary
+    // only: never for a mutant.
+    assert_eq!(std::fs::read_to_string(&count).unwrap().len(), 3, "{said}");
     // A no-coverage mutant fails the gate like a survivor.
     assert_eq!(code, 2, "{said}");
 }
@@ -166,7 +173,7 @@ fn a_covering_set_red_on_its_own_never_kills() {
             ),
         ),
     ]);
-    let (code, out, err) = fx.run(&["run", "--out", "out", "-j", "1", "--no-canary"]);
+    let (code, out, err) = fx.run(&["run", "--out", "out", "-j", "1"]);
     let said = ctx(code, &out, &err);
     let o = fx.outcomes("out");
     assert_eq!(o["baselines"][0]["coverage"]["used"], true, "{said}");
@@ -203,7 +210,7 @@ fn lines_run_in_a_process_a_test_starts_are_covered_by_that_test() {
                 .replace("app/guard.py", "app/server.py"),
         ),
     ]);
-    let (code, out, err) = fx.run(&["run", "--out", "out", "-j", "1", "--no-canary"]);
+    let (code, out, err) = fx.run(&["run", "--out", "out", "-j", "1"]);
     let said = ctx(code, &out, &err);
     let o = fx.outcomes("out");
     assert_eq!(o["baselines"][0]["coverage"]["used"], true, "{said}");
@@ -252,7 +259,7 @@ fn a_suite_run_by_xdist_workers_is_measured_in_each_worker() {
     fx.write("unguard.yaml", &spec);
     fx.git_cmd(&["add", "-A"]);
     fx.commit("xdist");
-    let (code, out, err) = fx.run(&["run", "--out", "out", "-j", "1", "--no-canary"]);
+    let (code, out, err) = fx.run(&["run", "--out", "out", "-j", "1"]);
     let said = ctx(code, &out, &err);
     let o = fx.outcomes("out");
     let cov = &o["baselines"][0]["coverage"];
