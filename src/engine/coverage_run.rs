@@ -198,6 +198,17 @@ fn unmeasured(map: &CoverageMap, report: Option<&Report>) -> Option<String> {
 pub(super) struct TrustBoard(Mutex<BTreeMap<Pair, Option<Blind>>>);
 
 impl TrustBoard {
+    /// Whether the map of `pair`'s test config was judged complete for the
+    /// pair's file and blind for none of its other files (what a reused
+    /// verdict may rest on).
+    pub fn complete(&self, pair: &Pair) -> bool {
+        let board = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        matches!(board.get(pair), Some(None))
+            && board
+                .iter()
+                .all(|(p, blind)| p.test != pair.test || blind.is_none())
+    }
+
     /// Every judgement made, in (file, test config) order.
     pub fn rows(&self, ctx: &Ctx) -> Vec<FileCoverage> {
         let board = self.0.lock().unwrap_or_else(|p| p.into_inner());

@@ -4,11 +4,15 @@
 //! ([`record`]): each reusable verdict's fingerprint and inputs, and the
 //! hash of every input (see [`crate::results::inputs`]).
 //!
-//! A verdict is reused only when it is `killed`, `survived` or
-//! `no-coverage`, the earlier run was made by this version of unguard, the
-//! mutant's fingerprint (the mutation, its file's bytes, the settings that
-//! decide verdicts) is the same, and every input it lists hashes today as
-//! it did then. Anything else runs.
+//! A verdict is reused only when it is `survived` or `no-coverage`, the
+//! earlier run was made by this version of unguard, the mutant's
+//! fingerprint (the mutation, its file's bytes, the settings that decide
+//! verdicts) is the same, and every input it lists hashes today as it did
+//! then. Anything else runs. A `killed` is never reused: it is proven
+//! again, its earlier red tests run first on the mutant
+//! ([`crate::outcome::SubsetStage::EarlierKill`]), and a kill counts only
+//! when they go red again (checked green on the unmutated copy, and
+//! confirmed, as every kill by a subset); else the mutant runs as new.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
@@ -72,9 +76,18 @@ pub(super) struct Reuse {
     settings: String,
     /// The copy's files, as hashed.
     files: Vec<String>,
+    /// Per mutant id: the red tests of its kill in the earlier run, run
+    /// first to prove it again.
+    earlier_kills: HashMap<String, Vec<String>>,
 }
 
 impl Reuse {
+    /// The red tests of mutant `id`'s kill in the earlier run, if it was
+    /// killed there.
+    pub(super) fn earlier_kill(&self, id: &str) -> Option<&[String]> {
+        self.earlier_kills.get(id).map(Vec::as_slice)
+    }
+
     /// Put the reused rows among `ran` (keyed by their index in the plan
     /// that ran), in the order of the plan as built.
     pub(super) fn join(&self, ran: BTreeMap<usize, MutantResult>) -> BTreeMap<usize, MutantResult> {
@@ -115,10 +128,14 @@ fn rerun_reason(
     let Some(row) = earlier else {
         return Some("not in the earlier run".into());
     };
-    if !matches!(
-        row.outcome,
-        Outcome::Killed | Outcome::Survived | Outcome::NoCoverage
-    ) {
+    if row.outcome == Outcome::Killed {
+        return Some(if row.red_tests.is_empty() {
+            "a kill is never reused: it runs again".into()
+        } else {
+            "a kill is never reused: its earlier red tests run first and must go red again".into()
+        });
+    }
+    if !matches!(row.outcome, Outcome::Survived | Outcome::NoCoverage) {
         return Some(format!("`{}` is never reused", row.outcome.as_str()));
     }
     if row.fingerprint.is_none() || row.inputs.is_empty() {
@@ -176,6 +193,7 @@ pub(super) fn split(
         hashes: BTreeMap::new(),
         settings,
         files,
+        earlier_kills: HashMap::new(),
     };
     let Some(earlier) = earlier else {
         return (plan, reuse);
@@ -208,6 +226,9 @@ pub(super) fn split(
         };
         let fp = fingerprint_of(spec, &plan, &reuse.settings, m);
         let row = by_id.get(m.id.as_str()).copied();
+        if let Some(r) = row.filter(|r| r.outcome == Outcome::Killed && !r.red_tests.is_empty()) {
+            reuse.earlier_kills.insert(m.id.clone(), r.red_tests.clone());
+        }
         match rerun_reason(row, fp.as_deref(), &r.hashes, &mut hasher) {
             Some(why) => {
                 reruns.push((m.id.clone(), why));
@@ -276,7 +297,12 @@ pub(super) fn record(
         let Some(m) = ready.get(row.id.as_str()) else {
             continue;
         };
-        let map = ctx.baselines.coverage(m.test);
+        // A map blind anywhere (a process it did not see, a canary's red
+        // test it did not credit) names no inputs: the whole tree is.
+        let map = ctx
+            .baselines
+            .coverage(m.test)
+            .filter(|_| ctx.coverage_trust.complete(&super::Pair::of(m)));
         let read = |f: &str| hasher.read(f);
         let found = inputs::of_verdict(row, map.as_deref(), &reuse.files, &read);
         if found.is_empty() {
@@ -333,6 +359,10 @@ mod tests {
             .map(|i| (i.clone(), hasher.hash(i)))
             .collect();
         let fp = Some("sha256:f");
+        // A kill is never reused, however much matches.
+        let kill = rerun_reason(Some(&row), fp, &hashes, &mut hasher);
+        assert!(kill.unwrap().contains("never reused"));
+        row.outcome = Outcome::Survived;
         assert_eq!(rerun_reason(Some(&row), fp, &hashes, &mut hasher), None);
         assert!(rerun_reason(None, fp, &hashes, &mut hasher).is_some());
         let other = rerun_reason(Some(&row), Some("sha256:g"), &hashes, &mut hasher);

@@ -162,7 +162,9 @@ pub(super) async fn stages(
         return none;
     }
     let covered = covering(ctx, i);
-    if let Some((Covering::NoTest, (first, last))) = covered {
+    let earlier = earlier_kill(ctx, m);
+    if let (Some((Covering::NoTest, (first, last))), None) = (&covered, &earlier) {
+        let (first, last) = (*first, *last);
         let measured = ctx
             .baselines
             .coverage(m.test)
@@ -184,7 +186,7 @@ pub(super) async fn stages(
         _ => candidates(ctx, i, &pair, &report),
     };
     let mut usable = Vec::new();
-    for stage in candidates {
+    for stage in earlier.into_iter().chain(candidates) {
         if !stage.checked {
             usable.push(stage);
             continue;
@@ -197,6 +199,21 @@ pub(super) async fn stages(
         }
     }
     Ok(Some(Selection::Stages(usable)))
+}
+
+/// The stage that proves mutant `m`'s kill of the earlier run again
+/// (`--incremental`): its red tests there that today's baseline has, run
+/// first and checked green on the unmutated copy. `None` when it was not
+/// killed there, or none of those tests is left.
+fn earlier_kill(ctx: &Ctx, m: &crate::plan::Mutant) -> Option<Stage> {
+    let red = ctx.reuse.earlier_kill(&m.id)?;
+    let (report, _) = ctx.baselines.subset_source(m.test)?;
+    let tests = ids_where(&report, |c| red.contains(&c.id()));
+    (!tests.is_empty() && tests.len() < report.total()).then_some(Stage {
+        name: SubsetStage::EarlierKill,
+        tests,
+        checked: true,
+    })
 }
 
 /// The stage of a mutant whose changed lines the tests `ids` execute: those

@@ -257,6 +257,9 @@ pub enum SubsetStage {
     Canary,
     /// The tests that killed other mutants of the file.
     Siblings,
+    /// The red tests of the mutant's kill in the earlier run of
+    /// `--incremental`: a kill is never reused, it is proven again.
+    EarlierKill,
     /// A kill's red tests run alone to confirm it (never a stage of its own
     /// in `subset_runs`).
     RedTests,
@@ -271,6 +274,7 @@ impl SubsetStage {
             SubsetStage::CanaryNear => "canary-near",
             SubsetStage::Canary => "canary",
             SubsetStage::Siblings => "siblings",
+            SubsetStage::EarlierKill => "earlier-kill",
             SubsetStage::RedTests => "red-tests",
         }
     }
@@ -286,6 +290,7 @@ impl SubsetStage {
                 "the tests its file's canary turned red that are named after it"
             }
             SubsetStage::Siblings => "the tests that killed other mutants of its file",
+            SubsetStage::EarlierKill => "the tests that killed it in the earlier run",
             SubsetStage::RedTests => "the tests that turned it red",
         }
     }

@@ -12,14 +12,18 @@
 //! - [`TREE`]: every file of the copy, with its bytes (when no coverage
 //!   map tells which files a verdict depends on).
 //!
-//! Which inputs a verdict has ([`of_verdict`]): its mutated file and
-//! [`CONFIG`] always; for a kill, the files its red tests executed; for a
-//! survivor or `no-coverage`, the files any test executed and [`TESTS`]
-//! (a change anywhere a test runs may lead a test to the mutated lines);
-//! and the import-time code of every file the run measured and of every
-//! `__init__.py`. Without a
-//! coverage map, or for a kill whose red tests the map does not name:
-//! [`TREE`].
+//! Which inputs a verdict has ([`of_verdict`]): only `survived` and
+//! `no-coverage` are reusable (a kill is proven again by a run, never
+//! reused). Their inputs: the mutated file and [`CONFIG`]; the files any
+//! test executed and [`TESTS`] (a change anywhere a test runs may lead a
+//! test to the mutated lines); every file of the copy the coverage run did
+//! not measure as code, by its bytes (test data read at run time, a
+//! `require()`d JSON, a file only a child process ran: nothing proves them
+//! irrelevant); and the import-time code of every file the run measured
+//! and of every `__init__.py`. Without a coverage map, or with one that was
+//! blind somewhere (a process it did not see, a test red under a canary it
+//! did not credit): [`TREE`]. A symlink is hashed by its target's path and
+//! its bytes.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -177,16 +181,12 @@ pub fn of_verdict(
 ) -> Vec<String> {
     let mut set: BTreeSet<String> = [row.file.clone(), CONFIG.to_string()].into();
     let executed = match (map, row.outcome) {
-        (Some(map), Outcome::Killed)
-            if !row.red_tests.is_empty() && row.red_tests.iter().all(|t| map.knows_test(t)) =>
-        {
-            map.files_run_by(Some(&row.red_tests))
-        }
         (Some(map), Outcome::Survived | Outcome::NoCoverage) => {
             set.insert(TESTS.to_string());
+            set.extend(files.iter().filter(|f| !map.measured(f)).cloned());
             map.files_run_by(None)
         }
-        (_, Outcome::Killed | Outcome::Survived | Outcome::NoCoverage) => {
+        (None, Outcome::Survived | Outcome::NoCoverage) => {
             set.insert(TREE.to_string());
             return set.into_iter().collect();
         }
@@ -287,9 +287,13 @@ impl Hasher {
         h
     }
 
-    /// The hash of one file's bytes (`absent` when it cannot be read).
+    /// The hash of one file's bytes (`absent` when it cannot be read); a
+    /// symlink's also of the path it points to.
     fn file(&self, rel: &str) -> String {
         let mut f = Fingerprint::new("file");
+        if let Ok(target) = std::fs::read_link(self.root.join(rel)) {
+            f.field("link", target.as_os_str().as_encoded_bytes());
+        }
         match self.read(rel) {
             Some(b) => f.field("bytes", &b),
             None => f.field("absent", &[]),
@@ -456,34 +460,24 @@ mod tests {
     #[test]
     fn inputs_of_each_verdict() {
         let m = map();
-        let files: Vec<String> = ["app/__init__.py", "app/a.py", "README.md"]
+        let files: Vec<String> = ["app/__init__.py", "app/a.py", "README.md", "tests/cases.json"]
             .map(String::from)
             .to_vec();
         let read = |_: &str| Some(b"import os\n\n\ndef f():\n    return 1\n".to_vec());
-        let kill = of_verdict(&row(Outcome::Killed, &["t::a"]), Some(&m), &files, &read);
-        assert_eq!(
-            kill,
-            [
-                "app/a.py",
-                "config:*",
-                "skeleton:app/__init__.py",
-                "skeleton:app/b.py",
-                "skeleton:app/c.py",
-                "skeleton:app/helper.py",
-                "skeleton:tests/test_b.py",
-                "tests/test_a.py",
-            ]
-        );
+        // A kill is proven again by a run: never reused, no inputs.
+        assert!(of_verdict(&row(Outcome::Killed, &["t::a"]), Some(&m), &files, &read).is_empty());
         let survivor = of_verdict(&row(Outcome::Survived, &[]), Some(&m), &files, &read);
         assert_eq!(
             survivor,
             [
+                "README.md",
                 "app/a.py",
                 "app/b.py",
                 "app/helper.py",
                 "config:*",
                 "skeleton:app/__init__.py",
                 "skeleton:app/c.py",
+                "tests/cases.json",
                 "tests/test_a.py",
                 "tests/test_b.py",
                 "tests:*",
@@ -493,33 +487,35 @@ mod tests {
         assert_eq!(uncovered, survivor);
         // Import-time code that ran a function of its own: the whole file.
         let called = |_: &str| Some(b"def f(): return 1\n".to_vec());
-        let whole = of_verdict(&row(Outcome::Killed, &["t::a"]), Some(&m), &files, &called);
+        let whole = of_verdict(&row(Outcome::Survived, &[]), Some(&m), &files, &called);
         assert!(whole.contains(&"app/c.py".to_string()), "{whole:?}");
-        let tree = ["app/a.py", "config:*", "tree:*"];
-        // No map; a kill by a test the map does not name; a summary-only kill.
-        assert_eq!(
-            of_verdict(&row(Outcome::Killed, &["t::a"]), None, &files, &read),
-            tree
-        );
+        // No map (or one blind somewhere): the whole tree.
         assert_eq!(
             of_verdict(&row(Outcome::Survived, &[]), None, &files, &read),
-            tree
-        );
-        assert_eq!(
-            of_verdict(&row(Outcome::Killed, &["t::zz"]), Some(&m), &files, &read),
-            tree
-        );
-        assert_eq!(
-            of_verdict(&row(Outcome::Killed, &[]), Some(&m), &files, &read),
-            tree
+            ["app/a.py", "config:*", "tree:*"]
         );
         for o in [
             Outcome::Timeout,
             Outcome::Flaky,
             Outcome::Unviable,
             Outcome::WrongReason,
+            Outcome::Killed,
         ] {
             assert!(of_verdict(&row(o, &["t::a"]), Some(&m), &files, &read).is_empty());
         }
+    }
+
+    #[test]
+    fn a_retargeted_symlink_changes_its_hash_even_with_equal_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::write(root.join("v1.py"), "X = 1\n").unwrap();
+        std::fs::write(root.join("v2.py"), "X = 1\n").unwrap();
+        std::os::unix::fs::symlink("v1.py", root.join("impl.py")).unwrap();
+        let files = vec!["impl.py".to_string()];
+        let before = Hasher::new(root, files.clone()).hash("impl.py");
+        std::fs::remove_file(root.join("impl.py")).unwrap();
+        std::os::unix::fs::symlink("v2.py", root.join("impl.py")).unwrap();
+        assert_ne!(Hasher::new(root, files).hash("impl.py"), before);
     }
 }

@@ -105,6 +105,32 @@ fn a_server_started_with_a_minimal_environment_is_not_no_coverage() {
     assert!(detail.contains("test_big_is_refused"), "{detail}");
 }
 
+/// One test both calls the server in-process (so the canary's red test is
+/// credited with the file) and starts it as a child with an environment of
+/// its own, where the line-length check runs: only the record of the
+/// unmeasured child keeps that mutant from `no-coverage`.
+#[test]
+fn a_test_that_calls_in_process_and_starts_an_unmeasured_child_is_not_no_coverage() {
+    let server = SERVER.replace(
+        "    for line in sys.stdin:\n",
+        "    for line in sys.stdin:\n        if len(line) > 8:\n            print(\"too long\", flush=True)\n            continue\n",
+    );
+    let fx = fixture(
+        PYTEST,
+        "",
+        "def test_long_lines_are_refused():\n    assert check(LIMIT + 1) == \"refused\"\n    out = subprocess.run([sys.executable, \"-m\", \"app.server\"], input=\"1\" * 20 + \"\\n\", capture_output=True, text=True, env={\"PATH\": os.environ.get(\"PATH\", \"\")}, cwd=ROOT)\n    assert out.stdout.strip() == \"too long\", out\n",
+    );
+    fx.write("app/server.py", &server);
+    fx.write("tests/test_server.py", &fx.read("tests/test_server.py").replace("from app.server import LIMIT", "from app.server import LIMIT, check"));
+    fx.write(
+        "unguard.yaml",
+        &fx.read("unguard.yaml").replace("find: 'n > LIMIT'", "find: 'len(line) > 8'"),
+    );
+    fx.git_cmd(&["add", "-A"]);
+    fx.commit("mixed");
+    blind(&fx, "unmeasured-process");
+}
+
 /// The test's own `env=` puts its own PYTHONPATH first: the child inherits
 /// the data directory but not the sitecustomize.
 #[test]
