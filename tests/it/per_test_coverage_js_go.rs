@@ -142,7 +142,7 @@ fn node_test_lines_map_to_the_tests_of_the_files_whose_process_ran_them() {
         return;
     }
     let fx = node_fixture();
-    let (code, out, err) = fx.run(&["run", "--out", "out", "-j", "1", "--no-canary"]);
+    let (code, out, err) = fx.run(&["run", "--out", "out", "-j", "1"]);
     let said = ctx(code, &out, &err);
     let o = fx.outcomes("out");
     let cov = &o["baselines"][0]["coverage"];
@@ -218,7 +218,7 @@ fn a_node_process_that_never_exits_leaves_the_map_unused() {
     );
     fx.git_cmd(&["add", "-A"]);
     fx.commit("a server killed");
-    let (code, out, err) = fx.run(&["run", "--out", "out", "-j", "1", "--no-canary"]);
+    let (code, out, err) = fx.run(&["run", "--out", "out", "-j", "1"]);
     let said = ctx(code, &out, &err);
     let cov = &fx.outcomes("out")["baselines"][0]["coverage"];
     assert_eq!(cov["used"], false, "{cov:#}: {said}");
@@ -262,7 +262,7 @@ fn a_node_process_stopped_by_sigterm_is_measured() {
     );
     fx.git_cmd(&["add", "-A"]);
     fx.commit("a server stopped by SIGTERM");
-    let (code, out, err) = fx.run(&["run", "--out", "out", "-j", "1", "--no-canary"]);
+    let (code, out, err) = fx.run(&["run", "--out", "out", "-j", "1"]);
     let said = ctx(code, &out, &err);
     let o = fx.outcomes("out");
     assert_eq!(o["baselines"][0]["coverage"]["used"], true, "{said}");
@@ -313,7 +313,7 @@ require.extensions['.ts'] = function (module, filename) {
         ("test/other.test.js", OTHER_TEST),
         ("unguard.yaml", &spec),
     ]);
-    let (code, out, err) = fx.run(&["run", "--out", "out", "-j", "1", "--no-canary"]);
+    let (code, out, err) = fx.run(&["run", "--out", "out", "-j", "1"]);
     let said = ctx(code, &out, &err);
     let o = fx.outcomes("out");
     assert_eq!(o["baselines"][0]["coverage"]["used"], true, "{said}");
@@ -386,7 +386,7 @@ fn vitest_files_are_measured_whole_and_never_no_coverage() {
             return;
         }
     }
-    let (code, out, err) = fx.run(&["run", "--out", "out", "-j", "1", "--no-canary"]);
+    let (code, out, err) = fx.run(&["run", "--out", "out", "-j", "1"]);
     let said = ctx(code, &out, &err);
     let o = fx.outcomes("out");
     let cov = &o["baselines"][0]["coverage"];
@@ -505,7 +505,7 @@ fn go_blocks_map_to_the_tests_of_the_packages_whose_binary_ran_them() {
         return;
     }
     let fx = go_fixture();
-    let (code, out, err) = fx.run(&["run", "--out", "out", "-j", "1", "--no-canary"]);
+    let (code, out, err) = fx.run(&["run", "--out", "out", "-j", "1"]);
     let said = ctx(code, &out, &err);
     let o = fx.outcomes("out");
     let cov = &o["baselines"][0]["coverage"];
@@ -565,7 +565,7 @@ fn a_go_test_that_imports_os_exec_leaves_the_map_unused() {
     );
     fx.git_cmd(&["add", "-A"]);
     fx.commit("a test that could start processes");
-    let (code, out, err) = fx.run(&["run", "--out", "out", "-j", "1", "--no-canary"]);
+    let (code, out, err) = fx.run(&["run", "--out", "out", "-j", "1"]);
     let said = ctx(code, &out, &err);
     let cov = &fx.outcomes("out")["baselines"][0]["coverage"];
     assert_eq!(cov["used"], false, "{cov:#}: {said}");
