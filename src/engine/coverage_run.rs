@@ -232,21 +232,26 @@ impl TrustBoard {
 pub(super) fn trusted(ctx: &Ctx, pair: &Pair) -> Option<Arc<CoverageMap>> {
     let map = ctx.baselines.coverage(pair.test)?;
     let finding = ctx.canaries.finding(pair)?;
-    let mut board = ctx.coverage_trust.0.lock().unwrap_or_else(|p| p.into_inner());
-    let blind = board.entry(pair.clone()).or_insert_with(|| {
-        let red = finding.report.as_ref().map(|canary| {
-            match ctx.baselines.subset_source(pair.test) {
-                Some((baseline, _)) => super::kill_first::red_under_canary(&baseline, canary),
-                None => canary.red_ids(),
-            }
+    let mut board = ctx
+        .coverage_trust
+        .0
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    let blind =
+        board.entry(pair.clone()).or_insert_with(|| {
+            let red = finding.report.as_ref().map(|canary| {
+                match ctx.baselines.subset_source(pair.test) {
+                    Some((baseline, _)) => baseline.red_under(canary),
+                    None => canary.red_ids(),
+                }
+            });
+            let evidence = match (&red, finding.ran) {
+                (_, false) => CanaryEvidence::None,
+                // Red without a red test named: nothing to check the map by.
+                (Some(red), true) if !red.is_empty() => CanaryEvidence::Red(red),
+                _ => CanaryEvidence::Unread,
+            };
+            map.trust(&pair.file, evidence).err()
         });
-        let evidence = match (&red, finding.ran) {
-            (_, false) => CanaryEvidence::None,
-            // Red without a red test named: nothing to check the map by.
-            (Some(red), true) if !red.is_empty() => CanaryEvidence::Red(red),
-            _ => CanaryEvidence::Unread,
-        };
-        map.trust(&pair.file, evidence).err()
-    });
     blind.is_none().then_some(map)
 }

@@ -227,7 +227,9 @@ pub(super) fn split(
         let fp = fingerprint_of(spec, &plan, &reuse.settings, m);
         let row = by_id.get(m.id.as_str()).copied();
         if let Some(r) = row.filter(|r| r.outcome == Outcome::Killed && !r.red_tests.is_empty()) {
-            reuse.earlier_kills.insert(m.id.clone(), r.red_tests.clone());
+            reuse
+                .earlier_kills
+                .insert(m.id.clone(), r.red_tests.clone());
         }
         match rerun_reason(row, fp.as_deref(), &r.hashes, &mut hasher) {
             Some(why) => {

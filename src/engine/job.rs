@@ -158,11 +158,14 @@ pub(super) async fn run_canary(
         duration_s: run.res.duration.as_secs_f64(),
         log_file: log_name,
     };
-    Ok(Some((result, CanaryFinding {
+    Ok(Some((
+        result,
+        CanaryFinding {
             reached,
             report,
             ran: true,
-        })))
+        },
+    )))
 }
 
 /// Apply mutant `index`, run it, put the original back. `None` when interrupted.

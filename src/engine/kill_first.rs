@@ -25,7 +25,7 @@
 //! A stage that would run every test of the baseline is skipped (the full
 //! suite runs instead), and so is every stage under `--full`.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use tokio::sync::{watch, OnceCell};
@@ -314,38 +314,13 @@ fn named_after(id: &str, file: &str) -> bool {
 
 /// The ids of the baseline's tests that `keep` keeps, in its order, once each.
 fn ids_where(report: &Report, keep: impl Fn(&TestCase) -> bool) -> Vec<String> {
-    let mut seen = BTreeSet::new();
-    report
-        .cases
-        .iter()
-        .filter(|c| keep(c))
-        .map(TestCase::id)
-        .filter(|id| seen.insert(id.clone()))
-        .collect()
+    report.ids_where(keep)
 }
 
-/// The baseline's tests that the canary turned red: red there themselves,
-/// or in a module or class whose import or collection broke (pytest reports
-/// `""` / `tests.test_x`, unittest `tests.test_x` / `import`).
-pub(super) fn red_under_canary(baseline: &Report, canary: &Report) -> Vec<String> {
-    let red: HashSet<String> = canary.red_ids().into_iter().collect();
-    let broken: Vec<&str> = canary
-        .red()
-        .into_iter()
-        .filter(|c| c.status == crate::outcome::reading::model::Status::Error)
-        .flat_map(|c| [c.classname.as_str(), c.name.as_str()])
-        .filter(|n| !n.is_empty() && !n.contains("::"))
-        .collect();
-    ids_where(baseline, |c| {
-        let id = c.id();
-        if red.contains(&id) {
-            return true;
-        }
-        let dotted = id.replace("::", ".");
-        broken
-            .iter()
-            .any(|b| dotted == *b || dotted.starts_with(&format!("{b}.")))
-    })
+/// The baseline's tests that the canary turned red (see
+/// [`Report::red_under`]).
+fn red_under_canary(baseline: &Report, canary: &Report) -> Vec<String> {
+    baseline.red_under(canary)
 }
 
 /// The run of `tests` (of test config `test`) on the unmutated copy: made

@@ -458,6 +458,64 @@ fn refuse_binary(content: &[u8]) -> Result<(), ApplyProblem> {
     }
 }
 
+/// `text` with every whitespace run one space, trimmed: what a
+/// whitespace-tolerant `find` tells apart.
+fn collapse_whitespace(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Whether `a` and `b` have the same lines, each with the same indentation
+/// and the same words, and differ only in the length of whitespace runs
+/// between words (`x  >  1` for `x > 1`). A change of indentation or of line
+/// breaks is code (Python), a whitespace run added or removed may join or
+/// split words, and a differing line with a quote may hold the change in a
+/// string literal (`"Bearer "`): none of those is whitespace only.
+fn only_inner_whitespace_differs(a: &[u8], b: &[u8]) -> bool {
+    let (la, lb): (Vec<&[u8]>, Vec<&[u8]>) = (
+        a.split(|&c| c == b'\n').collect(),
+        b.split(|&c| c == b'\n').collect(),
+    );
+    if a == b || la.len() != lb.len() {
+        return false;
+    }
+    let indent = |l: &[u8]| l.iter().take_while(|c| **c == b' ' || **c == b'\t').count();
+    let words = |l: &[u8]| -> Vec<Vec<u8>> {
+        l.split(|c| c.is_ascii_whitespace())
+            .filter(|w| !w.is_empty())
+            .map(<[u8]>::to_vec)
+            .collect()
+    };
+    let quoted = |l: &[u8]| l.iter().any(|c| matches!(c, b'"' | b'\'' | b'`'));
+    la.iter().zip(&lb).all(|(x, y)| {
+        x == y
+            || (x[..indent(x)] == y[..indent(y)]
+                && words(x) == words(y)
+                && !quoted(x)
+                && !quoted(y))
+    })
+}
+
+/// A literal `find` that is empty, or that `replace` equals under the
+/// whitespace tolerance of `find`, changes nothing: `no-op` before a run.
+fn check_literal(pattern: &Pattern, replace: &str) -> Result<(), ApplyProblem> {
+    let Pattern::Literal {
+        text,
+        exact_whitespace,
+    } = pattern
+    else {
+        return Ok(());
+    };
+    if text.is_empty() {
+        return Err(ApplyProblem::NoOp("`find` is empty".into()));
+    }
+    if !exact_whitespace && collapse_whitespace(text) == collapse_whitespace(replace) {
+        return Err(ApplyProblem::Identical(
+            "`replace` differs from `find` only in whitespace, which `find` is tolerant of: the mutant would change nothing".into(),
+        ));
+    }
+    Ok(())
+}
+
 /// Apply the mutation to `content` in memory.
 pub fn apply(
     pattern: &Pattern,
@@ -471,11 +529,7 @@ pub fn apply(
         Pattern::Literal { .. } => "find text",
         Pattern::Regex(_) => "regex",
     };
-    if let Pattern::Literal { text, .. } = pattern {
-        if text.is_empty() {
-            return Err(ApplyProblem::NoOp("`find` is empty".into()));
-        }
-    }
+    check_literal(pattern, replace)?;
     // The matches in the text after the BOM (and the regex, for captures).
     let (compiled, matches) = find_sites(pattern, body)
         .map_err(|e| ApplyProblem::NoOp(format!("pattern does not compile: {e}")))?;
@@ -540,6 +594,11 @@ pub fn apply(
             "the replacement leaves the file unchanged (replace equals the matched text)".into(),
         ));
     };
+    if only_inner_whitespace_differs(content, &mutated) {
+        return Err(ApplyProblem::Identical(
+            "the replacement changes only whitespace inside lines (not a line's indentation nor its breaks): the mutant would change nothing the code means".into(),
+        ));
+    }
     let (line, col) = line_col(content, bom.len() + matches[0].start);
     let (end_line, end_col) = line_col(content, bom.len() + matches[0].end);
     lines.pos = 0;
@@ -754,6 +813,31 @@ mod tests {
             text: s.into(),
             exact_whitespace: false,
         }
+    }
+
+    #[test]
+    fn a_change_of_whitespace_only_is_a_no_op_but_indentation_and_strings_are_code() {
+        let file = b"if n  >  LIMIT:\n    return False\nauth = \"Bearer \"\n";
+        // `find` equal to `replace` under the tolerance of `find`.
+        let e = apply(&lit("n > LIMIT"), "n  > LIMIT", Count::Exactly(1), file).unwrap_err();
+        assert_eq!(e.kind(), "no-op", "{e:?}");
+        // A regex whose replacement changes only a run's length.
+        let re = Pattern::Regex(r"n\s+>\s+LIMIT".into());
+        let e = apply(&re, "n > LIMIT", Count::Exactly(1), file).unwrap_err();
+        assert_eq!(e.kind(), "no-op", "{e:?}");
+        // Indentation is code, and so is a space inside a string.
+        let exact = Pattern::Literal {
+            text: "    return False".into(),
+            exact_whitespace: true,
+        };
+        assert!(apply(&exact, "return False", Count::Exactly(1), file).is_ok());
+        let bearer = Pattern::Regex("\"Bearer \"".into());
+        assert!(apply(&bearer, "\"Bearer\"", Count::Exactly(1), file).is_ok());
+        let joined = Pattern::Regex(r"n\s+>".into());
+        assert!(
+            apply(&joined, "n>", Count::Exactly(1), file).is_ok(),
+            "words joined"
+        );
     }
 
     #[test]

@@ -332,6 +332,7 @@ pub(crate) mod tests {
             baselines: vec![],
             canaries: vec![],
             subset_checks: vec![],
+            coverage_files: vec![],
             summary: Summary::compute(&mutants, TimeoutPolicy::Killed),
             mutants,
             gate: GateResult {

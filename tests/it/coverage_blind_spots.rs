@@ -121,10 +121,17 @@ fn a_test_that_calls_in_process_and_starts_an_unmeasured_child_is_not_no_coverag
         "def test_long_lines_are_refused():\n    assert check(LIMIT + 1) == \"refused\"\n    out = subprocess.run([sys.executable, \"-m\", \"app.server\"], input=\"1\" * 20 + \"\\n\", capture_output=True, text=True, env={\"PATH\": os.environ.get(\"PATH\", \"\")}, cwd=ROOT)\n    assert out.stdout.strip() == \"too long\", out\n",
     );
     fx.write("app/server.py", &server);
-    fx.write("tests/test_server.py", &fx.read("tests/test_server.py").replace("from app.server import LIMIT", "from app.server import LIMIT, check"));
+    fx.write(
+        "tests/test_server.py",
+        &fx.read("tests/test_server.py").replace(
+            "from app.server import LIMIT",
+            "from app.server import LIMIT, check",
+        ),
+    );
     fx.write(
         "unguard.yaml",
-        &fx.read("unguard.yaml").replace("find: 'n > LIMIT'", "find: 'len(line) > 8'"),
+        &fx.read("unguard.yaml")
+            .replace("find: 'n > LIMIT'", "find: 'len(line) > 8'"),
     );
     fx.git_cmd(&["add", "-A"]);
     fx.commit("mixed");
@@ -204,11 +211,17 @@ fn an_mcp_server_called_through_the_sdks_stdio_client_is_not_no_coverage() {
     // so the suite's PYTHONPATH lends it the test machine's.
     let shim = tempfile::tempdir().unwrap();
     let found = std::process::Command::new("python3")
-        .args(["-c", "import coverage, os; print(os.path.dirname(coverage.__file__))"])
+        .args([
+            "-c",
+            "import coverage, os; print(os.path.dirname(coverage.__file__))",
+        ])
         .output()
         .unwrap();
     let package = String::from_utf8_lossy(&found.stdout).trim().to_string();
-    assert!(found.status.success() && !package.is_empty(), "coverage.py for the tests: pip install -r tests/requirements.txt");
+    assert!(
+        found.status.success() && !package.is_empty(),
+        "coverage.py for the tests: pip install -r tests/requirements.txt"
+    );
     std::os::unix::fs::symlink(&package, shim.path().join("coverage")).unwrap();
     let fx = Fixture::git(&[
         ("app/__init__.py", ""),

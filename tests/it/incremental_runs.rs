@@ -108,7 +108,10 @@ fn rerun(fx: &Fixture, out: &str, extra: &[&str]) -> BTreeSet<String> {
         if m.get("reused").is_none() {
             ran.insert(id.to_string());
             if m["outcome"] == "killed" && KILLS.contains(&id) {
-                assert_eq!(m["subset_runs"][0]["stage"], "earlier-kill", "{m:#}: {said}");
+                assert_eq!(
+                    m["subset_runs"][0]["stage"], "earlier-kill",
+                    "{m:#}: {said}"
+                );
             }
         } else {
             assert!(
@@ -157,7 +160,11 @@ fn nothing_changed_reuses_the_survivor_and_proves_every_kill_again() {
         assert!(m.get("reused").is_none(), "{m:#}");
         assert_eq!(m["outcome"], "killed", "{m:#}: {said}");
         assert_eq!(m["subset_runs"][0]["stage"], "earlier-kill", "{m:#}");
-        assert_eq!(m["subset_runs"][0]["tests"], mutant(&b, id)["red_tests"], "{m:#}");
+        assert_eq!(
+            m["subset_runs"][0]["tests"],
+            mutant(&b, id)["red_tests"],
+            "{m:#}"
+        );
         assert_eq!(m["full_suite"], false, "{m:#}");
         assert!(m["inputs"].as_array().is_none_or(|i| i.is_empty()), "{m:#}");
     }
@@ -319,7 +326,12 @@ fn data_fixture(cases: &str) -> Fixture {
 fn a_kill_that_no_longer_holds_is_not_reused_and_the_gate_fails() {
     let fx = data_fixture("[[11, false], [3, true]]\n");
     let (code, out, err) = run(&fx, "base", &[]);
-    assert_eq!(fx.verdicts("base")["limit"], "killed", "{}", ctx(code, &out, &err));
+    assert_eq!(
+        fx.verdicts("base")["limit"],
+        "killed",
+        "{}",
+        ctx(code, &out, &err)
+    );
     fx.write("tests/cases.json", "[[3, true]]\n");
     fx.git_cmd(&["add", "-A"]);
     fx.commit("weaker data");
@@ -343,7 +355,11 @@ fn a_survivor_is_run_again_when_test_data_changes() {
     assert_eq!(fx.verdicts("base")["limit"], "survived", "{said}");
     let inputs = mutant(&fx.outcomes("base"), "limit")["inputs"].clone();
     assert!(
-        inputs.as_array().unwrap().iter().any(|i| i == "tests/cases.json"),
+        inputs
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|i| i == "tests/cases.json"),
         "{inputs:#}"
     );
     fx.write("tests/cases.json", "[[11, false], [3, true]]\n");

@@ -153,6 +153,42 @@ impl Report {
             .map(TestCase::id)
             .collect()
     }
+
+    /// The ids of the tests that `keep` keeps, in this report's order, once each.
+    pub fn ids_where(&self, keep: impl Fn(&TestCase) -> bool) -> Vec<String> {
+        let mut seen = std::collections::BTreeSet::new();
+        self.cases
+            .iter()
+            .filter(|c| keep(c))
+            .map(TestCase::id)
+            .filter(|id| seen.insert(id.clone()))
+            .collect()
+    }
+
+    /// This (baseline) report's tests that `canary`'s run turned red: red
+    /// there themselves, or in a module or class whose import or collection
+    /// broke (pytest reports `""` / `tests.test_x`, unittest `tests.test_x`
+    /// / `import`).
+    pub fn red_under(&self, canary: &Report) -> Vec<String> {
+        let red: std::collections::HashSet<String> = canary.red_ids().into_iter().collect();
+        let broken: Vec<&str> = canary
+            .red()
+            .into_iter()
+            .filter(|c| c.status == Status::Error)
+            .flat_map(|c| [c.classname.as_str(), c.name.as_str()])
+            .filter(|n| !n.is_empty() && !n.contains("::"))
+            .collect();
+        self.ids_where(|c| {
+            let id = c.id();
+            if red.contains(&id) {
+                return true;
+            }
+            let dotted = id.replace("::", ".");
+            broken
+                .iter()
+                .any(|b| dotted == *b || dotted.starts_with(&format!("{b}.")))
+        })
+    }
 }
 
 /// Why a run has no usable JUnit report.
