@@ -16,14 +16,18 @@ pub struct Word {
     pub value: String,
 }
 
-/// A simple command of a line: its words (assignments included) and the
-/// 0-based offset of the physical line it starts on.
+/// A simple command of a line: its words (assignments included), the
+/// 0-based offset of the physical line it starts on, and the list operator
+/// after it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Simple {
     /// Its words, in order, assignments included.
     pub words: Vec<Word>,
     /// 0-based offset of the physical line it starts on.
     pub line: usize,
+    /// The operator that follows it (`&&`, `||`, `;`, `|`, `&`; a newline
+    /// or a comment is `;`); `None` for the script's last command.
+    pub then: Option<&'static str>,
 }
 
 /// The simple commands of a script, in order: backslash-newline joins
@@ -41,11 +45,12 @@ pub fn commands(script: &str) -> Option<Vec<Simple>> {
             words.push(w);
         }
     };
-    let end = |words: &mut Vec<Word>, out: &mut Vec<Simple>, start: usize| {
+    let end = |words: &mut Vec<Word>, out: &mut Vec<Simple>, start: usize, then: &'static str| {
         if !words.is_empty() {
             out.push(Simple {
                 words: std::mem::take(words),
                 line: start,
+                then: Some(then),
             });
         }
     };
@@ -69,17 +74,25 @@ pub fn commands(script: &str) -> Option<Vec<Simple>> {
                         break;
                     }
                 }
-                end(&mut words, &mut out, start_line);
+                end(&mut words, &mut out, start_line, ";");
                 start_line = line;
             }
             '\n' | ';' | '&' | '|' => {
                 flush(&mut cur, &mut words);
-                end(&mut words, &mut out, start_line);
+                let doubled = (c == '&' || c == '|') && chars.peek() == Some(&c);
+                if doubled {
+                    chars.next();
+                }
+                let op = match (c, doubled) {
+                    ('&', true) => "&&",
+                    ('|', true) => "||",
+                    ('&', false) => "&",
+                    ('|', false) => "|",
+                    _ => ";",
+                };
+                end(&mut words, &mut out, start_line, op);
                 if c == '\n' {
                     line += 1;
-                }
-                if (c == '&' || c == '|') && chars.peek() == Some(&c) {
-                    chars.next();
                 }
                 start_line = line;
             }
@@ -99,7 +112,10 @@ pub fn commands(script: &str) -> Option<Vec<Simple>> {
         }
     }
     flush(&mut cur, &mut words);
-    end(&mut words, &mut out, start_line);
+    end(&mut words, &mut out, start_line, ";");
+    if let Some(last) = out.last_mut().filter(|l| l.then == Some(";")) {
+        last.then = None;
+    }
     Some(out)
 }
 

@@ -36,10 +36,40 @@ pub(super) fn resolve_command(
     }
 }
 
-fn looks_like_pytest(c: &Command) -> bool {
-    let text = c.display();
+/// Whether a word runs pytest (`pytest`, `py.test`, a path ending in one).
+fn names_pytest(text: &str) -> bool {
     text.split(|ch: char| ch.is_whitespace() || ch == '/')
         .any(|w| w == "pytest" || w == "py.test")
+}
+
+/// Whether the command's exit code is pytest's own: pytest is its last
+/// simple command, reached only through `&&` (`cd server && pytest`), with
+/// nothing after it (no `|| exit 3`, `; echo`, `| tee`, `&`). A wrapper that
+/// owns its exit code (or a script that merely mentions pytest) gets the
+/// generic preset: any non-zero exit is a failure.
+fn looks_like_pytest(c: &Command) -> bool {
+    let script = match c {
+        Command::Shell(s) => s.clone(),
+        Command::Argv(v) => match v.as_slice() {
+            [sh, flag, script, ..]
+                if flag == "-c"
+                    && ["sh", "bash", "dash", "zsh"]
+                        .contains(&sh.rsplit('/').next().unwrap_or(sh)) =>
+            {
+                script.clone()
+            }
+            _ => return v.iter().any(|w| names_pytest(w)),
+        },
+    };
+    let Some(simple) = crate::run::shell_line::commands(&script) else {
+        return false;
+    };
+    let Some((last, before)) = simple.split_last() else {
+        return false;
+    };
+    last.then.is_none()
+        && last.words.iter().any(|w| names_pytest(&w.value))
+        && before.iter().all(|s| s.then == Some("&&"))
 }
 
 /// A positive duration, or a diagnostic at `s` (suggesting `examples`).
@@ -205,5 +235,28 @@ mod tests {
         assert!(!looks_like_pytest(&Command::Shell(
             "python3 -m unittest".into()
         )));
+        // pytest's exit code is the command's: after `&&` set-up steps.
+        for own in [
+            "cd server && PYTHONPATH=src python -m pytest -q",
+            "pip install -q . && pytest -x\n",
+            "exec pytest",
+        ] {
+            assert!(looks_like_pytest(&Command::Shell(own.into())), "{own}");
+        }
+        assert!(looks_like_pytest(&Command::Argv(vec![
+            "bash".into(),
+            "-c".into(),
+            "cd s && pytest".into()
+        ])));
+        // A wrapper that owns its exit code, or one that runs more after it.
+        for wrapped in [
+            "pytest -q || exit 3",
+            "pytest; echo done",
+            "pytest | tee log",
+            "pytest unit && pytest integration || true",
+            "pytest &",
+        ] {
+            assert!(!looks_like_pytest(&Command::Shell(wrapped.into())), "{wrapped}");
+        }
     }
 }
