@@ -441,9 +441,10 @@ impl Baseline<'_> {
         .await
     }
 
-    /// One run of the baseline (`k` counts from 1). A red first run that
-    /// had unguard's convenience additions is run once more without them (the
-    /// isolation stays): green then, the fault is unguard's, so the
+    /// One run of the baseline (`k` counts from 1). A first run that timed
+    /// out is run once more as it was (a hang blames nothing). A red first
+    /// run that had unguard's convenience additions is run once more without
+    /// them (the isolation stays): green then, the fault is unguard's, so the
     /// additions are dropped for every later run of this command, said in
     /// one warning and recorded in `outcomes.json` (`baselines[].dropped`).
     async fn once(&self, scratch: &mut Scratch, k: usize) -> Result<Green> {
@@ -452,12 +453,23 @@ impl Baseline<'_> {
         self.progress
             .line(&format!("baseline: {}", cfg.command.display()));
         let mut run = self.suite(scratch, &log_name, self.is_bare()).await?;
+        // A hang is never evidence against unguard's additions (a loaded
+        // machine, a slow first start): run once more as it was.
+        if k == 1 && run.res.exit == run::Exit::Timeout {
+            let retry = log_name.replacen(".log", ".retry.log", 1);
+            self.progress.line(&format!(
+                "baseline: timed out ({log_name}); run once more as it was"
+            ));
+            run = self.suite(scratch, &retry, self.is_bare()).await?;
+            log_name = retry;
+        }
         let mut dropped = Vec::new();
         let mut verdict = outcome::baseline(&run.res.exit, cfg, run.junit.clone());
         if let BaselineVerdict::Red { reason, tail } = &verdict {
             // Only the first run can blame the additions: a later run that
-            // goes red had them too when run 1 was green (a flaky suite).
-            if k == 1 && !run.additions.is_empty() {
+            // goes red had them too when run 1 was green (a flaky suite);
+            // nor can a run that hung.
+            if k == 1 && !run.additions.is_empty() && run.res.exit != run::Exit::Timeout {
                 let bare_name = log_name.replacen(".log", ".bare.log", 1);
                 let again = self.suite(scratch, &bare_name, true).await?;
                 let bare_verdict = outcome::baseline(&again.res.exit, cfg, again.junit.clone());

@@ -14,10 +14,12 @@ use super::select;
 use crate::coverage::collector::Instrumentation;
 use crate::coverage::python;
 use crate::error::Result;
+use crate::outcome::reading::model::ReportError;
 use crate::outcome::reading::suite_log::{self, Observed};
 use crate::outcome::reading::{self, Reading};
 use crate::progress::Progress;
 use crate::run::child_env::{self, ChildEnv};
+use crate::run::report_versions::Versions;
 use crate::run::{self, Exit, Invocation, RunResult};
 use crate::spec::{Command, SuiteGit, TestConfig};
 use crate::workspace::{RunDirs, Scratch};
@@ -194,15 +196,36 @@ pub(super) const JUNIT_REQUEST: &str = "PYTEST_ADDOPTS=--junitxml=… (a JUnit r
 /// and counts in its log, and the report pytest wrote (unguard's
 /// `injected` one, or the command's own when the log names it). Nothing
 /// seen: not configured.
-fn observe(seen: suite_log::LogReading, injected: Option<&Path>, tree: &Path) -> Reading {
+fn observe(
+    seen: suite_log::LogReading,
+    injected: Option<&Path>,
+    kept: &[PathBuf],
+    tree: &Path,
+) -> Reading {
     let report = injected
-        .and_then(|p| reading::read(p).ok())
+        .and_then(|p| read_every_version(p, kept).ok())
         .or_else(|| {
             let named = seen.pytest_report.as_ref()?;
             reading::read(&tree.join(named)).ok()
         })
         .map(|r| r.relative_to(tree));
     Observed::new(seen, report).map_or(Reading::NotConfigured, Reading::Observed)
+}
+
+/// The report at `path`, or, when the run wrote more than one version of it
+/// (`kept`, see [`Versions`]), every version's tests in the order written.
+fn read_every_version(
+    path: &Path,
+    kept: &[PathBuf],
+) -> std::result::Result<crate::outcome::reading::model::Report, ReportError> {
+    if kept.len() < 2 {
+        return reading::read(path);
+    }
+    let mut cases = Vec::new();
+    for v in kept {
+        cases.extend(reading::read(v)?.cases);
+    }
+    Ok(crate::outcome::reading::model::Report { cases })
 }
 
 /// `report` (a path as the command or `test.junit` names it, relative to
@@ -438,6 +461,13 @@ pub(super) async fn run_suite(
     };
     let mut substitutions = vec![("{junit}", junit_path.display().to_string())];
     substitutions.extend(call.substitutions);
+    // Every version of the report the run writes (a runner started twice
+    // writes the one path twice): all are read.
+    let versions = report_path
+        .as_deref()
+        .or(injected.as_deref())
+        .filter(|_| call.read_junit)
+        .and_then(Versions::watch);
     let res = run::run(
         Invocation {
             command,
@@ -454,6 +484,7 @@ pub(super) async fn run_suite(
     if let Some(holder) = plugin {
         select::remove(&holder);
     }
+    let kept = versions.map(Versions::finish).unwrap_or_default();
     let mut seen = Vec::new();
     // Reports the run was asked for inside the copy, and pytest's cache: not debris.
     let mut expected = pytest_caches(&scratch.tree);
@@ -461,7 +492,7 @@ pub(super) async fn run_suite(
         Some(p) => {
             expected.extend(inside(&scratch.tree, &p));
             seen = read_log(call.log).runners;
-            match reading::read(&p) {
+            match read_every_version(&p, &kept) {
                 Ok(r) => Reading::Read(r.relative_to(&scratch.tree)),
                 Err(e) => Reading::Unreadable(e),
             }
@@ -471,10 +502,13 @@ pub(super) async fn run_suite(
             if let Some(named) = &log.pytest_report {
                 expected.extend(inside(&scratch.tree, named));
             }
-            observe(log, injected.as_deref(), &scratch.tree)
+            observe(log, injected.as_deref(), &kept, &scratch.tree)
         }
         None => Reading::NotConfigured,
     };
+    for v in &kept {
+        let _ = std::fs::remove_file(v);
+    }
     let reset = if res.exit == Exit::Interrupted {
         0 // the copy is about to go
     } else {

@@ -13,6 +13,7 @@ pub mod child_env;
 pub mod isolation;
 pub mod platform;
 pub mod reaper;
+pub mod report_versions;
 pub mod shell;
 pub mod shell_line;
 pub mod supervise;

@@ -256,7 +256,10 @@ mod tests {
             "pytest unit && pytest integration || true",
             "pytest &",
         ] {
-            assert!(!looks_like_pytest(&Command::Shell(wrapped.into())), "{wrapped}");
+            assert!(
+                !looks_like_pytest(&Command::Shell(wrapped.into())),
+                "{wrapped}"
+            );
         }
     }
 }

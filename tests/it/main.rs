@@ -59,3 +59,4 @@ mod transparent_runs;
 mod twins;
 mod user_tree_safety;
 mod workspace_and_baselines;
+mod wrappers_and_small_rules;

@@ -1,0 +1,175 @@
+//! Every version of a report file one run writes. A command may start its
+//! runner more than once (`pytest tests/unit && pytest tests/integration`)
+//! and every process writes the one path it was given: the last would
+//! overwrite the others' tests. While the run goes on, the report's
+//! directory is watched (inotify, see [`super::platform::watch`]) and each
+//! complete version written is kept beside it as `<report>.v<N>`, so that
+//! the reader sees every process's tests. Where nothing can watch, only the
+//! final file is there, as before.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use super::platform::watch::{Event, Watcher};
+
+/// How often the watch is read while the run goes on: far shorter than
+/// the start of a second runner process.
+const POLL: Duration = Duration::from_millis(5);
+
+/// The watch of one report path for one run.
+pub struct Versions {
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<Vec<PathBuf>>>,
+}
+
+impl Versions {
+    /// Start watching `report` (whose directory must exist); `None` when
+    /// the platform cannot watch it.
+    pub fn watch(report: &Path) -> Option<Versions> {
+        let dir = report.parent()?.to_path_buf();
+        let name = report.file_name()?.to_os_string();
+        let watcher = Watcher::new().ok()?;
+        watcher.add(&dir).ok()?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let report = report.to_path_buf();
+        let flag = stop.clone();
+        let thread = std::thread::Builder::new()
+            .name("unguard-report-versions".into())
+            .spawn(move || {
+                let mut kept = Kept::new(report);
+                loop {
+                    let done = flag.load(Ordering::Acquire);
+                    let touched = watcher.drain().map_or(true, |events| {
+                        events.iter().any(|e| match e {
+                            Event::Touched { name: Some(n), .. } => *n == name,
+                            Event::Touched { name: None, .. } => false,
+                            Event::Overflow => true,
+                        })
+                    });
+                    if touched || done {
+                        kept.look();
+                    }
+                    if done {
+                        return kept.paths;
+                    }
+                    std::thread::sleep(POLL);
+                }
+            })
+            .ok()?;
+        Some(Versions {
+            stop,
+            thread: Some(thread),
+        })
+    }
+
+    /// Stop watching (the run has ended): every distinct complete version
+    /// written, in order, as files beside the report. One version or none:
+    /// the report as it is says everything.
+    pub fn finish(mut self) -> Vec<PathBuf> {
+        self.stop.store(true, Ordering::Release);
+        self.thread
+            .take()
+            .and_then(|t| t.join().ok())
+            .unwrap_or_default()
+    }
+}
+
+impl Drop for Versions {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Release);
+    }
+}
+
+/// The versions kept so far.
+struct Kept {
+    report: PathBuf,
+    last: Option<Vec<u8>>,
+    paths: Vec<PathBuf>,
+}
+
+impl Kept {
+    fn new(report: PathBuf) -> Kept {
+        Kept {
+            report,
+            last: None,
+            paths: Vec::new(),
+        }
+    }
+
+    /// Keep the report's bytes when they are a complete report unlike the
+    /// last one kept (a half-written file is looked at again on its next
+    /// write).
+    fn look(&mut self) {
+        let Ok(bytes) = std::fs::read(&self.report) else {
+            return;
+        };
+        if !complete(&bytes) || self.last.as_ref() == Some(&bytes) {
+            return;
+        }
+        let mut name = self.report.clone().into_os_string();
+        name.push(format!(".v{}", self.paths.len() + 1));
+        let path = PathBuf::from(name);
+        if std::fs::write(&path, &bytes).is_ok() {
+            self.paths.push(path);
+            self.last = Some(bytes);
+        }
+    }
+}
+
+/// Whether `bytes` end as a finished JUnit report does (its root element
+/// closed).
+fn complete(bytes: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(bytes);
+    let text = text.trim_end();
+    text.ends_with("</testsuites>") || text.ends_with("</testsuite>")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_complete_reports_are_versions() {
+        assert!(complete(b"<testsuites><testsuite/></testsuites>\n"));
+        assert!(complete(b"<testsuite tests=\"1\"></testsuite>"));
+        assert!(!complete(b"<testsuites><testsuite>"));
+        assert!(!complete(b""));
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn every_distinct_complete_version_written_is_kept_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let report = dir.path().join("r.xml");
+        let v = Versions::watch(&report).unwrap();
+        // The next process writes only once the watch kept the first one
+        // (as a second runner starts long after the first has written).
+        let kept_first = || {
+            let until = std::time::Instant::now() + Duration::from_secs(30);
+            while !dir.path().join("r.xml.v1").exists() && std::time::Instant::now() < until {
+                std::thread::sleep(POLL);
+            }
+        };
+        std::fs::write(
+            &report,
+            "<testsuites><testsuite name=\"unit\"></testsuite></testsuites>",
+        )
+        .unwrap();
+        kept_first();
+        std::fs::write(&report, "<testsuites><testsuite name=\"unit\">").unwrap();
+        std::fs::write(
+            &report,
+            "<testsuites><testsuite name=\"integration\"></testsuite></testsuites>",
+        )
+        .unwrap();
+        let kept = v.finish();
+        assert_eq!(kept.len(), 2, "{kept:?}");
+        assert!(std::fs::read_to_string(&kept[0]).unwrap().contains("unit"));
+        assert!(std::fs::read_to_string(&kept[1])
+            .unwrap()
+            .contains("integration"));
+    }
+}
