@@ -441,6 +441,27 @@ impl Baseline<'_> {
         .await
     }
 
+    /// Run `k` of the baseline into `log_name`; a first run that hung is run
+    /// once more as it was: a hang (a loaded machine, a slow first start) is
+    /// never evidence against unguard's additions. The run and its log's name.
+    async fn run_once(
+        &self,
+        scratch: &mut Scratch,
+        k: usize,
+        log_name: String,
+    ) -> Result<(super::suite::SuiteRun, String)> {
+        let run = self.suite(scratch, &log_name, self.is_bare()).await?;
+        if k > 1 || run.res.exit != run::Exit::Timeout {
+            return Ok((run, log_name));
+        }
+        let retry = log_name.replacen(".log", ".retry.log", 1);
+        self.progress.line(&format!(
+            "baseline: timed out ({log_name}); run once more as it was"
+        ));
+        let run = self.suite(scratch, &retry, self.is_bare()).await?;
+        Ok((run, retry))
+    }
+
     /// One run of the baseline (`k` counts from 1). A first run that timed
     /// out is run once more as it was (a hang blames nothing). A red first
     /// run that had unguard's convenience additions is run once more without
@@ -449,20 +470,10 @@ impl Baseline<'_> {
     /// one warning and recorded in `outcomes.json` (`baselines[].dropped`).
     async fn once(&self, scratch: &mut Scratch, k: usize) -> Result<Green> {
         let (cfg, opts) = (self.cfg, self.opts);
-        let mut log_name = outdir::baseline_log_name(self.i, self.n_tests, k);
         self.progress
             .line(&format!("baseline: {}", cfg.command.display()));
-        let mut run = self.suite(scratch, &log_name, self.is_bare()).await?;
-        // A hang is never evidence against unguard's additions (a loaded
-        // machine, a slow first start): run once more as it was.
-        if k == 1 && run.res.exit == run::Exit::Timeout {
-            let retry = log_name.replacen(".log", ".retry.log", 1);
-            self.progress.line(&format!(
-                "baseline: timed out ({log_name}); run once more as it was"
-            ));
-            run = self.suite(scratch, &retry, self.is_bare()).await?;
-            log_name = retry;
-        }
+        let log_name = outdir::baseline_log_name(self.i, self.n_tests, k);
+        let (mut run, mut log_name) = self.run_once(scratch, k, log_name).await?;
         let mut dropped = Vec::new();
         let mut verdict = outcome::baseline(&run.res.exit, cfg, run.junit.clone());
         if let BaselineVerdict::Red { reason, tail } = &verdict {

@@ -485,27 +485,15 @@ pub(super) async fn run_suite(
         select::remove(&holder);
     }
     let kept = versions.map(Versions::finish).unwrap_or_default();
-    let mut seen = Vec::new();
     // Reports the run was asked for inside the copy, and pytest's cache: not debris.
     let mut expected = pytest_caches(&scratch.tree);
-    let junit = match report_path {
-        Some(p) => {
-            expected.extend(inside(&scratch.tree, &p));
-            seen = read_log(call.log).runners;
-            match read_every_version(&p, &kept) {
-                Ok(r) => Reading::Read(r.relative_to(&scratch.tree)),
-                Err(e) => Reading::Unreadable(e),
-            }
-        }
-        None if call.read_junit && call.cfg.junit.is_none() => {
-            let log = read_log(call.log);
-            if let Some(named) = &log.pytest_report {
-                expected.extend(inside(&scratch.tree, named));
-            }
-            observe(log, injected.as_deref(), &kept, &scratch.tree)
-        }
-        None => Reading::NotConfigured,
-    };
+    let (junit, seen) = read_reports(
+        (call.log, call.read_junit, call.cfg),
+        &scratch.tree,
+        (report_path.as_deref(), injected.as_deref()),
+        &kept,
+        &mut expected,
+    );
     for v in &kept {
         let _ = std::fs::remove_file(v);
     }
@@ -521,6 +509,38 @@ pub(super) async fn run_suite(
         reset,
         additions,
     })
+}
+
+/// What a finished run's reports and log say: the JUnit reading (the
+/// configured report, or the one pytest wrote for unguard: `reports`), each
+/// with every version the run wrote (`kept`), and the runners the log shows.
+/// The reports inside the copy go into `expected` (not debris).
+fn read_reports(
+    (log, read_junit, cfg): (&Path, bool, &TestConfig),
+    tree: &Path,
+    (configured, injected): (Option<&Path>, Option<&Path>),
+    kept: &[PathBuf],
+    expected: &mut Vec<PathBuf>,
+) -> (Reading, Vec<suite_log::Runner>) {
+    match configured {
+        Some(p) => {
+            expected.extend(inside(tree, p));
+            let seen = read_log(log).runners;
+            let junit = match read_every_version(p, kept) {
+                Ok(r) => Reading::Read(r.relative_to(tree)),
+                Err(e) => Reading::Unreadable(e),
+            };
+            (junit, seen)
+        }
+        None if read_junit && cfg.junit.is_none() => {
+            let log = read_log(log);
+            if let Some(named) = &log.pytest_report {
+                expected.extend(inside(tree, named));
+            }
+            (observe(log, injected, kept, tree), Vec::new())
+        }
+        None => (Reading::NotConfigured, Vec::new()),
+    }
 }
 
 /// After a run (suite or `test.check`) in `scratch`: put the copy back as
