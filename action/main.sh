@@ -15,10 +15,23 @@
 set -euo pipefail
 # The token is for mode comment alone (action.yml passes it to no other mode):
 # run executes the pull request's tests, and merge and gate read what they
-# wrote. Drop it before anything else runs, whoever set it.
+# wrote. The runner's own credentials (an OIDC token request, the runtime
+# token) are for no mode. Dropped before anything else runs, whoever set
+# them: by exec, so that this process's initial environment, which every
+# descendant can read in /proc/<pid>/environ, no longer holds them (the
+# step's shell execs into this script: action.yml).
+drop=(ACTIONS_ID_TOKEN_REQUEST_TOKEN ACTIONS_ID_TOKEN_REQUEST_URL ACTIONS_RUNTIME_TOKEN)
 if [ "${UNGUARD_MODE:-}" != comment ]; then
-  unset UNGUARD_TOKEN
+  drop+=(UNGUARD_TOKEN)
 fi
+for var in "${drop[@]}"; do
+  if [ -n "${!var+set}" ]; then
+    unset_args=()
+    for v in "${drop[@]}"; do unset_args+=(-u "$v"); done
+    exec env "${unset_args[@]}" bash "${BASH_SOURCE[0]}" "$@"
+  fi
+done
+unset drop var
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 : "${GITHUB_OUTPUT:?GITHUB_OUTPUT is not set (not on a GitHub runner?)}"
 
@@ -48,6 +61,11 @@ mode_run() {
       echo "::warning title=unguard run::$var is set in this job's environment, so the pull request's tests can read it; set it only on the job that posts the comment"
     fi
   done
+  # actions/checkout keeps its token in .git/config by default: readable by
+  # the tests as any file of the checkout is.
+  if git -C "${UNGUARD_PATH:-.}" config --local --get-regexp '^http\..*\.extraheader$' >/dev/null 2>&1; then
+    echo "::warning title=unguard run::the checkout left a credential in .git/config (http.<url>.extraheader), which the pull request's tests can read; check out with persist-credentials: false (actions/checkout), as the example workflows do"
+  fi
   "$bin" run "${UNGUARD_PATH:-.}" ${shard:+--shard "$shard"} ${earlier:+--incremental "$earlier"} --out "$out" "${extra[@]}" || code=$?
   output exit "$code"
   output out "$out"

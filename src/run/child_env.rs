@@ -56,7 +56,14 @@ pub const GIT_LOCATORS: &[&str] = &[
 /// Variables of unguard's own that hold a credential for something other
 /// than the suite (the Action's `pull-requests: write` token): a suite never
 /// inherits them.
-pub const ACTION_SECRETS: &[&str] = &["UNGUARD_TOKEN"];
+pub const ACTION_SECRETS: &[&str] = &[
+    "UNGUARD_TOKEN",
+    // The runner's own credentials: an OIDC token request (`id-token:
+    // write`) and the runtime token for caches and artifacts.
+    "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
+    "ACTIONS_ID_TOKEN_REQUEST_URL",
+    "ACTIONS_RUNTIME_TOKEN",
+];
 
 /// Stops git's repository discovery (set to the copy's parent).
 pub const GIT_CEILING: &str = "GIT_CEILING_DIRECTORIES";
@@ -430,6 +437,23 @@ mod tests {
         );
         assert!(env.remove.contains(&"UNGUARD_TOKEN".to_string()), "{env:?}");
         assert_eq!(env.dropped, vec!["UNGUARD_TOKEN"]);
+        let mut runner = ChildEnv::with(vec![]);
+        confine(
+            &mut runner,
+            vec![
+                os("ACTIONS_RUNTIME_TOKEN", "rt"),
+                os("ACTIONS_ID_TOKEN_REQUEST_TOKEN", "oidc"),
+                os("ACTIONS_ID_TOKEN_REQUEST_URL", "https://oidc"),
+            ],
+            &place,
+        );
+        for k in [
+            "ACTIONS_RUNTIME_TOKEN",
+            "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
+            "ACTIONS_ID_TOKEN_REQUEST_URL",
+        ] {
+            assert!(runner.remove.contains(&k.to_string()), "{k}: {runner:?}");
+        }
         assert!(env.set.iter().all(|(k, _)| k != "UNGUARD_TOKEN"), "{env:?}");
         assert!(!env.describe().unwrap().contains("ghs_fake"));
 

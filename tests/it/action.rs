@@ -724,10 +724,15 @@ fn action_run_mode_never_hands_the_token_to_the_suite() {
         ("unguard.yaml", &spec),
     ]);
     let url = server.url.as_str();
+    // The runner's own credentials, as a job with `id-token: write` has them.
     let run = gha.run(
         &[("mode", "run"), ("release-url", url), ("token", FAKE)],
         fx.path(),
-        &[],
+        &[
+            ("ACTIONS_ID_TOKEN_REQUEST_TOKEN", FAKE),
+            ("ACTIONS_ID_TOKEN_REQUEST_URL", "https://oidc.example/?fake"),
+            ("ACTIONS_RUNTIME_TOKEN", FAKE),
+        ],
     );
     assert!(
         fx.path().join("unguard.out/outcomes.json").is_file(),
@@ -753,6 +758,24 @@ fn action_run_mode_never_hands_the_token_to_the_suite() {
         "{}",
         run.log
     );
+    assert!(!seen.contains("oidc.example"), "{seen}");
+    assert!(!run.log.contains("left a credential in .git/config"), "{}", run.log);
+
+    // actions/checkout's default: its token persisted in .git/config.
+    fx.git_cmd(&[
+        "config",
+        "http.https://github.com/.extraheader",
+        "AUTHORIZATION: basic ZmFrZQ==",
+    ]);
+    let persisted = gha.run(&[("mode", "run"), ("release-url", url)], fx.path(), &[]);
+    assert!(
+        persisted.log.contains(
+            "::warning title=unguard run::the checkout left a credential in .git/config"
+        ) && persisted.log.contains("persist-credentials: false"),
+        "{}",
+        persisted.log
+    );
+    assert!(!persisted.log.contains("ZmFrZQ"), "{}", persisted.log);
 
     // A token the workflow itself exported: the tests can read it, so the step says so.
     let warned = gha.run(
