@@ -141,6 +141,7 @@ pub fn list(args: &ListArgs) -> Result<ExitCode> {
 /// reports, print the table. Returns the gate's exit code (see
 /// `docs/exit-codes.md`), or the error that stopped the run.
 pub fn run(args: &RunArgs) -> Result<ExitCode> {
+    crate::run::child_env::shed_action_secrets();
     let (spec, plan) = load_plan(&args.target, &args.filters)?;
     let known: Vec<&str> = spec.mutations.iter().map(|m| m.id.as_str()).collect();
     let gate = gate::with_flags(
@@ -491,6 +492,7 @@ fn skipped_note(n: usize) -> String {
 /// repo of `--portfolio`) and run a mutant per site; `--list` only lists the
 /// sites. Returns the audit's exit code (the worst repo's for a portfolio).
 pub fn audit(args: &AuditArgs) -> Result<ExitCode> {
+    crate::run::child_env::shed_action_secrets();
     if args.list {
         let survey = audit::survey(&args.path, &[], &args.scope.scope()?)?;
         let text = if args.json {

@@ -65,6 +65,35 @@ pub const ACTION_SECRETS: &[&str] = &[
     "ACTIONS_RUNTIME_TOKEN",
 ];
 
+/// Start this process again without the [`ACTION_SECRETS`] it holds: a
+/// suite never inherits them, but it can read the initial environment of
+/// every ancestor in `/proc/<pid>/environ`, and unguard is one. Returns
+/// only when none is held, or when the new start failed (said on stderr;
+/// the run goes on, its suites still without them).
+pub fn shed_action_secrets() {
+    let held: Vec<&str> = ACTION_SECRETS
+        .iter()
+        .copied()
+        .filter(|k| std::env::var_os(k).is_some())
+        .collect();
+    if held.is_empty() {
+        return;
+    }
+    let Ok(exe) = std::env::current_exe() else {
+        return;
+    };
+    let mut again = std::process::Command::new(exe);
+    again.args(std::env::args_os().skip(1));
+    for k in &held {
+        again.env_remove(k);
+    }
+    let err = std::os::unix::process::CommandExt::exec(&mut again);
+    eprintln!(
+        "warning: could not start again without {} ({err}): the suites do not inherit them, but can read them in /proc",
+        held.join(", ")
+    );
+}
+
 /// Stops git's repository discovery (set to the copy's parent).
 pub const GIT_CEILING: &str = "GIT_CEILING_DIRECTORIES";
 

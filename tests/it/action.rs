@@ -759,7 +759,11 @@ fn action_run_mode_never_hands_the_token_to_the_suite() {
         run.log
     );
     assert!(!seen.contains("oidc.example"), "{seen}");
-    assert!(!run.log.contains("left a credential in .git/config"), "{}", run.log);
+    assert!(
+        !run.log.contains("left a credential in .git/config"),
+        "{}",
+        run.log
+    );
 
     // actions/checkout's default: its token persisted in .git/config.
     fx.git_cmd(&[
@@ -769,9 +773,10 @@ fn action_run_mode_never_hands_the_token_to_the_suite() {
     ]);
     let persisted = gha.run(&[("mode", "run"), ("release-url", url)], fx.path(), &[]);
     assert!(
-        persisted.log.contains(
-            "::warning title=unguard run::the checkout left a credential in .git/config"
-        ) && persisted.log.contains("persist-credentials: false"),
+        persisted
+            .log
+            .contains("::warning title=unguard run::the checkout left a credential in .git/config")
+            && persisted.log.contains("persist-credentials: false"),
         "{}",
         persisted.log
     );

@@ -400,3 +400,45 @@ fn an_unknown_workspace_git_value_is_refused() {
     assert_eq!(code, 1, "{c}");
     assert!(!fx.path().join("out/outcomes.json").exists(), "{c}");
 }
+
+/// unguard started directly with the runner's credentials in its
+/// environment (a workflow step that does not use the Action): no suite
+/// sees them, neither in its own environment nor in any ancestor's initial
+/// one in /proc (unguard starts itself again without them).
+#[test]
+fn the_runners_credentials_are_in_no_ancestor_of_the_suite() {
+    const FAKE: &str = "fakeRuntimeTokenNoSuiteMaySee0042";
+    let dump = tempfile::tempdir().unwrap();
+    let seen = dump.path().join("env.txt");
+    let script = format!(
+        "#!/bin/sh\nenv >> '{0}'\npid=$$\nwhile [ \"$pid\" -gt 1 ] && [ -r \"/proc/$pid/environ\" ]; do\n  tr '\\0' '\\n' < \"/proc/$pid/environ\" >> '{0}' 2>/dev/null || true\n  pid=$(sed 's/.*) //' \"/proc/$pid/stat\" | cut -d' ' -f2)\ndone\nexec python3 run.py\n",
+        seen.display()
+    );
+    let fx = Fixture::git(&[
+        ("m.py", "VALUE = 1\n"),
+        ("run.py", &run_py()),
+        ("dump.sh", &script),
+        (
+            "unguard.yaml",
+            &spec("sh dump.sh", "m.py", &[("value", "VALUE = 1", "VALUE = 2")]),
+        ),
+    ]);
+    let out = fx
+        .unguard(&["run", "--out", "out", "-j", "1"])
+        .env("ACTIONS_RUNTIME_TOKEN", FAKE)
+        .env("ACTIONS_ID_TOKEN_REQUEST_TOKEN", FAKE)
+        .env("UNGUARD_TOKEN", FAKE)
+        .output()
+        .unwrap();
+    let said = format!("{out:?}");
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    let text = std::fs::read_to_string(&seen).unwrap();
+    assert!(
+        text.contains("UNGUARD_MUTANT="),
+        "the suite dumped its environment: {said}"
+    );
+    assert!(
+        !text.contains(FAKE),
+        "a suite could read a credential:\n{text}"
+    );
+}
