@@ -194,7 +194,7 @@ impl Instrumentation {
                 .push((b.start_line, b.end_line, ran));
         }
         let files: Vec<BuiltFile> = files.into_iter().collect();
-        Ok(CoverageMap::build(all.into_iter().collect(), files))
+        Ok(CoverageMap::build(all.into_iter().collect(), files).contained())
     }
 }
 

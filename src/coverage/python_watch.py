@@ -105,8 +105,64 @@ def _flags_unseen(argv):
     return False
 
 
+# Programs that run other programs: a child of theirs may be Python.
+_LAUNCHERS = {
+    "sh", "bash", "dash", "zsh", "ksh", "fish", "busybox",
+    "env", "nohup", "timeout", "setsid", "stdbuf", "nice", "xargs", "sudo", "exec",
+    "uv", "uvx", "poetry", "pdm", "hatch", "tox", "nox", "pipenv", "pipx", "rye",
+    "make", "just", "coverage", "pytest", "py.test",
+}
+
+
+def _resolve(program, env):
+    if os.sep in program:
+        return program
+    path = None
+    if env is not None:
+        try:
+            path = {_text(k): _text(v) for k, v in dict(env).items()}.get("PATH")
+        except Exception:
+            path = None
+    import shutil
+
+    return shutil.which(program, path=path or os.environ.get("PATH")) or program
+
+
+def _may_run_python(argv):
+    """Whether the program `argv` starts can run Python code of the copy:
+    a Python interpreter, a shell or a program that runs others, a script
+    whose #! line names one of those, or a program that cannot be told. A
+    plain native tool (ldconfig, git, node, uname) cannot."""
+    if not argv:
+        return True
+    program = argv[0]
+    name = os.path.basename(program)
+    if name.startswith("python") or name.startswith("pypy") or name in _LAUNCHERS:
+        return True
+    try:
+        if os.path.realpath(program) == os.path.realpath(sys.executable):
+            return True
+        with open(program, "rb") as f:
+            head = f.read(256)
+    except Exception:
+        return True
+    if head.startswith(b"\x7fELF"):
+        return False
+    if head.startswith(b"#!"):
+        words = head[2:].split(b"\n")[0].split()
+        if not words:
+            return True
+        names = [os.path.basename(w.decode("utf-8", "replace")) for w in words[:2]]
+        return any(n.startswith("python") or n.startswith("pypy") or n in _LAUNCHERS for n in names)
+    return True
+
+
 def _record(argv, env, how):
     why = None
+    if argv:
+        argv = [_resolve(argv[0], env)] + list(argv[1:])
+    if not _may_run_python(argv):
+        return
     if not _env_measured(env):
         why = "its environment does not carry unguard's coverage (an env of its own)"
     elif _flags_unseen(argv):

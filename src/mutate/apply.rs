@@ -508,7 +508,10 @@ fn check_literal(pattern: &Pattern, replace: &str) -> Result<(), ApplyProblem> {
     if text.is_empty() {
         return Err(ApplyProblem::NoOp("`find` is empty".into()));
     }
-    if !exact_whitespace && collapse_whitespace(text) == collapse_whitespace(replace) {
+    if !exact_whitespace
+        && text != replace
+        && collapse_whitespace(text) == collapse_whitespace(replace)
+    {
         return Err(ApplyProblem::Identical(
             "`replace` differs from `find` only in whitespace, which `find` is tolerant of: the mutant would change nothing".into(),
         ));

@@ -103,7 +103,7 @@ impl Kept {
     /// last one kept (a half-written file is looked at again on its next
     /// write).
     fn look(&mut self) {
-        let Ok(bytes) = std::fs::read(&self.report) else {
+        let Some(bytes) = read_regular(&self.report) else {
             return;
         };
         if !complete(&bytes) || self.last.as_ref() == Some(&bytes) {
@@ -119,6 +119,20 @@ impl Kept {
     }
 }
 
+/// The bytes of `path` when it is a regular file: a suite controls the
+/// path, and a FIFO there must not block the watch (opened without
+/// blocking, then checked to be a file before it is read).
+fn read_regular(path: &Path) -> Option<Vec<u8>> {
+    use std::io::Read;
+    let mut f = super::platform::open_nonblocking(path).ok()?;
+    if !f.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut bytes = Vec::new();
+    f.read_to_end(&mut bytes).ok()?;
+    Some(bytes)
+}
+
 /// Whether `bytes` end as a finished JUnit report does (its root element
 /// closed).
 fn complete(bytes: &[u8]) -> bool {
@@ -130,6 +144,20 @@ fn complete(bytes: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_fifo_at_the_report_path_is_never_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("r.xml");
+        assert!(std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success());
+        assert_eq!(read_regular(&fifo), None);
+        let v = Versions::watch(&fifo).unwrap();
+        assert!(v.finish().is_empty());
+    }
 
     #[test]
     fn only_complete_reports_are_versions() {

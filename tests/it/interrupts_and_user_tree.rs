@@ -27,6 +27,31 @@ fn interrupt_when(fx: &Fixture, args: &[&str], ready: impl Fn() -> bool) -> (i32
 }
 
 /// Start `unguard run`, wait until `ready`, send it `sig` (`-INT`, `-HUP`).
+/// `c` started with `sig`'s disposition at its default, whatever this
+/// test process inherited (under `nohup`, or a CI runner that ignores
+/// SIGHUP, an ignored signal stays ignored across exec): a small Python
+/// shim resets it and execs `c` in its place (same pid).
+fn default_disposition(c: std::process::Command, sig: &str) -> std::process::Command {
+    let name = format!("SIG{}", sig.trim_start_matches('-'));
+    let mut s = std::process::Command::new("python3");
+    s.args([
+        "-c",
+        "import os, signal, sys; signal.signal(getattr(signal, sys.argv[1]), signal.SIG_DFL); os.execv(sys.argv[2], sys.argv[2:])",
+        &name,
+    ]);
+    s.arg(c.get_program()).args(c.get_args());
+    for (k, v) in c.get_envs() {
+        match v {
+            Some(v) => s.env(k, v),
+            None => s.env_remove(k),
+        };
+    }
+    if let Some(d) = c.get_current_dir() {
+        s.current_dir(d);
+    }
+    s
+}
+
 fn signal_when(
     fx: &Fixture,
     args: &[&str],
@@ -35,7 +60,7 @@ fn signal_when(
 ) -> (i32, String, String) {
     let mut all = vec!["run", "--out", "out"];
     all.extend_from_slice(args);
-    let mut c = fx.unguard(&all);
+    let mut c = default_disposition(fx.unguard(&all), sig);
     c.stdin(Stdio::null());
     let sp = spawn(c);
     let pid = sp.child.id().to_string();
