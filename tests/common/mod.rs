@@ -2,6 +2,7 @@
 //! the real `unguard` binary, tree hashing.
 #![allow(dead_code)]
 
+pub mod node_tools;
 pub mod packaging;
 pub mod skip;
 pub mod spec;

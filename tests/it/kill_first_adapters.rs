@@ -176,20 +176,13 @@ test('serves a local origin', () => {
 });
 "#;
 
-/// `npm install vitest` into the fixture (from the registry); false when
-/// it cannot (skipped, or failed under `CI`).
+/// The pinned vitest (tests/fixtures/node-tools, installed once per
+/// lockfile) linked into the fixture; false when it cannot be installed
+/// (skipped, or failed under `CI`).
 fn install_vitest(fx: &Fixture) -> bool {
-    let npm = Command::new("npm")
-        .args(["install", "--no-audit", "--no-fund", "--silent", "vitest@3"])
-        .current_dir(fx.path())
-        .output();
-    match npm {
-        Ok(o) if o.status.success() => true,
-        Ok(o) => skip(&format!(
-            "npm could not install vitest (is the registry reachable?): {}",
-            String::from_utf8_lossy(&o.stderr)
-        )),
-        Err(e) => skip(&format!("npm is not installed: {e}")),
+    match crate::common::node_tools::link_into(fx.path()) {
+        Ok(()) => true,
+        Err(e) => skip(&format!("vitest: {e}")),
     }
 }
 

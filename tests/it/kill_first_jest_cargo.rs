@@ -13,7 +13,6 @@ use crate::common::*;
 use crate::kill_first_adapters::{assert_killer_alone, have, skip, GUARD_JS};
 
 use std::collections::BTreeMap;
-use std::process::Command;
 
 /// The verdicts in `out_dir`, none when the run wrote no `outcomes.json`
 /// (a spec it refused).
@@ -80,27 +79,13 @@ test('serves a local origin', () => {
 });
 "#;
 
-/// `npm install jest jest-junit` into the fixture (from the registry);
-/// false when it cannot (skipped, or failed under `CI`).
+/// The pinned jest and jest-junit (tests/fixtures/node-tools, installed once
+/// per lockfile) linked into the fixture; false when they cannot be
+/// installed (skipped, or failed under `CI`).
 pub(crate) fn install_jest(fx: &Fixture) -> bool {
-    let npm = Command::new("npm")
-        .args([
-            "install",
-            "--no-audit",
-            "--no-fund",
-            "--silent",
-            "jest@30",
-            "jest-junit@17",
-        ])
-        .current_dir(fx.path())
-        .output();
-    match npm {
-        Ok(o) if o.status.success() => true,
-        Ok(o) => skip(&format!(
-            "npm could not install jest (is the registry reachable?): {}",
-            String::from_utf8_lossy(&o.stderr)
-        )),
-        Err(e) => skip(&format!("npm is not installed: {e}")),
+    match crate::common::node_tools::link_into(fx.path()) {
+        Ok(()) => true,
+        Err(e) => skip(&format!("jest: {e}")),
     }
 }
 

@@ -368,23 +368,9 @@ fn vitest_files_are_measured_whole_and_never_no_coverage() {
         ("test/other.test.ts", "import { it, expect } from 'vitest';\n\nit('adds', () => {\n  expect(1 + 1).toBe(2);\n});\n"),
         ("unguard.yaml", &spec),
     ]);
-    let npm = std::process::Command::new("npm")
-        .args(["install", "--no-audit", "--no-fund", "--silent", "vitest@3"])
-        .current_dir(fx.path())
-        .output();
-    match npm {
-        Ok(o) if o.status.success() => {}
-        Ok(o) => {
-            skip::missing(&format!(
-                "npm could not install vitest (is the registry reachable?): {}",
-                String::from_utf8_lossy(&o.stderr)
-            ));
-            return;
-        }
-        Err(e) => {
-            skip::missing(&format!("npm is not installed: {e}"));
-            return;
-        }
+    if let Err(e) = crate::common::node_tools::link_into(fx.path()) {
+        skip::missing(&format!("vitest: {e}"));
+        return;
     }
     let (code, out, err) = fx.run(&["run", "--out", "out", "-j", "1"]);
     let said = ctx(code, &out, &err);
