@@ -221,11 +221,32 @@ fn read_every_version(
     if kept.len() < 2 {
         return reading::read(path);
     }
-    let mut cases = Vec::new();
+    let mut reports = Vec::new();
     for v in kept {
-        cases.extend(reading::read(v)?.cases);
+        reports.push(reading::read(v)?);
     }
-    Ok(crate::outcome::reading::model::Report { cases })
+    Ok(join_versions(reports))
+}
+
+/// The tests of every version, in the order written; a version whose every
+/// test a later version also holds is an earlier snapshot of that later
+/// one (a reporter that rewrites its whole file as it goes) and adds nothing.
+fn join_versions(
+    reports: Vec<crate::outcome::reading::model::Report>,
+) -> crate::outcome::reading::model::Report {
+    use std::collections::HashSet;
+    let ids: Vec<HashSet<String>> = reports
+        .iter()
+        .map(|r| r.cases.iter().map(|c| c.id()).collect())
+        .collect();
+    let mut cases = Vec::new();
+    for (i, report) in reports.into_iter().enumerate() {
+        let snapshot = ids[i + 1..].iter().any(|later| ids[i].is_subset(later));
+        if !snapshot {
+            cases.extend(report.cases);
+        }
+    }
+    crate::outcome::reading::model::Report { cases }
 }
 
 /// `report` (a path as the command or `test.junit` names it, relative to
@@ -614,5 +635,31 @@ mod tests {
             addopts_with(Some("  "), &junitxml_opt(Path::new("/t/r.xml"))),
             "--junitxml=/t/r.xml"
         );
+    }
+
+    fn report(ids: &[&str]) -> crate::outcome::reading::model::Report {
+        use crate::outcome::reading::model::{Report, Status, TestCase};
+        Report {
+            cases: ids
+                .iter()
+                .map(|n| TestCase {
+                    classname: "t".into(),
+                    name: (*n).into(),
+                    status: Status::Failed,
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn every_runners_tests_are_read_once() {
+        // pytest twice (unit, then integration): both processes' tests.
+        let two = join_versions(vec![report(&["a", "b"]), report(&["c"])]);
+        assert_eq!(two.cases.len(), 3);
+        // A reporter that rewrote its whole file as it went: the earlier
+        // snapshot's tests are in the final version; none is read twice.
+        let grown = join_versions(vec![report(&["a"]), report(&["a", "b"])]);
+        let ids: Vec<String> = grown.cases.iter().map(|c| c.id()).collect();
+        assert_eq!(ids, ["t::a", "t::b"]);
     }
 }

@@ -133,12 +133,38 @@ fn read_regular(path: &Path) -> Option<Vec<u8>> {
     Some(bytes)
 }
 
-/// Whether `bytes` end as a finished JUnit report does (its root element
-/// closed).
+/// Whether `bytes` are a finished report: well-formed XML whose root
+/// element is closed, with nothing but whitespace after it. A reporter
+/// that streams (`node --test`'s junit, one `</testsuite>` per describe
+/// block inside `<testsuites>`) leaves states that end in a closing tag
+/// too; only the root's closing tag ends a version.
 fn complete(bytes: &[u8]) -> bool {
-    let text = String::from_utf8_lossy(bytes);
-    let text = text.trim_end();
-    text.ends_with("</testsuites>") || text.ends_with("</testsuite>")
+    use quick_xml::events::Event as Xml;
+    let mut reader = quick_xml::Reader::from_reader(bytes);
+    let mut buf = Vec::new();
+    let mut depth = 0usize;
+    let mut closed = false;
+    loop {
+        match reader.read_event_into(&mut buf) {
+            Ok(Xml::Start(_)) if closed => return false,
+            Ok(Xml::Start(_)) => depth += 1,
+            Ok(Xml::Empty(_)) if depth == 0 => closed = true,
+            Ok(Xml::End(_)) => {
+                let Some(d) = depth.checked_sub(1) else {
+                    return false;
+                };
+                depth = d;
+                closed |= depth == 0;
+            }
+            Ok(Xml::Text(t)) if depth == 0 && !t.iter().all(u8::is_ascii_whitespace) => {
+                return false
+            }
+            Ok(Xml::Eof) => return closed && depth == 0,
+            Ok(_) => {}
+            Err(_) => return false,
+        }
+        buf.clear();
+    }
 }
 
 #[cfg(test)]
@@ -163,8 +189,20 @@ mod tests {
     fn only_complete_reports_are_versions() {
         assert!(complete(b"<testsuites><testsuite/></testsuites>\n"));
         assert!(complete(b"<testsuite tests=\"1\"></testsuite>"));
+        assert!(complete(
+            b"<?xml version=\"1.0\"?>\n<testsuites>\n<testsuite name=\"a\"><testsuite name=\"b\"/></testsuite>\n</testsuites>\n"
+        ));
         assert!(!complete(b"<testsuites><testsuite>"));
         assert!(!complete(b""));
+        // node --test's junit reporter streams: after its first describe
+        // block the file ends in `</testsuite>`, inside the open root.
+        assert!(!complete(
+            b"<?xml version=\"1.0\"?>\n<testsuites>\n<testsuite name=\"a\">\n<testcase name=\"t\"/>\n</testsuite>\n"
+        ));
+        // A root `<testsuite>` with suites nested in it, half written.
+        assert!(!complete(
+            b"<testsuite name=\"all\"><testsuite name=\"a\"><testcase name=\"t\"/></testsuite>"
+        ));
     }
 
     #[cfg(target_os = "linux")]

@@ -5,9 +5,10 @@
 //! - it writes `SKIPPED <test>: <reason>` straight to the process's stderr,
 //!   past libtest's output capture, so `cargo test` shows it as it happens;
 //! - when [`SKIPS_FILE`] names a file, it appends `<test>: <reason>` to it
-//!   (`.ci/run` sets it and lists the file after `cargo test`: a list made
-//!   in the test process would need a test that runs last, which neither
-//!   libtest nor nextest promises);
+//!   (`.ci/test` sets it and lists the file after the run: nextest shows a
+//!   passing test's output only on failure, and a list made in the test
+//!   process would need a test that runs last, which neither libtest nor
+//!   nextest promises);
 //! - under `CI` (set and not empty; `.ci/run` installs every tool) a missing
 //!   tool fails the test instead ([`missing`]).
 

