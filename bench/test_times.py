@@ -12,6 +12,7 @@ per module (the first path segment after `it::`), slowest first. With
 
 import argparse
 import collections
+import signal
 import sys
 import xml.etree.ElementTree as ET
 
@@ -31,16 +32,17 @@ def cases(path):
 
 
 def module(binary, name):
-    if "::" in name:
-        head = name.split("::")[0]
-        return head if binary.endswith("it") or "::" in name else binary
-    return binary
+    """The module a test is in: the first path segment of its name."""
+    return name.split("::")[0] if "::" in name else binary
 
 
 def main():
+    # Piped into head: end quietly when the reader has had enough.
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     ap = argparse.ArgumentParser()
     ap.add_argument("junit", nargs="?", default="target/nextest/ci/junit.xml")
     ap.add_argument("--top", type=int, default=20)
+    ap.add_argument("--no-modules", action="store_true", help="leave out the per-module table")
     ap.add_argument("--markdown", action="store_true")
     a = ap.parse_args()
     try:
@@ -61,6 +63,8 @@ def main():
         print(f"| # | test | binary | seconds |\n|---|---|---|---|")
         for i, (t, binary, name, f, _) in enumerate(rows[: a.top], 1):
             print(f"| {i} | `{name}`{' (failed)' if f else ''} | {binary} | {t:.1f} |")
+        if a.no_modules:
+            return
         print("\n| module | tests | test-seconds |\n|---|---|---|")
         for key, t in per.most_common():
             print(f"| `{key}` | {count[key]} | {t:.0f} |")
@@ -68,6 +72,8 @@ def main():
         print(f"{len(rows)} tests, {failed} failed; wall {wall:.0f} s, test-seconds {total:.0f} s")
         for t, binary, name, f, _ in rows[: a.top]:
             print(f"{t:8.1f}  {binary}  {name}{'  FAILED' if f else ''}")
+        if a.no_modules:
+            return
         print("\nper module:")
         for key, t in per.most_common():
             print(f"{t:8.0f}  {count[key]:4d}  {key}")
