@@ -176,16 +176,6 @@ test('serves a local origin', () => {
 });
 "#;
 
-/// The pinned vitest (tests/fixtures/node-tools, installed once per
-/// lockfile) linked into the fixture; false when it cannot be installed
-/// (skipped, or failed under `CI`).
-fn install_vitest(fx: &Fixture) -> bool {
-    match crate::common::node_tools::link_into(fx.path()) {
-        Ok(()) => true,
-        Err(e) => skip(&format!("vitest: {e}")),
-    }
-}
-
 #[test]
 fn vitest_runs_the_expected_killer_alone_by_file_and_full_name() {
     if !have_node() {
@@ -200,7 +190,7 @@ fn vitest_runs_the_expected_killer_alone_by_file_and_full_name() {
         ("test/guard.test.js", VITEST_TESTS),
         ("unguard.yaml", &spec(command, killer)),
     ]);
-    if !install_vitest(&fx) {
+    if !crate::common::node_tools::link_into(fx.path()) {
         return;
     }
     let o = run_three_ways(&fx);

@@ -10,7 +10,7 @@
 //! say so and pass, except under `CI`, where they fail.
 
 use crate::common::*;
-use crate::kill_first_adapters::{assert_killer_alone, have, skip, GUARD_JS};
+use crate::kill_first_adapters::{assert_killer_alone, have, GUARD_JS};
 
 use std::collections::BTreeMap;
 
@@ -79,16 +79,6 @@ test('serves a local origin', () => {
 });
 "#;
 
-/// The pinned jest and jest-junit (tests/fixtures/node-tools, installed once
-/// per lockfile) linked into the fixture; false when they cannot be
-/// installed (skipped, or failed under `CI`).
-pub(crate) fn install_jest(fx: &Fixture) -> bool {
-    match crate::common::node_tools::link_into(fx.path()) {
-        Ok(()) => true,
-        Err(e) => skip(&format!("jest: {e}")),
-    }
-}
-
 /// jest with jest-junit's default templates: a test's id is its full name
 /// twice (`{classname} {title}` as classname and as name). The expected
 /// killer runs alone through `--testNamePattern`.
@@ -115,7 +105,7 @@ fn jest_runs_the_expected_killer_alone_by_its_full_name() {
         ("test/guard.test.js", JEST_TESTS),
         ("unguard.yaml", &spec),
     ]);
-    if !install_jest(&fx) {
+    if !crate::common::node_tools::link_into(fx.path()) {
         return;
     }
     let (o, _) = run_three_ways(&fx);

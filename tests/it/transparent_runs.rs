@@ -445,7 +445,7 @@ fn jest_fixture(command: &str) -> Option<Fixture> {
         ),
         ("unguard.yaml", &spec),
     ]);
-    crate::kill_first_jest_cargo::install_jest(&fx).then_some(fx)
+    crate::common::node_tools::link_into(fx.path()).then_some(fx)
 }
 
 /// The kill names the one red test, and the broken import, which jest
