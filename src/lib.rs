@@ -31,5 +31,6 @@ pub mod progress;
 pub mod report;
 pub mod results;
 pub mod run;
+pub mod runner;
 pub mod spec;
 pub mod workspace;

@@ -14,7 +14,6 @@ use std::time::Duration;
 
 use tokio::sync::{watch, Notify};
 
-use super::adapter::Adapter;
 use super::suite::{run_suite, SuiteCall};
 use super::{coverage_run, Ctx, EngineOptions};
 use crate::coverage::CoverageMap;
@@ -28,6 +27,7 @@ use crate::plan::Plan;
 use crate::progress::Progress;
 use crate::results::BaselineResult;
 use crate::run;
+use crate::runner::Handle;
 use crate::spec::diag::{Diagnostic, Diagnostics};
 use crate::spec::{TestConfig, TimeoutSetting};
 use crate::workspace::Scratch;
@@ -51,7 +51,7 @@ enum Slot {
         result: Box<BaselineResult>,
         timeout: Duration,
         report: Option<Arc<Report>>,
-        adapter: Option<Adapter>,
+        adapter: Option<Handle>,
         /// Its coverage run's map, when one was made and is usable.
         coverage: Option<Arc<CoverageMap>>,
     },
@@ -124,7 +124,7 @@ impl Board {
 
     /// The JUnit report of test config `test`'s green baseline, and the
     /// adapter that runs a subset of its tests (kill-first).
-    pub fn subset_source(&self, test: usize) -> Option<(Arc<Report>, Adapter)> {
+    pub fn subset_source(&self, test: usize) -> Option<(Arc<Report>, Handle)> {
         match lock(&self.slots).get(test) {
             Some(Slot::Green {
                 report: Some(r),
@@ -280,7 +280,7 @@ async fn with_coverage(
     cancel: &watch::Receiver<bool>,
 ) -> Result<Green> {
     let cfg = &ctx.plan.tests[test];
-    green.adapter = Adapter::for_config(cfg, green.pytest_seen);
+    green.adapter = crate::runner::for_subsets(cfg, &scratch.tree, green.pytest_seen);
     if !coverage_run::wanted(ctx, test, green.adapter.as_ref()) {
         return Ok(green);
     }
@@ -320,7 +320,7 @@ struct Green {
     /// Its log shows that pytest (and no other runner) ran.
     pytest_seen: bool,
     /// How it runs a subset (set once the baseline is green).
-    adapter: Option<Adapter>,
+    adapter: Option<Handle>,
     /// Its coverage run's map, when usable.
     coverage: Option<Arc<CoverageMap>>,
 }

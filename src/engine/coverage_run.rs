@@ -12,7 +12,6 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 
-use super::adapter::Adapter;
 use super::suite::{run_suite, Instrumented, SuiteCall};
 use super::{Ctx, Pair};
 use crate::coverage::collector::Collector;
@@ -23,6 +22,7 @@ use crate::outcome::{self, BaselineVerdict};
 use crate::outdir;
 use crate::plan::Entry;
 use crate::results::{CoverageRunResult, FileCoverage};
+use crate::runner::Handle;
 use crate::workspace::Scratch;
 
 /// The share of the baseline's passing tests the map may miss and still
@@ -39,16 +39,16 @@ pub(super) struct Measured {
 }
 
 /// The collector that measures the suite `adapter` runs (see
-/// [`Adapter::collector`]).
-fn collector(adapter: Option<&Adapter>) -> Option<Collector> {
-    adapter.and_then(Adapter::collector)
+/// [`crate::runner::Runner::collector`]).
+fn collector(adapter: Option<&Handle>) -> Option<Collector> {
+    adapter.and_then(|a| a.collector())
 }
 
 /// Whether test config `test` gets a coverage run: coverage is on, a
 /// collector measures its runner (pytest: coverage.py; `node --test`,
 /// vitest, jest: V8's coverage; `go test`: its profiles), its runs keep
 /// unguard's additions, and one of its mutants has no `expect.killed_by`.
-pub(super) fn wanted(ctx: &Ctx, test: usize, adapter: Option<&Adapter>) -> bool {
+pub(super) fn wanted(ctx: &Ctx, test: usize, adapter: Option<&Handle>) -> bool {
     ctx.opts.coverage
         && !ctx.opts.full
         && collector(adapter).is_some()
@@ -68,7 +68,7 @@ pub(super) async fn measure(
     scratch: &mut Scratch,
     ctx: &Ctx,
     test: usize,
-    adapter: Option<&Adapter>,
+    adapter: Option<&Handle>,
     report: Option<&Report>,
     timeout: Duration,
     cancel: &watch::Receiver<bool>,

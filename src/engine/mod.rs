@@ -9,7 +9,7 @@
 //! - [`scheduler`]: the job queue, the workers and the canary board;
 //! - [`job`]: one canary or one mutant in a scratch copy;
 //! - [`kill_first`]: the tests that can kill a mutant, run before the full
-//!   suite, through the runner adapters of [`adapter`];
+//!   suite, through the runners of [`crate::runner`];
 //! - [`suite`]: one run of a test command, as every phase makes it;
 //! - [`select`]: the pytest plugin that re-runs only a kill's red tests;
 //! - [`signals`]: Ctrl-C, SIGTERM and SIGHUP.
@@ -17,7 +17,6 @@
 //! Every verdict is decided in [`crate::outcome`]; file names in the output
 //! dir come from [`crate::outdir`].
 
-mod adapter;
 mod baseline;
 mod coverage_run;
 mod incremental;

@@ -9,11 +9,10 @@ use std::time::Duration;
 
 use tokio::sync::{watch, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
-use super::adapter::Adapter;
 use super::select;
 use crate::coverage::collector::Instrumentation;
 use crate::coverage::python;
-use crate::error::Result;
+use crate::error::{Context, Result};
 use crate::outcome::reading::model::ReportError;
 use crate::outcome::reading::suite_log::{self, Observed};
 use crate::outcome::reading::{self, Reading};
@@ -21,6 +20,7 @@ use crate::progress::Progress;
 use crate::run::child_env::{self, ChildEnv};
 use crate::run::report_versions::Versions;
 use crate::run::{self, Exit, Invocation, RunResult};
+use crate::runner::{self, Handle, Place};
 use crate::spec::{Command, SuiteGit, TestConfig};
 use crate::workspace::{RunDirs, Scratch};
 
@@ -199,6 +199,7 @@ pub(super) const JUNIT_REQUEST: &str = "PYTEST_ADDOPTS=--junitxml=… (a JUnit r
 fn observe(
     seen: suite_log::LogReading,
     injected: Option<&Path>,
+    by: Option<suite_log::Runner>,
     kept: &[PathBuf],
     tree: &Path,
 ) -> Reading {
@@ -209,7 +210,8 @@ fn observe(
             reading::read(&tree.join(named)).ok()
         })
         .map(|r| r.relative_to(tree));
-    Observed::new(seen, report).map_or(Reading::NotConfigured, Reading::Observed)
+    Observed::written_by(seen, report, by.unwrap_or(suite_log::Runner::Pytest))
+        .map_or(Reading::NotConfigured, Reading::Observed)
 }
 
 /// The report at `path`, or, when the run wrote more than one version of it
@@ -282,7 +284,7 @@ pub(super) struct SuiteCall<'a> {
     pub select: &'a [String],
     /// A kill-first subset: `select` runs through this adapter, strictly
     /// (ids that match no test run none, never the whole suite).
-    pub adapter: Option<&'a Adapter>,
+    pub adapter: Option<&'a Handle>,
     /// Where the warning about debris goes.
     pub progress: &'a Progress,
     /// Run the command without unguard's convenience additions (its
@@ -364,7 +366,7 @@ fn install_select(
     env: &mut ChildEnv,
 ) -> Result<Option<PathBuf>> {
     let strict = call.adapter.is_some();
-    if call.select.is_empty() || !call.adapter.is_none_or(Adapter::plugin) {
+    if call.select.is_empty() || !call.adapter.is_none_or(|a| a.plugin()) {
         return Ok(None);
     }
     // Without the plugin the whole suite runs: still a valid re-check
@@ -423,6 +425,40 @@ fn instrument(
     }
 }
 
+/// unguard's request for a per-test report in a run of a config without
+/// `test.junit` (none when the run goes bare): the runner's own (vitest's or
+/// jest's reporter in the command; that runner is returned), else pytest's
+/// through `PYTEST_ADDOPTS`. Every run of the config gets the same request
+/// (the canary too, so it runs the suite exactly as the mutants do). The
+/// report's path is returned; its name goes into `additions`.
+fn request_report(
+    call: &SuiteCall<'_>,
+    scratch: &Scratch,
+    env: &mut ChildEnv,
+    additions: &mut Vec<String>,
+) -> (Option<PathBuf>, Option<Handle>) {
+    if call.cfg.junit.is_some() || call.bare {
+        return (None, None);
+    }
+    let p = scratch.next_junit_path(&format!("{}.report", call.label));
+    let _ = std::fs::remove_file(&p);
+    let runner = match call.adapter {
+        Some(a) => Some(a.clone()),
+        None => runner::recognise(call.cfg, &scratch.tree, false),
+    };
+    if let Some((r, name)) = runner.and_then(|r| {
+        let name = r.report_request()?;
+        Some((r, name))
+    }) {
+        additions.push(name);
+        return (Some(p), Some(r));
+    }
+    if ask_pytest_for_junit(call.cfg, &mut env.set, &scratch.tree, &p) {
+        additions.push(JUNIT_REQUEST.to_string());
+    }
+    (Some(p), None)
+}
+
 /// Run the suite in `scratch` as `call` says; after it, the copy is put
 /// back as it was (see [`put_back`]).
 pub(super) async fn run_suite(
@@ -446,22 +482,27 @@ pub(super) async fn run_suite(
     // Every run of a config without `test.junit` gets the same request (the
     // canary too, so it runs the suite exactly as the mutants do).
     let mut additions = Vec::new();
-    let injected = (call.cfg.junit.is_none() && !call.bare).then(|| {
-        let p = scratch.next_junit_path(&format!("{}.pytest", call.label));
-        let _ = std::fs::remove_file(&p);
-        if ask_pytest_for_junit(call.cfg, &mut env.set, &scratch.tree, &p) {
-            additions.push(JUNIT_REQUEST.to_string());
-        }
-        p
-    });
+    let aside = scratch.junit_dir.with_file_name("runner");
+    let (injected, request) = request_report(&call, scratch, &mut env, &mut additions);
+    let place = Place {
+        tree: &scratch.tree,
+        report: request.as_ref().and(injected.as_deref()),
+        aside: &aside,
+    };
+    if let Some(r) = &request {
+        let vars = r
+            .prepare(&place)
+            .with_context(|| format!("writing {}'s reporter into {}", r.name(), aside.display()))?;
+        env.set.extend(vars);
+    }
     // The directory whose `conftest.py` is the select plugin, while it is there.
     let plugin = install_select(&call, scratch, &mut env)?;
     // A subset is unguard's own command: a coverage gate there fails every
     // subset on the unmutated copy (a few tests cover little), so it is off
     // (pytest-cov here; jest's and vitest's in their adapters' commands).
     // Never in the user's full command.
-    if call.adapter.is_some_and(Adapter::plugin)
-        && super::adapter::pytest_cov_gate(&call.cfg.command, &env.visible(), &scratch.tree)
+    if call.adapter.is_some_and(|a| a.plugin())
+        && runner::pytest::pytest_cov_gate(&call.cfg.command, &env.visible(), &scratch.tree)
     {
         append_pytest_addopts(&mut env.set, "--cov-fail-under=0");
     }
@@ -471,8 +512,9 @@ pub(super) async fn run_suite(
     let own;
     let command = match call
         .adapter
-        .and_then(|a| a.command(call.select, &scratch.tree))
+        .and_then(|a| a.subset(call.select, &place))
         .or_else(|| call.coverage.and_then(|c| c.command.clone()))
+        .or_else(|| request.as_ref().and_then(|r| r.reported(&place)))
     {
         Some(c) => {
             own = c;
@@ -512,6 +554,7 @@ pub(super) async fn run_suite(
         (call.log, call.read_junit, call.cfg),
         &scratch.tree,
         (report_path.as_deref(), injected.as_deref()),
+        request.as_ref().and_then(|r| r.seen_as()),
         &kept,
         &mut expected,
     );
@@ -540,6 +583,7 @@ fn read_reports(
     (log, read_junit, cfg): (&Path, bool, &TestConfig),
     tree: &Path,
     (configured, injected): (Option<&Path>, Option<&Path>),
+    by: Option<suite_log::Runner>,
     kept: &[PathBuf],
     expected: &mut Vec<PathBuf>,
 ) -> (Reading, Vec<suite_log::Runner>) {
@@ -558,7 +602,7 @@ fn read_reports(
             if let Some(named) = &log.pytest_report {
                 expected.extend(inside(tree, named));
             }
-            (observe(log, injected, kept, tree), Vec::new())
+            (observe(log, injected, by, kept, tree), Vec::new())
         }
         None => (Reading::NotConfigured, Vec::new()),
     }

@@ -514,15 +514,22 @@ impl Observed {
     /// (a report pytest wrote for unguard means pytest ran, even when its
     /// output says nothing, as under `-qq` or behind a quiet wrapper).
     pub fn new(log: LogReading, report: Option<Report>) -> Option<Observed> {
-        // pytest's report first: a wrapper running both leaves pytest's file.
+        Observed::written_by(log, report, Runner::Pytest)
+    }
+
+    /// As [`Observed::new`], for a `report` unguard asked runner `by` for
+    /// (pytest through `PYTEST_ADDOPTS`, vitest's or jest's reporter in the
+    /// command): its runner ran when the report is there.
+    pub fn written_by(log: LogReading, report: Option<Report>, by: Runner) -> Option<Observed> {
+        // The requested report first: a wrapper running both leaves its file.
         let report = report.or(log.go_report).or(log.libtest_report);
         let mut runners = log.runners;
         if report.is_some()
-            && !runners.contains(&Runner::Pytest)
+            && !runners.contains(&by)
             && !runners.contains(&Runner::GoTest)
             && !runners.contains(&Runner::CargoTest)
         {
-            runners.insert(0, Runner::Pytest);
+            runners.insert(0, by);
         }
         (!runners.is_empty()).then_some(Observed {
             runners,

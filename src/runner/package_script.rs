@@ -1,0 +1,393 @@
+//! Package scripts seen through: `npm test`, `npm run X`, `pnpm [--filter
+//! P] X`, `yarn X` run a script of `package.json`; when that script is one
+//! runner invocation (`[VAR=v …] vitest run …`, `jest …`, `node --test`),
+//! its runner is recognised from the script's words, and unguard adds its
+//! arguments (a reporter, a test filter) at the end of the package
+//! manager's command, which passes them on to the script. The script still
+//! runs as the package manager runs it: the same variables, `PATH`,
+//! working directory and `pre`/`post` scripts. A script that is not one
+//! runner invocation (`vitest run && eslint .`, `$VAR` expansions) stays
+//! whole, as any other command.
+
+use std::path::{Path, PathBuf};
+
+use super::words::{append, plain_words};
+use crate::spec::Command;
+
+/// The package manager a command runs a script with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Manager {
+    /// npm: arguments for the script go after `--`.
+    Npm,
+    /// pnpm: arguments after the script's name go to the script.
+    Pnpm,
+    /// yarn (classic and berry): arguments after the script's name go to the script.
+    Yarn,
+}
+
+/// `VAR=value` words, in order.
+pub type Vars = Vec<(String, String)>;
+
+/// A package script as the test command runs it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Script {
+    /// The test command.
+    pub command: Command,
+    /// Its package manager.
+    pub manager: Manager,
+    /// Whether the command already passes arguments after `--` (npm).
+    pub passes: bool,
+    /// The package's directory, relative to the copy (empty: the root).
+    pub dir: PathBuf,
+    /// The script's name.
+    pub name: String,
+    /// The runner's words: the script's, without its leading `VAR=value`
+    /// words (and an `npx` / `cross-env` in front), then the arguments the
+    /// command passes on to it.
+    pub words: Vec<String>,
+    /// The script's `VAR=value` words (what it sets for the runner).
+    pub vars: Vars,
+}
+
+impl Script {
+    /// The test command with `extra` passed on to the script (after `--`
+    /// for npm, unless the command has one).
+    pub fn append(&self, extra: Vec<String>) -> Command {
+        let mut words = Vec::new();
+        if self.manager == Manager::Npm && !self.passes {
+            words.push("--".to_string());
+        }
+        words.extend(extra);
+        append(&self.command, words)
+    }
+}
+
+/// Where a runner's words come from, and how arguments reach its end.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// The test command itself runs the runner: arguments go at its end.
+    Command(Command),
+    /// A package script runs it: arguments are passed on to the script.
+    Script(Script),
+}
+
+impl Target {
+    /// The command with `extra` at the runner's end.
+    pub fn append(&self, extra: Vec<String>) -> Command {
+        match self {
+            Target::Command(c) => append(c, extra),
+            Target::Script(s) => s.append(extra),
+        }
+    }
+}
+
+/// npm's options before or after the script's name that unguard reads
+/// past (the second list takes a value).
+const NPM_FLAGS: [&str; 4] = ["--silent", "-s", "--if-present", "--ignore-scripts"];
+const NPM_VALUED: [&str; 2] = ["--prefix", "--loglevel"];
+/// npm's commands that run the `test` script, and those that run a named one.
+const NPM_TEST: [&str; 3] = ["test", "t", "tst"];
+const NPM_RUN: [&str; 4] = ["run", "run-script", "rum", "urn"];
+/// pnpm's and yarn's commands that are not scripts.
+const PM_BUILTINS: [&str; 14] = [
+    "install", "i", "add", "remove", "exec", "dlx", "x", "why", "list", "ls", "audit", "info",
+    "build", "rebuild",
+];
+
+/// The script the command runs through a package manager, and the runner
+/// words in it; `None` when the command is not one script run, the script
+/// is missing, or it is not one simple command of plain words.
+pub fn resolve(command: &Command, tree: &Path) -> Option<Script> {
+    let (words, _) = plain_words(command)?;
+    let program = words.first()?;
+    let program = program.rsplit('/').next().unwrap_or(program);
+    let (manager, dir, name, passed, passes) = match program {
+        "npm" => npm(&words[1..])?,
+        "pnpm" => pnpm_or_yarn(Manager::Pnpm, &words[1..], tree)?,
+        "yarn" => pnpm_or_yarn(Manager::Yarn, &words[1..], tree)?,
+        _ => return None,
+    };
+    let dir = PathBuf::from(dir.trim_start_matches("./").trim_end_matches('/'));
+    if dir
+        .components()
+        .any(|c| !matches!(c, std::path::Component::Normal(_)))
+    {
+        return None;
+    }
+    let body = script_body(&tree.join(&dir), &name)?;
+    let (vars, mut runner) = runner_words(&body)?;
+    runner.extend(passed);
+    Some(Script {
+        command: command.clone(),
+        manager,
+        passes,
+        dir,
+        name,
+        words: runner,
+        vars,
+    })
+}
+
+/// What an npm command runs: (manager, package dir, script, arguments
+/// passed on, whether it has `--`).
+type Resolved = (Manager, String, String, Vec<String>, bool);
+
+fn npm(args: &[String]) -> Option<Resolved> {
+    let mut dir = String::new();
+    let mut name = None;
+    // `run` seen: the next word that is no option is the script's name.
+    let mut run = false;
+    let mut it = args.iter();
+    while let Some(w) = it.next() {
+        if w == "--" {
+            let passed: Vec<String> = it.cloned().collect();
+            return Some((Manager::Npm, dir, name?, passed, true));
+        }
+        if NPM_FLAGS.contains(&w.as_str()) {
+            continue;
+        }
+        if let Some((k, v)) = w.split_once('=') {
+            if NPM_VALUED.contains(&k) {
+                if k == "--prefix" {
+                    dir = v.to_string();
+                }
+                continue;
+            }
+            return None;
+        }
+        if NPM_VALUED.contains(&w.as_str()) {
+            let v = it.next()?;
+            if w == "--prefix" {
+                dir = v.clone();
+            }
+            continue;
+        }
+        if w.starts_with('-') || name.is_some() {
+            return None;
+        }
+        if run {
+            name = Some(w.clone());
+        } else if NPM_TEST.contains(&w.as_str()) {
+            name = Some("test".to_string());
+        } else if NPM_RUN.contains(&w.as_str()) {
+            run = true;
+        } else {
+            return None;
+        }
+    }
+    Some((Manager::Npm, dir, name?, Vec::new(), false))
+}
+
+fn pnpm_or_yarn(manager: Manager, args: &[String], tree: &Path) -> Option<Resolved> {
+    let mut dir = String::new();
+    let mut it = args.iter().peekable();
+    let name = loop {
+        let w = it.next()?;
+        let (key, inline) = match w.split_once('=') {
+            Some((k, v)) if k.starts_with('-') => (k, Some(v.to_string())),
+            _ => (w.as_str(), None),
+        };
+        match (manager, key) {
+            (_, "-s" | "--silent") => {}
+            (Manager::Pnpm, "-C" | "--dir") | (Manager::Yarn, "--cwd") => {
+                dir = match inline {
+                    Some(v) => v,
+                    None => it.next()?.clone(),
+                };
+            }
+            (Manager::Pnpm, "-F" | "--filter") => {
+                let f = match inline {
+                    Some(v) => v,
+                    None => it.next()?.clone(),
+                };
+                dir = filtered_package(tree, &f)?;
+            }
+            (_, "run" | "run-script") => break it.next()?.clone(),
+            (_, k) if k.starts_with('-') => return None,
+            (_, k) if PM_BUILTINS.contains(&k) => return None,
+            (_, k) => break k.to_string(),
+        }
+    };
+    // After the script's name every word goes to the script (`--` too).
+    let passed: Vec<String> = it.cloned().collect();
+    if passed.iter().any(|w| w == "--") {
+        return None;
+    }
+    Some((manager, dir, name, passed, false))
+}
+
+/// The workspace package a pnpm `--filter` names: `./path` (a directory
+/// with a `package.json`), or the name of exactly one package among the
+/// workspace's (`pnpm-workspace.yaml` `packages:`, one level of `*`).
+fn filtered_package(tree: &Path, filter: &str) -> Option<String> {
+    if filter.starts_with("./") || filter.starts_with("../") {
+        let d = filter.trim_start_matches("./").trim_end_matches('/');
+        return tree
+            .join(d)
+            .join("package.json")
+            .is_file()
+            .then(|| d.to_string());
+    }
+    let ws = std::fs::read_to_string(tree.join("pnpm-workspace.yaml")).ok()?;
+    let mut found = Vec::new();
+    for line in ws.lines() {
+        let Some(glob) = line.trim().strip_prefix("- ") else {
+            continue;
+        };
+        let glob = glob.trim().trim_matches(['\'', '"']);
+        let dirs: Vec<PathBuf> = match glob.strip_suffix("/*") {
+            Some(parent) if !parent.contains('*') => std::fs::read_dir(tree.join(parent))
+                .ok()?
+                .flatten()
+                .map(|e| Path::new(parent).join(e.file_name()))
+                .collect(),
+            None if !glob.contains('*') && !glob.starts_with('!') => vec![PathBuf::from(glob)],
+            _ => continue,
+        };
+        for d in dirs {
+            let named = std::fs::read_to_string(tree.join(&d).join("package.json"))
+                .ok()
+                .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+                .and_then(|v| v.get("name")?.as_str().map(str::to_string));
+            if named.as_deref() == Some(filter) {
+                found.push(d.display().to_string());
+            }
+        }
+    }
+    (found.len() == 1).then(|| found.remove(0))
+}
+
+/// Script `name` of the `package.json` in `dir`.
+fn script_body(dir: &Path, name: &str) -> Option<String> {
+    let text = std::fs::read_to_string(dir.join("package.json")).ok()?;
+    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+    v.get("scripts")?.get(name)?.as_str().map(str::to_string)
+}
+
+/// A script's `VAR=value` words and the runner's words after them (an
+/// `npx [--no-install]` or `cross-env VAR=v …` in front skipped); `None`
+/// unless the script is one simple command of plain words.
+fn runner_words(body: &str) -> Option<(Vars, Vec<String>)> {
+    let simple = crate::run::shell_line::commands(body)?;
+    let [only] = simple.as_slice() else {
+        return None;
+    };
+    if only.then.is_some()
+        || only
+            .words
+            .iter()
+            .any(|w| w.raw.contains(['$', '`', '*', '?', '<', '>', '(', '{']))
+    {
+        return None;
+    }
+    let mut vars = Vec::new();
+    let mut words = only.words.iter().peekable();
+    loop {
+        let w = words.peek()?;
+        if let Some((k, v)) = crate::run::shell_line::assignment(w) {
+            vars.push((k.to_string(), v.to_string()));
+        } else if w.value == "cross-env" || w.value == "npx" || w.value == "--no-install" {
+            // `cross-env` sets the assignments after it, as the shell does.
+        } else {
+            break;
+        }
+        words.next();
+    }
+    Some((vars, words.map(|w| w.value.clone()).collect()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn package(dir: &Path, scripts: &str) {
+        std::fs::create_dir_all(dir).unwrap();
+        std::fs::write(
+            dir.join("package.json"),
+            format!("{{\"name\": \"p\", \"scripts\": {scripts}}}"),
+        )
+        .unwrap();
+    }
+
+    fn sh(s: &str) -> Command {
+        Command::Shell(s.into())
+    }
+
+    #[test]
+    fn npm_pnpm_and_yarn_scripts_are_read_with_their_variables_and_arguments() {
+        let d = tempfile::tempdir().unwrap();
+        package(
+            d.path(),
+            r#"{"test": "NODE_ENV=test vitest run", "unit": "cross-env CI=1 npx jest --ci"}"#,
+        );
+        let s = resolve(&sh("npm test"), d.path()).unwrap();
+        assert_eq!(s.manager, Manager::Npm);
+        assert_eq!(s.words, ["vitest", "run"]);
+        assert_eq!(s.vars, [("NODE_ENV".to_string(), "test".to_string())]);
+        assert_eq!(
+            s.append(vec!["-t".into(), "a b".into()]),
+            sh("npm test -- -t 'a b'")
+        );
+        let s = resolve(&sh("npm run --silent unit -- --runInBand"), d.path()).unwrap();
+        assert_eq!(s.words, ["jest", "--ci", "--runInBand"]);
+        assert_eq!(
+            s.append(vec!["-x".into()]),
+            sh("npm run --silent unit -- --runInBand -x")
+        );
+        for pm in [
+            "pnpm test",
+            "pnpm run test",
+            "yarn test",
+            "yarn -s run test",
+        ] {
+            let s = resolve(&sh(pm), d.path()).unwrap();
+            assert_eq!(s.words, ["vitest", "run"], "{pm}");
+            assert_eq!(s.append(vec!["-x".into()]), sh(&format!("{pm} -x")), "{pm}");
+        }
+        // Not one script run, or a script unguard cannot read word by word.
+        for c in [
+            "npm install",
+            "npm test && true",
+            "pnpm exec vitest",
+            "npm run",
+            "make test",
+        ] {
+            assert!(resolve(&sh(c), d.path()).is_none(), "{c}");
+        }
+        package(d.path(), r#"{"test": "vitest run && eslint ."}"#);
+        assert!(resolve(&sh("npm test"), d.path()).is_none());
+        package(d.path(), r#"{"test": "vitest run $ARGS"}"#);
+        assert!(resolve(&sh("npm test"), d.path()).is_none());
+    }
+
+    #[test]
+    fn the_package_is_found_by_prefix_dir_and_filter() {
+        let d = tempfile::tempdir().unwrap();
+        package(d.path(), r#"{"test": "echo root"}"#);
+        let pkg = d.path().join("packages/server");
+        std::fs::create_dir_all(&pkg).unwrap();
+        std::fs::write(
+            pkg.join("package.json"),
+            r#"{"name": "@acme/server", "scripts": {"test": "jest"}}"#,
+        )
+        .unwrap();
+        std::fs::write(
+            d.path().join("pnpm-workspace.yaml"),
+            "packages:\n  - 'packages/*'\n",
+        )
+        .unwrap();
+        for c in [
+            "npm test --prefix packages/server",
+            "pnpm -C packages/server test",
+            "pnpm --filter @acme/server test",
+            "pnpm --filter ./packages/server test",
+            "yarn --cwd packages/server test",
+        ] {
+            let s = resolve(&sh(c), d.path()).unwrap_or_else(|| panic!("{c}"));
+            assert_eq!(s.dir, Path::new("packages/server"), "{c}");
+            assert_eq!(s.words, ["jest"], "{c}");
+        }
+        assert!(resolve(&sh("pnpm --filter @acme/other test"), d.path()).is_none());
+        assert!(resolve(&sh("npm test --prefix ../elsewhere"), d.path()).is_none());
+    }
+}
