@@ -39,6 +39,7 @@ mod no_coverage_reports;
 mod one_line_per_site;
 mod out_dir;
 mod own_test_command;
+mod package_scripts;
 mod package_workspaces;
 mod packaging;
 mod per_test_coverage;

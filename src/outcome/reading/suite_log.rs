@@ -507,6 +507,9 @@ pub struct Observed {
     pub report: Option<Report>,
     /// The log's line showing pytest could not load or collect the suite.
     pub load_error: Option<String>,
+    /// The runner that wrote `report` (unguard asked it for the report, or
+    /// its lines in the log are the report).
+    pub report_by: Runner,
 }
 
 impl Observed {
@@ -522,6 +525,12 @@ impl Observed {
     /// command): its runner ran when the report is there.
     pub fn written_by(log: LogReading, report: Option<Report>, by: Runner) -> Option<Observed> {
         // The requested report first: a wrapper running both leaves its file.
+        let report_by = match (&report, &log.go_report) {
+            (Some(_), _) => by,
+            (None, Some(_)) => Runner::GoTest,
+            (None, None) if log.libtest_report.is_some() => Runner::CargoTest,
+            (None, None) => by,
+        };
         let report = report.or(log.go_report).or(log.libtest_report);
         let mut runners = log.runners;
         if report.is_some()
@@ -536,6 +545,7 @@ impl Observed {
             counts: log.counts,
             report,
             load_error: log.load_error,
+            report_by,
         })
     }
 
@@ -574,7 +584,7 @@ impl Observed {
             {
                 return "cargo test's output".into();
             }
-            return "pytest's JUnit report".into();
+            return format!("{}'s JUnit report", self.report_by.name());
         }
         let names: Vec<&str> = self.runners.iter().map(|r| r.name()).collect();
         format!("{}'s summary line", names.join(" and "))
