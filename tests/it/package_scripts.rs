@@ -233,3 +233,51 @@ fn a_script_that_is_not_one_runner_invocation_runs_whole_with_the_same_verdicts(
         );
     }
 }
+
+/// A runner that refuses unguard's reporter options (an older vitest, say):
+/// the baseline with them is red, the same command without them green, so
+/// they are dropped from every run of it (said, and in `outcomes.json`),
+/// and the verdicts come from the exit code as for any other command.
+#[test]
+fn a_runner_that_refuses_unguards_reporter_runs_bare_with_the_same_verdicts() {
+    if !have("npm") {
+        return;
+    }
+    // `vitest` here is a shell script: it runs the guard's check with node
+    // and exits 2 on a `--reporter` option it does not know.
+    let vitest = "#!/bin/sh\ncase \"$*\" in *--reporter*) echo \"unknown option --reporter\" >&2; exit 2;; esac\nexec node test/check.js\n";
+    let check = "const g = require('../src/guard.js');\nif (g.hostAllowed('evil.example:80')) { console.error('host check failed'); process.exit(1); }\nconsole.log(' Tests  1 passed (1)');\n";
+    let fx = Fixture::git(&[
+        (
+            "package.json",
+            "{\"name\": \"fx\", \"private\": true, \"scripts\": {\"test\": \"vitest run\"}}\n",
+        ),
+        (".gitignore", "node_modules/\n"),
+        ("src/guard.js", GUARD_JS),
+        ("test/check.js", check),
+        (
+            "unguard.yaml",
+            &format!("version: 1\ntest:\n  command: \"npm test\"\n  timeout: 60s\n{MUTATIONS}"),
+        ),
+    ]);
+    let bin = fx.path().join("node_modules/.bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::fs::write(bin.join("vitest"), vitest).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(bin.join("vitest"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let (code, out, err) = fx.run(&["run", "--out", "out1", "-j", "1"]);
+    let v = fx.verdicts("out1");
+    assert_eq!(
+        (v["host-check"].as_str(), v["origin-check"].as_str()),
+        ("killed", "survived"),
+        "{}",
+        ctx(code, &out, &err)
+    );
+    assert!(
+        err.contains("is red with vitest --reporter=junit") && err.contains("green without it"),
+        "{err}"
+    );
+    let o = fx.outcomes("out1");
+    let dropped = o["baselines"][0]["dropped"].to_string();
+    assert!(dropped.contains("vitest --reporter=junit"), "{o}");
+}
