@@ -1,6 +1,6 @@
 //! The copy itself: a manifest's files copied (or reflinked) into a tree on
-//! a few threads, its env dirs laid out as dirs of links; and a tree's
-//! contents removed the same way.
+//! a few threads, its env dirs laid out as dirs of links (their private
+//! entries copied); and a tree's contents removed the same way.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -79,15 +79,21 @@ pub(super) const COPY_CHUNK: usize = 32;
 /// files). Where the filesystem can share extents (`FICLONE`: btrfs, XFS,
 /// bcachefs), files are reflinked instead of copied.
 pub fn copy_tree(from: &Path, manifest: &Manifest, tree: &Path) -> Result<()> {
-    let files = manifest.entries.len() + manifest.opaque.len();
-    // The manifest's files, then the env dirs' links (`i >= files`).
+    // The manifest's files and the env dirs' private files (copied: `i <
+    // files`), then the env dirs' links (`i < links`), then the entries of
+    // the env dirs that are symlinks to a directory.
+    let files = manifest.entries.len() + manifest.opaque.len() + manifest.env_copies.len();
+    let links = files + manifest.env_links.len();
     let entries: Vec<&Path> = manifest
         .entries
         .iter()
         .map(Path::new)
         .chain(manifest.opaque.iter().map(PathBuf::as_path))
+        .chain(manifest.env_copies.iter().map(PathBuf::as_path))
         .chain(manifest.env_links.iter().map(PathBuf::as_path))
+        .chain(manifest.env_via.iter().map(PathBuf::as_path))
         .collect();
+    let from_checkout = from == manifest.root;
     let mut dirs: BTreeSet<&Path> = BTreeSet::new();
     // An env dir is made even when empty, its ancestors too.
     for d in &manifest.env_dirs {
@@ -145,8 +151,10 @@ pub fn copy_tree(from: &Path, manifest: &Manifest, tree: &Path) -> Result<()> {
             }
             let copied = if i < files {
                 copy_entry(from, tree, rel, &reflink, &platform::reflink)
-            } else {
+            } else if i < links || !from_checkout {
                 link_env_entry(from, tree, rel)
+            } else {
+                link_via(from, tree, rel)
             };
             if let Err(e) = copied {
                 let mut f = failure.lock().unwrap_or_else(|e| e.into_inner());
@@ -258,6 +266,20 @@ fn link_env_entry(from: &Path, tree: &Path, rel: &Path) -> std::io::Result<()> {
         Err(e) => return Err(e),
     };
     std::os::unix::fs::symlink(target, tree.join(rel))
+}
+
+/// Make the entry `rel` of an env dir of the checkout `from` that is a
+/// symlink to a directory a link to its path in `from` (see
+/// [`Manifest::env_via`]), whatever it is: it resolves as it does there. In
+/// the pristine copy each is such a link already ([`link_env_entry`] keeps
+/// it). One that vanished since the manifest was taken is skipped.
+fn link_via(from: &Path, tree: &Path, rel: &Path) -> std::io::Result<()> {
+    let src = from.join(rel);
+    match src.symlink_metadata() {
+        Ok(_) => std::os::unix::fs::symlink(src, tree.join(rel)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e),
+    }
 }
 
 #[cfg(test)]

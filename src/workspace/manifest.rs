@@ -37,17 +37,30 @@ pub struct Manifest {
     /// [`Manifest::env_dirs`] and [`Manifest::env_links`].
     pub links: Vec<String>,
     /// The directories a copy makes for the env dirs (those that are
-    /// directories in the checkout, and the `@scope` dirs in a
-    /// `node_modules`), parents first.
+    /// directories in the checkout, or symlinks to one; the `@scope` dirs
+    /// in a `node_modules`; every directory of a private entry, see
+    /// [`Manifest::env_copies`]), parents first.
     pub env_dirs: Vec<PathBuf>,
     /// The entries of those directories, each made a symlink in the copy: a
     /// symlink in the checkout gets the target [`copied_link_target`] gives
     /// (a relative one that stays in the tree stays relative, so that a
     /// workspace package's link resolves to the copy's package; an absolute
     /// one into the tree points into the copy); anything else (a package
-    /// dir, pnpm's `.pnpm` store, `.venv/bin`, a file) is a link to the
-    /// original. An env dir that is itself a symlink is one of these. Sorted.
+    /// dir, pnpm's `.pnpm` store, `.bin`, `.venv/bin`, a file) is a link to the
+    /// original. An env dir that is a symlink to nothing or to a file is one
+    /// of these. Sorted.
     pub env_links: Vec<PathBuf>,
+    /// The entries of an env dir that is a symlink to a directory (a
+    /// `node_modules` or `venv` kept elsewhere): each is a link to its path
+    /// in the checkout, symlink or not, so that it resolves as it does
+    /// there. Sorted.
+    pub env_via: Vec<PathBuf>,
+    /// The files and symlinks of the private entries of the env dirs (the
+    /// dot-named ones but [`SHARED_DOT_ENTRIES`]: a runner's cache or temp dir such as
+    /// `node_modules/.vite`, `.cache`, `.venv/.pytest_cache`), copied into
+    /// every copy like the tree's files, so that what a runner writes there,
+    /// in place or new, stays in the copy. Never mutated or scanned. Sorted.
+    pub env_copies: Vec<PathBuf>,
     /// Whether the tree came from git (for messages).
     pub from_git: bool,
     /// Symlinks of the tree that lead outside the root, with the target they
@@ -163,70 +176,135 @@ pub fn manifest(root: &Path, exclude: &[PathBuf], extra_links: &[String]) -> Res
     opaque.sort();
     opaque.dedup();
     let outside_links = outside_links(&root, &entries);
-    let (env_dirs, env_links) = env_layout(&root, &links)?;
+    let layout = env_layout(&root, &links)?;
     Ok(Manifest {
         root,
         entries,
         opaque,
         links,
-        env_dirs,
-        env_links,
+        env_dirs: layout.dirs,
+        env_links: layout.links,
+        env_via: layout.via,
+        env_copies: layout.copies,
         from_git,
         outside_links,
     })
 }
 
+/// The dot-named entries of an env dir that are not a runner's but the
+/// package manager's: what it installs and runners only read (the links of
+/// `.bin`; the stores of pnpm, yarn's pnpm linker, bun and deno; tox's
+/// packaging env). Shared like a package's dir.
+pub const SHARED_DOT_ENTRIES: &[&str] = &[".bin", ".pnpm", ".store", ".bun", ".deno", ".pkg"];
+
+/// Whether the entry `name` of an env dir is private to
+/// each copy (copied, never linked): a dot-named file or directory that is
+/// not one of the [`SHARED_DOT_ENTRIES`]. Those are where runners and tools
+/// keep their caches, temp files and state (`.vite`, `.vite-temp`,
+/// `.vitest`, `.cache`, `.jest-cache`, `.pytest_cache`, `.package-lock.json`,
+/// `.lock`), which they rewrite in place: through a link that would be the
+/// user's file. (A symlink is copied as the same symlink, as in the tree.)
+fn private_entry(name: &std::ffi::OsStr) -> bool {
+    let name = name.as_encoded_bytes();
+    name.starts_with(b".") && !SHARED_DOT_ENTRIES.iter().any(|s| s.as_bytes() == name)
+}
+
+/// How the env dirs are laid out in a copy (see [`Manifest`]).
+#[derive(Default)]
+struct Layout {
+    dirs: Vec<PathBuf>,
+    links: Vec<PathBuf>,
+    via: Vec<PathBuf>,
+    copies: Vec<PathBuf>,
+}
+
 /// How the env dirs `links` are laid out in a copy (see
-/// [`Manifest::env_dirs`] and [`Manifest::env_links`]): each one's entries
-/// become links, and so do those of the `@scope` dirs directly in a
-/// `node_modules` (where npm, pnpm and yarn put a scoped workspace
-/// package's link). Nothing deeper is read: a large store costs one link.
-fn env_layout(root: &Path, links: &[String]) -> Result<(Vec<PathBuf>, Vec<PathBuf>)> {
-    let (mut dirs, mut entries) = (Vec::new(), Vec::new());
-    let list = |rel: &Path| -> Result<Vec<(PathBuf, bool)>> {
+/// [`Manifest::env_dirs`], [`Manifest::env_links`], [`Manifest::env_via`]
+/// and [`Manifest::env_copies`]): each one is a directory in the copy, its
+/// private entries are copied whole, and its other entries become links,
+/// as do those of the `@scope` dirs directly in a `node_modules` (where
+/// npm, pnpm and yarn put a scoped workspace package's link). Nothing else
+/// is read: a large store costs one link.
+fn env_layout(root: &Path, links: &[String]) -> Result<Layout> {
+    let mut out = Layout::default();
+    let list = |rel: &Path| -> Result<Vec<(PathBuf, std::fs::FileType)>> {
         let dir = root.join(rel);
         let mut out = Vec::new();
         for e in std::fs::read_dir(&dir).with_context(|| format!("reading {}", dir.display()))? {
             let e = e.with_context(|| format!("reading {}", dir.display()))?;
-            let is_dir = e
+            let ft = e
                 .file_type()
-                .with_context(|| format!("reading {}", e.path().display()))?
-                .is_dir();
-            out.push((rel.join(e.file_name()), is_dir));
+                .with_context(|| format!("reading {}", e.path().display()))?;
+            out.push((rel.join(e.file_name()), ft));
         }
         Ok(out)
     };
+    // Every directory and file of the private entry `rel`.
+    let copy_whole = |rel: PathBuf, ft: std::fs::FileType, out: &mut Layout| -> Result<()> {
+        if !ft.is_dir() {
+            out.copies.push(rel);
+            return Ok(());
+        }
+        let mut stack = vec![rel];
+        while let Some(d) = stack.pop() {
+            for (child, ft) in list(&d)? {
+                if ft.is_dir() {
+                    stack.push(child);
+                } else {
+                    out.copies.push(child);
+                }
+            }
+            out.dirs.push(d);
+        }
+        Ok(())
+    };
+    let private = |p: &Path| p.file_name().is_some_and(private_entry);
     for name in links {
         let rel = PathBuf::from(name);
-        let is_dir = root
-            .join(&rel)
+        let abs = root.join(&rel);
+        let own = abs
             .symlink_metadata()
-            .with_context(|| format!("reading {}", root.join(&rel).display()))?
-            .is_dir();
-        if !is_dir {
-            // Itself a symlink (to a venv elsewhere): one link.
-            entries.push(rel);
+            .with_context(|| format!("reading {}", abs.display()))?;
+        if !own.is_dir() {
+            if !abs.is_dir() {
+                // A symlink to nothing, or to a file: one link.
+                out.links.push(rel);
+                continue;
+            }
+            // A symlink to a directory (a venv kept elsewhere): a directory
+            // whose entries lead to the checkout's, through its link.
+            out.dirs.push(rel.clone());
+            for (child, ft) in list(&rel)? {
+                if private(&child) {
+                    copy_whole(child, ft, &mut out)?;
+                } else {
+                    out.via.push(child);
+                }
+            }
             continue;
         }
         let node_modules = rel.file_name().is_some_and(|n| n == "node_modules");
-        dirs.push(rel.clone());
-        for (child, child_is_dir) in list(&rel)? {
+        out.dirs.push(rel.clone());
+        for (child, ft) in list(&rel)? {
             let scope = node_modules
-                && child_is_dir
+                && ft.is_dir()
                 && child
                     .file_name()
                     .is_some_and(|n| n.as_encoded_bytes().starts_with(b"@"));
             if scope {
-                dirs.push(child.clone());
-                entries.extend(list(&child)?.into_iter().map(|(p, _)| p));
+                out.dirs.push(child.clone());
+                out.links.extend(list(&child)?.into_iter().map(|(p, _)| p));
+            } else if private(&child) {
+                copy_whole(child, ft, &mut out)?;
             } else {
-                entries.push(child);
+                out.links.push(child);
             }
         }
     }
-    dirs.sort();
-    entries.sort();
-    Ok((dirs, entries))
+    for v in [&mut out.dirs, &mut out.links, &mut out.via, &mut out.copies] {
+        v.sort();
+    }
+    Ok(out)
 }
 
 /// The paths that may be linked env dirs, in order: the top-level names

@@ -8,7 +8,12 @@
 //! (see [`Manifest::env_links`]): an entry that is a link itself gets the
 //! copied target every symlink of the tree gets, so the workspace links of
 //! npm, pnpm and yarn resolve inside the copy; anything else is a link to
-//! the original, shared, never copied. Symlinks inside the
+//! the original, shared, never copied; but a dot-named entry that is not
+//! the package manager's (a runner's cache or temp dir: `.vite`, `.cache`,
+//! `.pytest_cache`, see [`Manifest::env_copies`]) is copied whole, so what
+//! a runner writes there stays in the copy. An env dir that is a symlink
+//! to a directory is laid out the same way, its entries linked to their
+//! path in the checkout (see [`Manifest::env_via`]). Symlinks inside the
 //! tree are recreated pointing at the same thing, in the copy where that is
 //! inside the tree, at the original target where it is outside (see
 //! [`link::copied_link_target`]). The checkout is copied once per run into a [`Pristine`] copy;
@@ -390,10 +395,12 @@ mod tests {
             link("node_modules/hoisted"),
             root.join("node_modules/hoisted")
         );
-        assert_eq!(
-            link("node_modules/.modules.yaml"),
-            root.join("node_modules/.modules.yaml")
-        );
+        // A dot-named file is the copy's own (a tool rewrites it in place).
+        assert!(t
+            .join("node_modules/.modules.yaml")
+            .symlink_metadata()
+            .unwrap()
+            .is_file());
         assert_eq!(
             link("node_modules/dep"),
             PathBuf::from(".pnpm/dep@1/node_modules/dep")
@@ -421,6 +428,106 @@ mod tests {
         drop(s);
         drop(p);
         assert_eq!(state(&root), before);
+    }
+
+    /// Runner caches in env dirs (a dot-named entry that is not the
+    /// package manager's), in a `node_modules`, a `.venv` and
+    /// an env dir that is a symlink to a directory outside: copied into the
+    /// copy, never linked, so a run that rewrites them in place or adds to
+    /// them changes only the copy, and the reset puts them back.
+    #[test]
+    fn runner_caches_in_env_dirs_are_private_to_each_copy() {
+        use std::os::unix::fs::symlink;
+        let src = workspace_tree();
+        let root = src.path().canonicalize().unwrap();
+        // `venv` is a symlink to `<outside>/env`, whose `lib64` leads out of
+        // it, to `<outside>/shared`.
+        let outside = tempfile::tempdir().unwrap();
+        let out = outside.path().canonicalize().unwrap().join("env");
+        let w = |p: &Path, body: &str| {
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, body).unwrap();
+        };
+        w(&root.join("node_modules/.vite/vitest/h/results.json"), "{}");
+        std::fs::create_dir_all(root.join("node_modules/.vite-temp")).unwrap();
+        w(&root.join("node_modules/.cache/babel/x.json"), "{}");
+        symlink("x.json", root.join("node_modules/.cache/babel/l")).unwrap();
+        std::fs::create_dir_all(root.join("node_modules/.bin")).unwrap();
+        symlink("../hoisted/index.js", root.join("node_modules/.bin/h")).unwrap();
+        w(&root.join("packages/b/node_modules/.cache/nyc/y"), "{}");
+        w(&root.join(".venv/.pytest_cache/v/cache/lastfailed"), "{}");
+        w(&out.join(".cache/q"), "{}");
+        w(&out.join("lib/m.py"), "X = 1\n");
+        w(&out.join("../shared/n.py"), "X = 1\n");
+        symlink("../shared", out.join("lib64")).unwrap();
+        symlink(&out, root.join("venv")).unwrap();
+        std::fs::write(root.join(".gitignore"), "node_modules\n.venv\nvenv\n").unwrap();
+        let before = (state(&root), state(out.parent().unwrap()));
+        let m = manifest(&root, &[], &[]).unwrap();
+        let rels = |v: &[PathBuf]| -> Vec<String> { v.iter().map(|p| rel_string(p)).collect() };
+        assert_eq!(
+            rels(&m.env_copies),
+            vec![
+                ".venv/.pytest_cache/v/cache/lastfailed",
+                "node_modules/.cache/babel/l",
+                "node_modules/.cache/babel/x.json",
+                "node_modules/.modules.yaml",
+                "node_modules/.vite/vitest/h/results.json",
+                "venv/.cache/q",
+            ]
+        );
+        // (A plain tree: a nested env dir is copied as it is.)
+        assert!(m
+            .entries
+            .contains(&"packages/b/node_modules/.cache/nyc/y".to_string()));
+        assert!(m
+            .env_dirs
+            .contains(&PathBuf::from("node_modules/.vite-temp")));
+        assert_eq!(rels(&m.env_via), vec!["venv/lib", "venv/lib64"]);
+        assert!(m.env_links.contains(&PathBuf::from("node_modules/.bin")));
+        let p = pristine(&m);
+        let mut s = Scratch::create(&p, 0).unwrap();
+        let t = s.tree.clone();
+        let made = state(&t);
+        let is_dir = |rel: &str| t.join(rel).symlink_metadata().unwrap().is_dir();
+        for d in ["venv", "node_modules/.vite-temp", "node_modules/.cache"] {
+            assert!(is_dir(d), "{d}");
+        }
+        assert_eq!(
+            std::fs::read_link(t.join("venv/lib")).unwrap(),
+            root.join("venv/lib")
+        );
+        assert_eq!(
+            std::fs::read_link(t.join("venv/lib64")).unwrap(),
+            root.join("venv/lib64")
+        );
+        assert!(t.join("venv/lib/m.py").is_file());
+        // Resolved as in the checkout, not next to the copy's `venv`.
+        assert!(t.join("venv/lib64/n.py").is_file());
+        assert_eq!(
+            std::fs::read_link(t.join("node_modules/.cache/babel/l")).unwrap(),
+            PathBuf::from("x.json")
+        );
+        s.stop_watching();
+        std::thread::sleep(Duration::from_millis(30));
+        for rel in [
+            "node_modules/.vite/vitest/h/results.json",
+            "node_modules/.cache/babel/l",
+            "node_modules/.modules.yaml",
+            "packages/b/node_modules/.cache/nyc/y",
+            ".venv/.pytest_cache/v/cache/lastfailed",
+            "venv/.cache/q",
+        ] {
+            std::fs::write(t.join(rel), "written by the run").unwrap();
+        }
+        std::fs::write(t.join("node_modules/.vite-temp/c.mjs"), "").unwrap();
+        std::fs::write(t.join("venv/.cache/new"), "").unwrap();
+        let r = s.end_run(&[]).unwrap();
+        assert_eq!(r.paths.len(), 8, "{:?}", r.paths);
+        assert_eq!(state(&t), made);
+        drop(s);
+        drop(p);
+        assert_eq!((state(&root), state(out.parent().unwrap())), before);
     }
 
     #[test]

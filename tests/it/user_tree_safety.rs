@@ -384,3 +384,129 @@ fn a_submodules_ignored_secret_is_not_copied() {
         ctx(code, &out, &err)
     );
 }
+
+/// `check.sh` of [`runner_caches_in_node_modules_and_venv_stay_in_the_copy`]:
+/// a write through every kind of linked env dir, each into an entry that is
+/// there in the checkout already (in place, and a new file in it) or new,
+/// then vitest (its results cache in `node_modules/.vite`, its bundled
+/// config in `node_modules/.vite-temp`), green while `src/flag.js` is.
+const WRITE_THROUGH: &str = r#"set -e
+echo run >> node_modules/.vite/vitest/old.json
+echo run >> node_modules/.cache/babel/old.json
+mkdir -p node_modules/.cache/jest && echo run > node_modules/.cache/jest/new
+echo run >> node_modules/.package-lock.json
+mkdir -p node_modules/.jest-cache && echo run > node_modules/.jest-cache/new
+echo run > node_modules/@org/.cache-new
+echo run >> packages/a/node_modules/.cache/nyc/old.json
+mkdir -p packages/a/node_modules/.vite && echo run > packages/a/node_modules/.vite/new
+echo run >> .venv/.pytest_cache/v/cache/lastfailed
+echo run >> .venv/.lock
+echo run > .venv/new
+echo run >> venv/.cache/old
+echo run > venv/new
+node_modules/.bin/vitest run
+"#;
+
+/// A runner's caches and temp files stay in the copy: vitest rewriting its
+/// results cache in an existing `node_modules/.vite`, and a suite writing
+/// through every kind of ignored env dir (a top-level `node_modules` with a
+/// `@scope` dir and pnpm's store, a workspace package's nested one, a
+/// `.venv`, a `venv` that is a symlink to a directory outside), into a
+/// cache already there or a new entry. The checkout, ignored files
+/// included, and the linked directory outside are byte for byte as they
+/// were, and the run is green and kills its mutant.
+#[test]
+fn runner_caches_in_node_modules_and_venv_stay_in_the_copy() {
+    let modules = match crate::common::node_tools::node_modules() {
+        Ok(m) => m,
+        Err(e) => return crate::common::skip::missing(&format!("vitest: {e}")),
+    };
+    let fx = Fixture::new();
+    let root = fx.path().canonicalize().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    fx.write_all(&[
+        ("unguard.yaml", &spec("src/flag.js").replace("FLAG=", "flag = ")),
+        ("src/flag.js", "export const flag = 1;\n"),
+        (".gitignore", "node_modules\n.venv\nvenv\nout/\n"),
+        ("package.json", "{\"name\": \"fx\", \"private\": true, \"type\": \"module\"}\n"),
+        // A TypeScript config: vite bundles it into `node_modules/.vite-temp`.
+        ("vitest.config.ts", "export default { test: { include: ['test/**/*.test.js'] } };\n"),
+        ("test/flag.test.js", "import { test, expect } from 'vitest';\nimport { flag } from '../src/flag.js';\ntest('flag', () => expect(flag).toBe(1));\n"),
+        ("packages/a/package.json", "{\"name\": \"a\"}\n"),
+        ("check.sh", WRITE_THROUGH),
+    ]);
+    // node_modules: the pinned install's entries (a real directory, as an
+    // install makes it), a runner cache of each kind, a scope, pnpm's store.
+    let nm = root.join("node_modules");
+    std::fs::create_dir(&nm).unwrap();
+    for e in std::fs::read_dir(&modules).unwrap() {
+        let e = e.unwrap();
+        std::os::unix::fs::symlink(e.path(), nm.join(e.file_name())).unwrap();
+    }
+    std::fs::remove_file(nm.join(".package-lock.json")).unwrap();
+    fx.write_all(&[
+        ("node_modules/.package-lock.json", "{}\n"),
+        ("node_modules/.vite/vitest/old.json", "{}\n"),
+        ("node_modules/.vite-temp/old.mjs", "export default {};\n"),
+        ("node_modules/.cache/babel/old.json", "{}\n"),
+        ("node_modules/@org/pkg/index.js", "module.exports = 1;\n"),
+        (
+            "node_modules/.pnpm/dep@1/node_modules/dep/index.js",
+            "module.exports = 1;\n",
+        ),
+        ("packages/a/node_modules/.cache/nyc/old.json", "{}\n"),
+        (".venv/pyvenv.cfg", "home = /usr/bin\n"),
+        (".venv/.lock", ""),
+        (".venv/.pytest_cache/v/cache/lastfailed", "{}\n"),
+        (".venv/lib/python3/site-packages/mod.py", "X = 1\n"),
+    ]);
+    std::os::unix::fs::symlink(
+        "../../../node_modules/.pnpm/dep@1/node_modules/dep",
+        root.join("packages/a/node_modules/dep"),
+    )
+    .unwrap();
+    std::fs::create_dir_all(outside.path().join(".cache")).unwrap();
+    std::fs::write(outside.path().join(".cache/old"), "{}\n").unwrap();
+    std::fs::write(outside.path().join("pyvenv.cfg"), "home = /usr/bin\n").unwrap();
+    std::os::unix::fs::symlink(outside.path(), root.join("venv")).unwrap();
+    commit_all(&fx);
+    let before = tree_state(&root, &[".git", "out"]);
+    let before_outside = tree_state(outside.path(), &[]);
+    let names = |d: &std::path::Path| -> std::collections::BTreeSet<_> {
+        std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect()
+    };
+    let before_install = names(&modules);
+    let (code, out, err) = run(&fx, &["-j", "2"]);
+    assert_eq!(code, 0, "{}", ctx(code, &out, &err));
+    assert_eq!(
+        fx.verdicts("out")["flag"],
+        "killed",
+        "{}",
+        ctx(code, &out, &err)
+    );
+    let after = tree_state(&root, &[".git", "out"]);
+    let changed: Vec<_> = after
+        .iter()
+        .filter(|(k, v)| before.get(*k) != Some(v))
+        .map(|(k, _)| k)
+        .chain(before.keys().filter(|k| !after.contains_key(*k)))
+        .collect();
+    assert!(
+        changed.is_empty(),
+        "the run changed the checkout: {changed:?}"
+    );
+    assert_eq!(
+        tree_state(outside.path(), &[]),
+        before_outside,
+        "the linked venv outside changed"
+    );
+    assert_eq!(
+        names(&modules),
+        before_install,
+        "the shared install changed"
+    );
+    assert!(fx.leftover_tmp().is_empty(), "{:?}", fx.leftover_tmp());
+}
