@@ -209,6 +209,21 @@ fn private_entry(name: &std::ffi::OsStr) -> bool {
     name.starts_with(b".") && !SHARED_DOT_ENTRIES.iter().any(|s| s.as_bytes() == name)
 }
 
+impl Manifest {
+    /// Whether `rel` (relative to the copy) is inside a private entry of an
+    /// env dir (see [`private_entry`]): a runner's cache or state, which a
+    /// run rewrites routinely (vitest's `node_modules/.vite`). Put back
+    /// after every run like any path, but not debris.
+    pub fn in_runner_cache(&self, rel: &Path) -> bool {
+        self.links.iter().any(|l| {
+            rel.strip_prefix(l)
+                .ok()
+                .and_then(|rest| rest.components().next())
+                .is_some_and(|first| private_entry(first.as_os_str()))
+        })
+    }
+}
+
 /// How the env dirs are laid out in a copy (see [`Manifest`]).
 #[derive(Default)]
 struct Layout {
@@ -538,4 +553,41 @@ fn wholly_ignored(repo: &git2::Repository, rel: &Path, abs: &Path) -> bool {
         }
     }
     any
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_runner_cache_is_a_private_entry_of_an_env_dir() {
+        let m = Manifest {
+            root: PathBuf::from("/nonexistent"),
+            entries: Vec::new(),
+            opaque: Vec::new(),
+            links: vec!["node_modules".into(), "packages/a/node_modules".into()],
+            env_dirs: Vec::new(),
+            env_links: Vec::new(),
+            env_via: Vec::new(),
+            env_copies: Vec::new(),
+            from_git: true,
+            outside_links: Vec::new(),
+        };
+        for cache in [
+            "node_modules/.vite/vitest/h/results.json",
+            "node_modules/.cache",
+            "packages/a/node_modules/.cache/nyc/x.json",
+        ] {
+            assert!(m.in_runner_cache(Path::new(cache)), "{cache}");
+        }
+        for not in [
+            "node_modules/.bin/vitest",
+            "node_modules/vitest/package.json",
+            ".vite/x",
+            "src/.cache/x",
+            "node_modules",
+        ] {
+            assert!(!m.in_runner_cache(Path::new(not)), "{not}");
+        }
+    }
 }

@@ -187,7 +187,7 @@ impl Scratch {
     /// After a run: its own dirs emptied, and the copy put back as it was
     /// before it (see [`TreeState::reset`]). `expected` are outputs the run
     /// was asked for inside the copy (a relative `test.junit`): removed, but
-    /// not counted.
+    /// not counted; nor are the private entries of env dirs (runner caches).
     pub fn end_run(&mut self, expected: &[PathBuf]) -> Result<Reset> {
         self.run.empty();
         // A file unguard wrote whose bytes are not those any more, whatever
@@ -207,7 +207,13 @@ impl Scratch {
             .state
             .reset(&self.tree, &reference, &suspects, expected)
             .with_context(|| format!("putting back the scratch tree {}", self.tree.display()))?;
-        let paths: Vec<String> = paths.iter().map(|p| rel_string(p)).collect();
+        // A runner's own cache (see `Manifest::in_runner_cache`) is put back
+        // too, but a run that rewrites it left no debris.
+        let paths: Vec<String> = paths
+            .iter()
+            .filter(|p| !self.pristine.manifest.in_runner_cache(p))
+            .map(|p| rel_string(p))
+            .collect();
         let first = !paths.is_empty() && self.pristine.first_debris();
         Ok(Reset { paths, first })
     }
