@@ -223,7 +223,9 @@ fn write_footer(
 /// For unguard's own tests of its panic handling: `UNGUARD_TEST_PANIC_IN=ID`
 /// makes the run of mutant `ID` (`@baseline`: of every baseline) panic
 /// after its suite finished, before the suite's processes are cleaned up
-/// (the worst moment).
+/// (the worst moment). Compiled into debug builds only (the tests'): a
+/// release build reads no such variable (.ci/run checks its binary).
+#[cfg(debug_assertions)]
 fn test_hook_panic(label: &str) {
     if let Ok(id) = std::env::var("UNGUARD_TEST_PANIC_IN") {
         let baseline = id == "@baseline" && label.starts_with("baseline of ");
@@ -232,6 +234,10 @@ fn test_hook_panic(label: &str) {
         }
     }
 }
+
+/// A release build has no test hook.
+#[cfg(not(debug_assertions))]
+fn test_hook_panic(_label: &str) {}
 
 /// The last `n` lines of a log file (for error messages).
 pub fn log_tail(path: &Path, n: usize) -> String {
