@@ -186,7 +186,7 @@ pub struct Operator {
     /// narrows the control by one accepted class: a positive twin must kill
     /// it); `None` where no direction applies (data fidelity, harness). An
     /// operator some `twin_of` names is `loosen`.
-    pub direction: Option<crate::results::Direction>,
+    pub direction: Option<crate::config::Direction>,
     /// For a tightening operator: the id of the loosening operator of the
     /// same control. Its mutants carry that operator's `control` text, so
     /// reports show both directions on one control.
