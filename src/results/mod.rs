@@ -4,7 +4,6 @@
 
 pub mod fingerprint;
 pub mod inputs;
-pub mod merge;
 pub mod row;
 pub mod twins;
 
