@@ -10,8 +10,8 @@
 //! controls no pattern can find) into a spec for the user to anchor.
 //!
 //! Matchers are structural where the control is a call argument, a decorator
-//! or a branch (ast-grep patterns on the tree-sitter Python and TypeScript
-//! grammars), regex where text is exact enough, and `ini` for pytest settings.
+//! or a branch (ast-grep patterns on the tree-sitter Python, TypeScript and
+//! Go grammars), regex where text is exact enough, and `ini` for pytest settings.
 //! Every operator carries positive snippets (must match, with the expected
 //! mutant text) and negative ones (must not match); `tests/catalog.rs` runs
 //! them all.
