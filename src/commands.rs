@@ -18,11 +18,12 @@ use crate::plan::{self, Entry, Filters, Plan};
 use crate::report::markdown::Template;
 use crate::report::publish;
 use crate::report::Format;
-use crate::results::merge;
 use crate::results::{GateConfig, Results, TimeoutPolicy};
 use crate::run::isolation::Isolation;
 use crate::spec::{self, Spec};
 use crate::{audit, gate, outdir, report};
+
+pub mod merge;
 
 /// Load the spec of `t` and pre-apply every mutation the filters select.
 fn load_plan(t: &TargetArgs, f: &FilterArgs) -> Result<(Spec, Plan)> {

@@ -18,6 +18,7 @@ pub mod audit;
 pub mod catalog;
 pub mod cli;
 pub mod commands;
+pub mod config;
 pub mod coverage;
 pub mod engine;
 pub mod error;

@@ -652,14 +652,14 @@ fn build_operator(cx: &mut Ctx<'_>, group: Group, mut raw: RawOperator) -> Optio
     let direction = match raw.direction.as_deref() {
         None => None,
         Some(d) => {
-            let named = crate::results::Direction::named(d);
+            let named = crate::config::Direction::named(d);
             if named.is_none() {
                 cx.err(format!("unknown direction `{d}` (loosen, tighten)"));
             }
             named
         }
     };
-    if raw.twin_of.is_some() && direction != Some(crate::results::Direction::Tighten) {
+    if raw.twin_of.is_some() && direction != Some(crate::config::Direction::Tighten) {
         cx.err("`twin_of` needs `direction: tighten`");
     }
     let dflt = default_file(&languages);
@@ -714,7 +714,7 @@ fn shape_twin(cx: &mut Ctx<'_>, op: &Operator, positive: String) -> Option<Opera
         exclude: op.exclude.clone(),
         expected: false,
         presence_only: false,
-        direction: Some(crate::results::Direction::Tighten),
+        direction: Some(crate::config::Direction::Tighten),
         twin_of: Some(op.id.clone()),
         kind: OperatorKind::Audit,
         sdk: op.sdk.clone(),
@@ -881,7 +881,7 @@ pub(crate) fn load(sources: &[(&str, &str)]) -> Result<Vec<Operator>, String> {
 /// Every `twin_of` names a loosening operator of the catalog; an operator
 /// named by one without a `direction` of its own is the loosening side.
 fn pair_twins(ops: &mut [Operator], errors: &mut Vec<String>) {
-    use crate::results::Direction;
+    use crate::config::Direction;
     let pairs: Vec<(String, String)> = ops
         .iter()
         .filter_map(|o| Some((o.id.clone(), o.twin_of.clone()?)))
@@ -951,13 +951,13 @@ mod tests {
             .iter()
             .find(|o| o.id == "tool-allowlist-enforced-twin")
             .unwrap();
-        assert_eq!(twin.direction, Some(crate::results::Direction::Tighten));
+        assert_eq!(twin.direction, Some(crate::config::Direction::Tighten));
         assert_eq!(twin.twin_of.as_deref(), Some("tool-allowlist-enforced"));
         assert_eq!(twin.rule, "002/5");
         assert!(twin.matchers.is_empty() && !twin.expected);
         // Its mutants carry the loosening side's control text; that side loosens.
         assert_eq!(twin.mutant_control(), base.control);
-        assert_eq!(base.direction, Some(crate::results::Direction::Loosen));
+        assert_eq!(base.direction, Some(crate::config::Direction::Loosen));
         // Only where the catalog declares one.
         assert!(!ops.iter().any(|o| o.id == "secret-redacted-twin"));
         let yaml = "group: access\noperators:\n  - id: a-b\n    control: c\n    rule: '002/6'\n    shape_twin: 'x'\n    presence_only: true\n    languages: [python]\n    files: ['**/*.py']\n    expected: false\n    sdk: s\n    matchers:\n      - lang: python\n        regex: 'x'\n        replace: ''\n";

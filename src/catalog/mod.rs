@@ -10,8 +10,8 @@
 //! controls no pattern can find) into a spec for the user to anchor.
 //!
 //! Matchers are structural where the control is a call argument, a decorator
-//! or a branch (ast-grep patterns on the tree-sitter Python and TypeScript
-//! grammars), regex where text is exact enough, and `ini` for pytest settings.
+//! or a branch (ast-grep patterns on the tree-sitter Python, TypeScript and
+//! Go grammars), regex where text is exact enough, and `ini` for pytest settings.
 //! Every operator carries positive snippets (must match, with the expected
 //! mutant text) and negative ones (must not match); `tests/catalog.rs` runs
 //! them all.
@@ -186,7 +186,7 @@ pub struct Operator {
     /// narrows the control by one accepted class: a positive twin must kill
     /// it); `None` where no direction applies (data fidelity, harness). An
     /// operator some `twin_of` names is `loosen`.
-    pub direction: Option<crate::results::Direction>,
+    pub direction: Option<crate::config::Direction>,
     /// For a tightening operator: the id of the loosening operator of the
     /// same control. Its mutants carry that operator's `control` text, so
     /// reports show both directions on one control.

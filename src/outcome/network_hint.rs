@@ -10,9 +10,12 @@
 
 use std::path::Path;
 
-use crate::audit::detect::invocation::NETWORK_WORDS;
 use crate::outcome::reading::model::TestCase;
 use crate::outcome::reading::Reading;
+
+/// Words that name tests needing the network or a deployment (audit's
+/// detection skips a call that selects only these).
+pub const NETWORK_WORDS: &[&str] = &["live", "network", "integration", "e2e", "online"];
 
 /// Why a red test looks like the network.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -7,11 +7,14 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::config::Direction;
 use crate::error::{Error, Result};
 use crate::globs::Globs;
 use crate::mutate::{self, ApplyProblem};
 use crate::plan::changes::ChangedLines;
-use crate::results::{Direction, Selection, Shard};
 use crate::spec::{MutationSpec, Spec, SpecPos, TestConfig};
 
 /// A mutant ready to run: the diff is proven non-empty.
@@ -455,6 +458,35 @@ impl Plan {
         }
         (n, text)
     }
+}
+
+/// One shard of a run split over machines: shard `k` of `n`, 1-based.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
+pub struct Shard {
+    /// This shard's number, from 1 to `n`.
+    pub k: usize,
+    /// How many shards the run is split into.
+    pub n: usize,
+}
+
+impl std::fmt::Display for Shard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.k, self.n)
+    }
+}
+
+/// Which mutants this run covers.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, JsonSchema)]
+pub struct Selection {
+    /// Ids selected by the filters, in spec order, before sharding: what an
+    /// unsharded run with the same filters covers.
+    pub planned: Vec<String>,
+    /// Set when this run is one shard; `unguard merge` joins the shards.
+    #[serde(default)]
+    pub shard: Option<Shard>,
+    /// The filters as given (`--only a`, `--in-diff main`, …).
+    #[serde(default)]
+    pub filters: Vec<String>,
 }
 
 #[cfg(test)]

@@ -4,7 +4,6 @@
 
 pub mod fingerprint;
 pub mod inputs;
-pub mod merge;
 pub mod row;
 pub mod twins;
 
@@ -19,67 +18,12 @@ pub const SCHEMA: &str = "unguard/1";
 /// The verdict vocabulary of each row is the verdict rules' own.
 pub use crate::outcome::kinds::{Outcome, ReasonKind};
 
-/// Which way a mutation moves a control (seed 002 rule 5). Absent where it
-/// does not apply (data-fidelity operators, most hand-written specs).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum Direction {
-    /// The mutant removes or widens the control: something refused is now
-    /// accepted. A *negative* test ("this is refused") must kill it.
-    Loosen,
-    /// The mutant narrows the control by one accepted class (one list entry,
-    /// one origin, the exact port, one token form), never everything: a
-    /// *positive* twin ("this is accepted") must kill it.
-    Tighten,
-}
+/// The configuration a run is judged by, as recorded in it (`config.rs`, the
+/// leaf `spec` and the catalog fill).
+pub use crate::config::{Allow, Direction, GateConfig, Thresholds, TimeoutPolicy, TwinsPolicy};
 
-impl Direction {
-    /// `loosen` or `tighten`, as serialized in `outcomes.json`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Direction::Loosen => "loosen",
-            Direction::Tighten => "tighten",
-        }
-    }
-    /// `loosen` or `tighten`, as written in a spec or the catalog.
-    pub fn named(s: &str) -> Option<Direction> {
-        match s {
-            "loosen" => Some(Direction::Loosen),
-            "tighten" => Some(Direction::Tighten),
-            _ => None,
-        }
-    }
-}
-
-/// How undetected tightening mutants count (`gate.twins`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum TwinsPolicy {
-    /// Like any other survivor: against `max_survived` and the score (the default).
-    #[default]
-    Count,
-    /// Listed as findings (a control whose positive twin is missing), left
-    /// out of the score and the gate.
-    Report,
-}
-
-impl TwinsPolicy {
-    fn is_count(&self) -> bool {
-        *self == TwinsPolicy::Count
-    }
-}
-
-/// How timeouts count (`--timeout-is`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum TimeoutPolicy {
-    /// Detected (counts toward the score); listed separately; exit unaffected.
-    Killed,
-    /// Not detected: fails the gate (exit 2).
-    Survived,
-    /// Any timeout makes the run exit 3.
-    Error,
-}
+/// Which mutants a run covers, as the plan selected them.
+pub use crate::plan::{Selection, Shard};
 
 /// One mutant's row in `outcomes.json`: its verdict and everything every
 /// report shows about it (site, diff, tests, logs, timing).
@@ -622,93 +566,6 @@ pub struct GateResult {
     /// Remarks that do not fail the gate (e.g. a stale `allow` entry).
     #[serde(default)]
     pub notes: Vec<String>,
-}
-
-/// The gate's configuration (`gate:` in unguard.yaml, overridden by flags).
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, JsonSchema)]
-pub struct GateConfig {
-    /// Minimum score in percent; `None`: no score requirement.
-    #[serde(default)]
-    pub min_score: Option<f64>,
-    /// Undetected mutants (survived + no-coverage + wrong-reason + flaky +
-    /// timeouts under `timeout_is: survived`) the gate tolerates. Default 0.
-    #[serde(default)]
-    pub max_survived: usize,
-    /// Mutants excused from score and gate, each with a written reason.
-    #[serde(default)]
-    pub allow: Vec<Allow>,
-    /// `gate.twins`: how undetected tightening mutants count (`count`, the
-    /// default, or `report`).
-    #[serde(default, skip_serializing_if = "TwinsPolicy::is_count")]
-    pub twins: TwinsPolicy,
-}
-
-/// One `gate.allow` entry: a mutant excused from score and gate.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, JsonSchema)]
-pub struct Allow {
-    /// The mutant's id.
-    pub id: String,
-    /// Why it is excused, as written in the spec.
-    pub reason: String,
-}
-
-/// Stryker-style colouring thresholds for the score, in percent.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, JsonSchema)]
-pub struct Thresholds {
-    /// At or above: good (green).
-    pub high: f64,
-    /// Below: bad (red); in between: warning.
-    pub low: f64,
-}
-
-impl Default for Thresholds {
-    fn default() -> Self {
-        Thresholds {
-            high: 80.0,
-            low: 60.0,
-        }
-    }
-}
-
-impl Thresholds {
-    /// `high`, `medium` or `low` for a score; `none` without one.
-    pub fn level(&self, score: Option<f64>) -> &'static str {
-        match score {
-            None => "none",
-            Some(s) if s >= self.high => "high",
-            Some(s) if s >= self.low => "medium",
-            Some(_) => "low",
-        }
-    }
-}
-
-/// One shard of a run split over machines: shard `k` of `n`, 1-based.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
-pub struct Shard {
-    /// This shard's number, from 1 to `n`.
-    pub k: usize,
-    /// How many shards the run is split into.
-    pub n: usize,
-}
-
-impl std::fmt::Display for Shard {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}/{}", self.k, self.n)
-    }
-}
-
-/// Which mutants this run covers.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, JsonSchema)]
-pub struct Selection {
-    /// Ids selected by the filters, in spec order, before sharding: what an
-    /// unsharded run with the same filters covers.
-    pub planned: Vec<String>,
-    /// Set when this run is one shard; `unguard merge` joins the shards.
-    #[serde(default)]
-    pub shard: Option<Shard>,
-    /// The filters as given (`--only a`, `--in-diff main`, …).
-    #[serde(default)]
-    pub filters: Vec<String>,
 }
 
 /// Everything one run found, as written to `outcomes.json`: every report

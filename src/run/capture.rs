@@ -24,7 +24,7 @@ use std::time::Duration;
 use tokio::io::AsyncReadExt;
 use tokio::sync::oneshot;
 
-use crate::outdir;
+use crate::outdir::space;
 use crate::run::platform;
 
 /// Bytes of a suite's output written to its log before truncation.
@@ -169,7 +169,7 @@ impl LogWriter {
         }
         if let Err(e) = self.log.write_all(bytes) {
             mark_cut(&mut self.log, &e);
-            outdir::space::failed(&self.path(), &e);
+            space::failed(&self.path(), &e);
             self.failed = true;
         }
     }

@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::config::{Direction, GateConfig, Thresholds, TimeoutPolicy};
 use crate::mutate::pattern::{Count, Pattern};
-use crate::results::{Direction, GateConfig, Thresholds, TimeoutPolicy};
 
 /// How the test command is started.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize)]

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde_saphyr::Spanned;
 
-use crate::results::{Allow, GateConfig, Thresholds, TimeoutPolicy, TwinsPolicy};
+use crate::config::{Allow, GateConfig, Thresholds, TimeoutPolicy, TwinsPolicy};
 use crate::spec::diag::{Diagnostic, Diagnostics};
 use crate::spec::model::{
     Command, FailCodes, MutationSpec, Preset, Select, Spec, SuiteGit, TestConfig, TimeoutSetting,

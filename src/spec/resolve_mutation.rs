@@ -8,8 +8,8 @@ use std::path::Path;
 
 use serde_saphyr::Spanned;
 
+use crate::config::Direction;
 use crate::mutate::pattern::{bad_capture_refs, Count, Pattern};
-use crate::results::Direction;
 use crate::spec::diag::{Diagnostic, Diagnostics};
 use crate::spec::model::{Command, MutationSpec, SpecPos, TestConfig};
 use crate::spec::paths::{check_rel_path, display_path};

@@ -7,10 +7,8 @@
 //! or end-to-end tests, or runs no tests, is not an invocation.
 
 use crate::audit::detect::ci_workflow;
+use crate::outcome::network_hint::NETWORK_WORDS;
 use crate::run::shell_line::{self, Word};
-
-/// Words that name tests needing the network or a deployment.
-pub const NETWORK_WORDS: &[&str] = &["live", "network", "integration", "e2e", "online"];
 
 /// The lower-case alphanumeric tokens of `s`.
 pub fn tokens(s: &str) -> Vec<String> {

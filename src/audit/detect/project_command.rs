@@ -15,10 +15,11 @@
 use std::path::Path;
 
 use crate::audit::detect::ci_workflow;
-use crate::audit::detect::invocation::{clean_dir, recognize, tokens, Call, Found, NETWORK_WORDS};
+use crate::audit::detect::invocation::{clean_dir, recognize, tokens, Call, Found};
 use crate::audit::detect::task_files;
 use crate::audit::detect::test_command::TestCommand;
 use crate::audit::detect::translate::{translate, Cx};
+use crate::outcome::network_hint::NETWORK_WORDS;
 use crate::run::shell_line::{self, Word};
 
 /// Job or step labels that are not the unit tests: tooling jobs, and

@@ -115,7 +115,7 @@ pub fn guard_operator() -> &'static Operator {
         exclude: Globs::default(),
         expected: false,
         presence_only: false,
-        direction: Some(crate::results::Direction::Loosen),
+        direction: Some(crate::config::Direction::Loosen),
         twin_of: None,
         kind: OperatorKind::Audit,
         sdk: String::new(),
@@ -588,7 +588,7 @@ pub fn scan(
                         || (s.lines.0..=s.lines.1).contains(&c.changed_line))
                     && (!twin
                         || super::operator(&c.operator).is_some_and(|o| {
-                            o.direction == Some(crate::results::Direction::Tighten)
+                            o.direction == Some(crate::config::Direction::Tighten)
                         }))
             })
         })

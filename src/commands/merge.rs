@@ -1,6 +1,7 @@
 //! `unguard merge`: join the output dirs of `run --shard k/n` into the
 //! results of one unsharded run (same mutants in the same order, same
-//! summary and gate; only durations and timestamps differ).
+//! summary and gate; only durations and timestamps differ). Beside the other
+//! commands (it reads `results`, renders with `report`, judges with `gate`).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
