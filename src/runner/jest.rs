@@ -64,8 +64,10 @@ impl Runner for Jest {
 
     fn report_request(&self) -> Option<String> {
         self.request.then(|| {
-            "jest --reporters=default --reporters=<unguard's JUnit reporter> (a JUnit report for unguard)"
-                .to_string()
+            format!(
+                "jest --reporters=default --reporters=<unguard's JUnit reporter> (a JUnit report for unguard{})",
+                self.target.how()
+            )
         })
     }
 

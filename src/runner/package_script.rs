@@ -1,13 +1,24 @@
 //! Package scripts seen through: `npm test`, `npm run X`, `pnpm [--filter
 //! P] X`, `yarn X` run a script of `package.json`; when that script is one
 //! runner invocation (`[VAR=v …] vitest run …`, `jest …`, `node --test`),
-//! its runner is recognised from the script's words, and unguard adds its
-//! arguments (a reporter, a test filter) at the end of the package
-//! manager's command, which passes them on to the script. The script still
-//! runs as the package manager runs it: the same variables, `PATH`,
-//! working directory and `pre`/`post` scripts. A script that is not one
-//! runner invocation (`vitest run && eslint .`, `$VAR` expansions) stays
-//! whole, as any other command.
+//! its runner is recognised from the script's words, and unguard's
+//! arguments (a reporter, a test filter) reach the runner's end:
+//!
+//! - **run as the script runs it** ([`Direct`]): when the package has no
+//!   `pre`/`post` script for it and the runner is in a `node_modules/.bin`
+//!   of the package or above it, unguard runs the script's words itself,
+//!   in the package's directory, with the script's variables, those
+//!   `node_modules/.bin` first on `PATH` and the variables npm gives a
+//!   script (`npm_lifecycle_event`, `npm_package_name`, …), then its
+//!   arguments: what the package manager would run, without starting it
+//!   (half a second a run);
+//! - **else through the package manager**, which passes them on to the
+//!   script: after `--` for npm, after the script's name for pnpm and yarn.
+//!
+//! Either is an addition the baseline checks as every other: red with it
+//! and green without it, the command runs as written from then on. A
+//! script that is not one runner invocation (`vitest run && eslint .`,
+//! `$VAR` expansions) stays whole, as any other command.
 
 use std::path::{Path, PathBuf};
 
@@ -47,12 +58,30 @@ pub struct Script {
     pub words: Vec<String>,
     /// The script's `VAR=value` words (what it sets for the runner).
     pub vars: Vars,
+    /// How unguard runs the script's words itself, when it may.
+    pub direct: Option<Direct>,
+}
+
+/// A script run as the package manager would run it, without it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Direct {
+    /// The `node_modules/.bin` directories on `PATH`, relative to the
+    /// package's directory, nearest first (`node_modules/.bin`,
+    /// `../node_modules/.bin`, …, up to the copy's root).
+    bins: Vec<String>,
+    /// The variables npm gives a script, then the script's own.
+    vars: Vars,
 }
 
 impl Script {
-    /// The test command with `extra` passed on to the script (after `--`
-    /// for npm, unless the command has one).
+    /// The command that runs the script's runner with `extra` at its end:
+    /// the script's words run as the script runs them ([`Direct`]), else
+    /// the test command with `extra` passed on (after `--` for npm, unless
+    /// the command has one).
     pub fn append(&self, extra: Vec<String>) -> Command {
+        if let Some(d) = &self.direct {
+            return self.run_directly(d, extra);
+        }
         let mut words = Vec::new();
         if self.manager == Manager::Npm && !self.passes {
             words.push("--".to_string());
@@ -60,6 +89,79 @@ impl Script {
         words.extend(extra);
         append(&self.command, words)
     }
+}
+
+impl Script {
+    /// `INIT_CWD=… [cd DIR &&] PATH=… npm_…=… VAR=v exec WORDS… EXTRA…`
+    /// (a shell line).
+    fn run_directly(&self, d: &Direct, extra: Vec<String>) -> Command {
+        use crate::run::shell::quote;
+        let mut line = String::from("INIT_CWD=\"$PWD\" && export INIT_CWD && ");
+        if !self.dir.as_os_str().is_empty() {
+            line.push_str(&format!(
+                "cd {} && ",
+                quote(&self.dir.display().to_string())
+            ));
+        }
+        let bins: Vec<String> = d.bins.iter().map(|b| format!("$PWD/{b}")).collect();
+        line.push_str(&format!("PATH=\"{}:$PATH\" ", bins.join(":")));
+        for (k, v) in &d.vars {
+            line.push_str(&format!("{k}={} ", quote(v)));
+        }
+        line.push_str("exec");
+        for w in self.words.iter().chain(extra.iter()) {
+            line.push(' ');
+            line.push_str(&quote(w));
+        }
+        Command::Shell(line)
+    }
+}
+
+/// How the package manager would run script `name` (`body`) of the package
+/// in `dir` (relative to the copy at `tree`, its `package.json` read into
+/// `package`), with the script's `vars`: `None` when it would run more
+/// than the script (a `pre`/`post` script of it), or the runner `program`
+/// is in no `node_modules/.bin` of the package or above it.
+fn direct(
+    tree: &Path,
+    dir: &Path,
+    package: &serde_json::Value,
+    (name, body): (&str, &str),
+    program: &str,
+    vars: &Vars,
+) -> Option<Direct> {
+    let scripts = package.get("scripts")?;
+    if scripts.get(format!("pre{name}")).is_some() || scripts.get(format!("post{name}")).is_some() {
+        return None;
+    }
+    let depth = dir.components().count();
+    let bins: Vec<String> = (0..=depth)
+        .map(|up| format!("{}node_modules/.bin", "../".repeat(up)))
+        .filter(|b| tree.join(dir).join(b).is_dir())
+        .collect();
+    let found = bins
+        .iter()
+        .any(|b| tree.join(dir).join(b).join(program).exists());
+    if !found || program.contains('/') {
+        return None;
+    }
+    let field = |k: &str| {
+        package
+            .get(k)
+            .and_then(|v| v.as_str())
+            .unwrap_or("")
+            .to_string()
+    };
+    let mut all: Vars = vec![
+        ("npm_lifecycle_event".into(), name.to_string()),
+        ("npm_lifecycle_script".into(), body.to_string()),
+        ("npm_package_name".into(), field("name")),
+        ("npm_package_version".into(), field("version")),
+        ("npm_command".into(), "run-script".into()),
+    ];
+    all.retain(|(_, v)| !v.is_empty());
+    all.extend(vars.iter().cloned());
+    Some(Direct { bins, vars: all })
 }
 
 /// Where a runner's words come from, and how arguments reach its end.
@@ -72,6 +174,18 @@ pub enum Target {
 }
 
 impl Target {
+    /// How unguard runs it, for the name of its request in messages: empty,
+    /// or how a package script's words run without the package manager.
+    pub fn how(&self) -> String {
+        match self {
+            Target::Script(s) if s.direct.is_some() => format!(
+                "; the script `{}` run as its package manager runs it, without starting it",
+                s.name
+            ),
+            _ => String::new(),
+        }
+    }
+
     /// The command with `extra` at the runner's end.
     pub fn append(&self, extra: Vec<String>) -> Command {
         match self {
@@ -114,8 +228,10 @@ pub fn resolve(command: &Command, tree: &Path) -> Option<Script> {
     {
         return None;
     }
-    let body = script_body(&tree.join(&dir), &name)?;
+    let package = package_json(&tree.join(&dir))?;
+    let body = package.get("scripts")?.get(&name)?.as_str()?.to_string();
     let (vars, mut runner) = runner_words(&body)?;
+    let direct = direct(tree, &dir, &package, (&name, &body), runner.first()?, &vars);
     runner.extend(passed);
     Some(Script {
         command: command.clone(),
@@ -125,6 +241,7 @@ pub fn resolve(command: &Command, tree: &Path) -> Option<Script> {
         name,
         words: runner,
         vars,
+        direct,
     })
 }
 
@@ -257,11 +374,10 @@ fn filtered_package(tree: &Path, filter: &str) -> Option<String> {
     (found.len() == 1).then(|| found.remove(0))
 }
 
-/// Script `name` of the `package.json` in `dir`.
-fn script_body(dir: &Path, name: &str) -> Option<String> {
+/// The `package.json` in `dir`.
+fn package_json(dir: &Path) -> Option<serde_json::Value> {
     let text = std::fs::read_to_string(dir.join("package.json")).ok()?;
-    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
-    v.get("scripts")?.get(name)?.as_str().map(str::to_string)
+    serde_json::from_str(&text).ok()
 }
 
 /// A script's `VAR=value` words and the runner's words after them (an
@@ -358,6 +474,34 @@ mod tests {
         assert!(resolve(&sh("npm test"), d.path()).is_none());
         package(d.path(), r#"{"test": "vitest run $ARGS"}"#);
         assert!(resolve(&sh("npm test"), d.path()).is_none());
+    }
+
+    #[test]
+    fn a_script_whose_runner_is_installed_runs_without_the_package_manager() {
+        let d = tempfile::tempdir().unwrap();
+        let pkg = d.path().join("server");
+        package(&pkg, r#"{"test": "NODE_ENV=test vitest run"}"#);
+        std::fs::create_dir_all(d.path().join("node_modules/.bin")).unwrap();
+        std::fs::write(d.path().join("node_modules/.bin/vitest"), "").unwrap();
+        let s = resolve(&sh("npm test --prefix server"), d.path()).unwrap();
+        assert_eq!(
+            s.append(vec!["-t".into(), "a b".into()]),
+            sh("INIT_CWD=\"$PWD\" && export INIT_CWD && cd server && PATH=\"$PWD/../node_modules/.bin:$PATH\" npm_lifecycle_event=test npm_lifecycle_script='NODE_ENV=test vitest run' npm_package_name=p npm_command=run-script NODE_ENV=test exec vitest run -t 'a b'")
+        );
+        // A pre or post script runs too when npm runs the script: through npm.
+        package(
+            &pkg,
+            r#"{"test": "NODE_ENV=test vitest run", "pretest": "tsc"}"#,
+        );
+        let s = resolve(&sh("npm test --prefix server"), d.path()).unwrap();
+        assert_eq!(
+            s.append(vec!["-x".into()]),
+            sh("npm test --prefix server -- -x")
+        );
+        // A runner in no node_modules/.bin: through npm.
+        package(&pkg, r#"{"test": "jest"}"#);
+        let s = resolve(&sh("npm test --prefix server"), d.path()).unwrap();
+        assert!(s.direct.is_none());
     }
 
     #[test]

@@ -64,8 +64,10 @@ impl Runner for Vitest {
 
     fn report_request(&self) -> Option<String> {
         self.request.then(|| {
-            "vitest --reporter=junit --outputFile.junit=… (a JUnit report for unguard, beside the command's reporters)"
-                .to_string()
+            format!(
+                "vitest --reporter=junit --outputFile.junit=… (a JUnit report for unguard, beside the command's reporters{})",
+                self.target.how()
+            )
         })
     }
 

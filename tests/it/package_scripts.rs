@@ -159,7 +159,7 @@ fn vitest_behind_npm_test_runs_the_killer_alone_through_the_script() {
         return;
     };
     let o = run_three_ways(&fx);
-    assert_killed_by_a_subset(&fx, &o, killer, "$ npm test -- test/guard.test.js -t '^(");
+    assert_killed_by_a_subset(&fx, &o, killer, "exec vitest run test/guard.test.js -t '^(");
     assert_counted_with_the_users_output(&fx, &o, "Tests  5 passed");
     // The report is unguard's, outside the copy: nothing was put back.
     assert_eq!(mutant(&o, "origin-check")["reset_paths"], 0, "{o}");
@@ -191,7 +191,7 @@ fn jest_behind_a_named_npm_script_gets_unguards_reporter_and_selects_through_the
     );
     let log = fx.read(&format!("out1/{}", check["log_file"].as_str().unwrap()));
     assert!(
-        log.contains("$ npm run unit -- '--testNamePattern=^(host allow\\-list refuses a foreign host)$' --coverage=false --reporters=default --reporters="),
+        log.contains("GUARD_MODE=strict exec jest --ci '--testNamePattern=^(host allow\\-list refuses a foreign host)$' --coverage=false --reporters=default --reporters="),
         "{log}"
     );
     assert_eq!(
@@ -280,4 +280,23 @@ fn a_runner_that_refuses_unguards_reporter_runs_bare_with_the_same_verdicts() {
     let o = fx.outcomes("out1");
     let dropped = o["baselines"][0]["dropped"].to_string();
     assert!(dropped.contains("vitest --reporter=junit"), "{o}");
+}
+
+/// A script with a `pretest` runs through npm (which runs `pretest` before
+/// it every time); unguard's arguments are passed on after `--`.
+#[test]
+fn a_script_with_a_pre_script_runs_through_npm_with_the_arguments_passed_on() {
+    let killer = "test/guard.test.js::host allow-list > refuses a foreign host";
+    let Some(fx) = fixture(
+        r#"{"pretest": "node -e 0", "test": "NODE_ENV=test vitest run"}"#,
+        [
+            ("test/guard.test.js", VITEST_TESTS),
+            ("test/other.test.js", OTHER_VITEST),
+        ],
+        "npm test",
+    ) else {
+        return;
+    };
+    let o = run_three_ways(&fx);
+    assert_killed_by_a_subset(&fx, &o, killer, "$ npm test -- test/guard.test.js -t '^(");
 }
