@@ -198,7 +198,7 @@ impl Target {
 /// npm's options before or after the script's name that unguard reads
 /// past (the second list takes a value).
 const NPM_FLAGS: [&str; 4] = ["--silent", "-s", "--if-present", "--ignore-scripts"];
-const NPM_VALUED: [&str; 2] = ["--prefix", "--loglevel"];
+const NPM_VALUED: [&str; 4] = ["--prefix", "--loglevel", "--workspace", "-w"];
 /// npm's commands that run the `test` script, and those that run a named one.
 const NPM_TEST: [&str; 3] = ["test", "t", "tst"];
 const NPM_RUN: [&str; 4] = ["run", "run-script", "rum", "urn"];
@@ -263,19 +263,20 @@ fn npm(args: &[String]) -> Option<Resolved> {
         if NPM_FLAGS.contains(&w.as_str()) {
             continue;
         }
-        if let Some((k, v)) = w.split_once('=') {
-            if NPM_VALUED.contains(&k) {
-                if k == "--prefix" {
-                    dir = v.to_string();
-                }
-                continue;
-            }
-            return None;
-        }
-        if NPM_VALUED.contains(&w.as_str()) {
-            let v = it.next()?;
-            if w == "--prefix" {
-                dir = v.clone();
+        let valued = match w.split_once('=') {
+            Some((k, v)) if NPM_VALUED.contains(&k) => Some((k, v.to_string())),
+            Some(_) => return None,
+            None if NPM_VALUED.contains(&w.as_str()) => Some((w.as_str(), it.next()?.clone())),
+            None => None,
+        };
+        if let Some((k, v)) = valued {
+            match k {
+                "--prefix" => dir = v,
+                // A workspace named by its directory (by name: unguard
+                // cannot tell which package it is).
+                "--workspace" | "-w" if v.contains('/') || v.starts_with('.') => dir = v,
+                "--workspace" | "-w" => return None,
+                _ => {}
             }
             continue;
         }
@@ -522,6 +523,8 @@ mod tests {
         .unwrap();
         for c in [
             "npm test --prefix packages/server",
+            "npm test --workspace=packages/server",
+            "npm test -w ./packages/server",
             "pnpm -C packages/server test",
             "pnpm --filter @acme/server test",
             "pnpm --filter ./packages/server test",
