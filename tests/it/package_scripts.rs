@@ -141,8 +141,27 @@ fn assert_killed_by_a_subset(fx: &Fixture, o: &serde_json::Value, killer: &str, 
 fn assert_counted_with_the_users_output(fx: &Fixture, o: &serde_json::Value, output: &str) {
     let b = &o["baselines"][0];
     assert_eq!(b["tests_total"], 5, "{b}");
-    let log = fx.read(&format!("out1/{}", b["log_file"].as_str().unwrap()));
+    let log = plain(&fx.read(&format!("out1/{}", b["log_file"].as_str().unwrap())));
     assert!(log.contains(output), "{log}");
+}
+
+/// `text` without ANSI colour sequences (vitest colours its output when
+/// `CI` is set, as on a CI runner).
+fn plain(text: &str) -> String {
+    let mut out = String::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' && chars.peek() == Some(&'[') {
+            for d in chars.by_ref() {
+                if d.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 #[test]

@@ -105,7 +105,7 @@ fn a_baseline_that_times_out_once_is_run_again_as_it_was() {
     let fx = fixture(&spec(
         "python3 -m pytest -q -p no:cacheprovider",
         &format!(
-            "  timeout: 4s\n  env: {{MARK: {:?}}}\n",
+            "  timeout: 8s\n  env: {{MARK: {:?}}}\n",
             flag.display().to_string()
         ),
         "n > LIMIT",
