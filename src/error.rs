@@ -134,7 +134,7 @@ pub enum Error {
     },
     /// The baseline is red, hung, flaky or ran no tests (exit 4).
     #[error("baseline: {0}")]
-    Baseline(String),
+    Baseline(BaselineError),
     /// Interrupted before any mutant finished (exit 130).
     #[error("interrupted; no mutant finished")]
     Interrupted,
@@ -190,6 +190,86 @@ pub enum Error {
     /// cause and what to do (exit 1).
     #[error("{0}")]
     OutDirFull(String),
+}
+
+/// Why the unmutated suite stopped the run ([`Error::Baseline`], exit 4),
+/// in parts a caller adds to without reading the text back: whether it was
+/// red or flaky, what the run showed, the command without the red tests
+/// that need the network, and what to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BaselineError {
+    /// Red (or hung, or no tests counted), or flaky.
+    pub kind: BaselineKind,
+    /// What the run showed, as printed: the reason, the log, its tail.
+    pub detail: String,
+    /// Every red test looks like it needs the network: said after `detail`.
+    pub network: Option<NetworkNote>,
+    /// What to do, one printed line each, after the rest (e.g. audit's
+    /// command without the network tests, or the environment's setup).
+    pub hints: Vec<String>,
+}
+
+/// How the baseline failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BaselineKind {
+    /// Red, hung or no tests counted.
+    Red,
+    /// Run `run` of `runs` differs from run 1, which was green.
+    Flaky {
+        /// The run that differs (2 or later).
+        run: usize,
+        /// How many runs were asked for (`--baseline-runs`).
+        runs: usize,
+    },
+}
+
+/// The note of a red baseline whose red tests all look like the network.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NetworkNote {
+    /// As printed: the red tests, why each looks like the network, the flag
+    /// that deselects them and the command with it.
+    pub text: String,
+    /// The test command with that flag.
+    pub command: String,
+}
+
+impl BaselineError {
+    /// A red baseline: what its run showed, and the network note if any.
+    pub fn red(detail: String, network: Option<NetworkNote>) -> BaselineError {
+        BaselineError {
+            kind: BaselineKind::Red,
+            detail,
+            network,
+            hints: Vec::new(),
+        }
+    }
+
+    /// This error as run `run` of `runs`, which differs from a green run 1.
+    pub fn flaky(self, run: usize, runs: usize) -> BaselineError {
+        BaselineError {
+            kind: BaselineKind::Flaky { run, runs },
+            ..self
+        }
+    }
+}
+
+impl fmt::Display for BaselineError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let BaselineKind::Flaky { run, runs } = self.kind {
+            write!(
+                f,
+                "flaky baseline: run {run} of {runs} differs from run 1, which was green: "
+            )?;
+        }
+        f.write_str(&self.detail)?;
+        if let Some(n) = &self.network {
+            write!(f, "\n{}", n.text)?;
+        }
+        for h in &self.hints {
+            write!(f, "\n{h}")?;
+        }
+        Ok(())
+    }
 }
 
 /// A result whose error is unguard's [`Error`].
@@ -402,7 +482,7 @@ mod tests {
 
     #[test]
     fn errors_carry_their_exit_code_and_print_form() {
-        let e = Error::Baseline("red".into());
+        let e = Error::Baseline(BaselineError::red("red".into(), None));
         assert_eq!(e.exit_code(), ExitCode::BaselineRed);
         assert_eq!(e.message(), "error: baseline: red\n");
         assert_eq!(Error::Interrupted.exit_code().code(), 130);
@@ -419,6 +499,28 @@ mod tests {
             nested.context("merging").unwrap_err().to_string(),
             "merging: writing x: disk full"
         );
+    }
+
+    #[test]
+    fn a_baseline_error_prints_its_parts_in_order() {
+        let note = NetworkNote {
+            text: "  = note\n  = run without them: `cmd`".into(),
+            command: "cmd".into(),
+        };
+        let mut red = BaselineError::red("red\nlog: l".into(), Some(note.clone()));
+        red.hints.push("  = hint".into());
+        assert_eq!(
+            Error::Baseline(red.clone()).message(),
+            "error: baseline: red\nlog: l\n  = note\n  = run without them: `cmd`\n  = hint\n"
+        );
+        let flaky = red.flaky(2, 3);
+        assert_eq!(flaky.kind, BaselineKind::Flaky { run: 2, runs: 3 });
+        assert_eq!(flaky.network, Some(note));
+        assert_eq!(
+            flaky.to_string(),
+            "flaky baseline: run 2 of 3 differs from run 1, which was green: red\nlog: l\n  = note\n  = run without them: `cmd`\n  = hint"
+        );
+        assert_eq!(Error::Baseline(flaky).exit_code(), ExitCode::BaselineRed);
     }
 
     #[test]
