@@ -401,29 +401,29 @@ fn audit_survey(
     Ok((survey, test, ran))
 }
 
-/// A red baseline whose environment is missing says how to set it up; one
-/// whose red tests all need the network proposes the audit without them.
-fn setup_hint(e: Error, survey: &audit::Survey, path: &Path, given: bool) -> Error {
-    let e = match e {
-        Error::Baseline(msg) => match crate::outcome::network_hint::proposed_command(&msg) {
-            Some(cmd) => Error::Baseline(format!(
-                "{msg}\n  = audit without them: unguard audit {} --test-command {}",
-                crate::run::shell::quote(&path.display().to_string()),
-                crate::run::shell::quote(&cmd)
-            )),
-            None => Error::Baseline(msg),
-        },
-        other => other,
+/// A red baseline whose environment is missing says how to set it up
+/// (`setup`: the command and the workspace root, when the test command was
+/// detected); one whose red tests all need the network proposes the audit
+/// of `path` without them.
+fn setup_hint(e: Error, path: &Path, setup: Option<(&str, &Path)>) -> Error {
+    let Error::Baseline(mut red) = e else {
+        return e;
     };
-    let setup = survey.detected.test.as_ref().and_then(|t| t.setup.as_ref());
-    match (e, setup) {
-        (Error::Baseline(msg), Some(setup)) if !given => Error::Baseline(format!(
-            "{msg}\n  = the repo's environment is not set up: run `{setup}` in {}, then audit again \
-             (unguard never installs, syncs or creates an environment)",
-            survey.root.display()
-        )),
-        (e, _) => e,
+    if let Some(network) = &red.network {
+        red.hints.push(format!(
+            "  = audit without them: unguard audit {} --test-command {}",
+            crate::run::shell::quote(&path.display().to_string()),
+            crate::run::shell::quote(&network.command)
+        ));
     }
+    if let Some((setup, root)) = setup {
+        red.hints.push(format!(
+            "  = the repo's environment is not set up: run `{setup}` in {}, then audit again \
+             (unguard never installs, syncs or creates an environment)",
+            root.display()
+        ));
+    }
+    Error::Baseline(red)
 }
 
 fn audit_one(path: &Path, exec: &ExecArgs, args: &AuditArgs, own: &RepoSettings) -> Audited {
@@ -450,7 +450,11 @@ fn audit_one(path: &Path, exec: &ExecArgs, args: &AuditArgs, own: &RepoSettings)
         Ok(r) => r,
         Err(e) => {
             let given = own.test_command.is_some() || args.test_command.is_some();
-            return failed(setup_hint(e, &survey, path, given));
+            let setup = (survey.detected.test.as_ref())
+                .and_then(|t| t.setup.as_deref())
+                .filter(|_| !given)
+                .map(|s| (s, survey.root.as_path()));
+            return failed(setup_hint(e, path, setup));
         }
     };
     let rows = audit::by_control(&survey, Some(&results));
@@ -606,4 +610,64 @@ pub fn catalog(args: &CatalogArgs) -> Result<ExitCode> {
         ));
     }
     Ok(ExitCode::Ok)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::{BaselineError, NetworkNote};
+
+    #[test]
+    fn setup_hint_proposes_the_command_the_error_carries() {
+        let note = NetworkNote {
+            text: "  = every red test looks like it needs the network or a live service: t (marked `live`); deselect them with `-m \"not live\"`\n  = run without them: `pytest -m \"not live\"`".into(),
+            command: "pytest -m \"not live\"".into(),
+        };
+        let red = Error::Baseline(BaselineError::red(
+            "red\nlog: out/@baseline.log".into(),
+            Some(note),
+        ));
+        let e = setup_hint(
+            red,
+            Path::new("my repo"),
+            Some(("uv sync", Path::new("/r"))),
+        );
+        assert_eq!(
+            e.to_string(),
+            "baseline: red\nlog: out/@baseline.log\n  = every red test looks like it needs the network or a live service: t (marked `live`); deselect them with `-m \"not live\"`\n  = run without them: `pytest -m \"not live\"`\n  = audit without them: unguard audit 'my repo' --test-command 'pytest -m \"not live\"'\n  = the repo's environment is not set up: run `uv sync` in /r, then audit again (unguard never installs, syncs or creates an environment)"
+        );
+        // A log tail that happens to hold the note's words proposes nothing:
+        // the proposal is the error's, not read back from its text.
+        let tail = "red\nlog: x\n  = run without them: `rm -rf /`".to_string();
+        let e = setup_hint(
+            Error::Baseline(BaselineError::red(tail.clone(), None)),
+            Path::new("."),
+            None,
+        );
+        assert_eq!(e.to_string(), format!("baseline: {tail}"));
+        // Flaky keeps the note, and so the proposal.
+        let note = NetworkNote {
+            text: "n".into(),
+            command: "c".into(),
+        };
+        let flaky = BaselineError::red("d".into(), Some(note)).flaky(2, 3);
+        let Error::Baseline(b) = setup_hint(Error::Baseline(flaky), Path::new("."), None) else {
+            panic!("not a baseline error");
+        };
+        assert_eq!(
+            b.kind,
+            crate::error::BaselineKind::Flaky { run: 2, runs: 3 }
+        );
+        assert_eq!(
+            b.hints,
+            ["  = audit without them: unguard audit . --test-command c"]
+        );
+        // Other errors pass through untouched.
+        let e = setup_hint(
+            Error::Interrupted,
+            Path::new("."),
+            Some(("uv sync", Path::new("/r"))),
+        );
+        assert!(matches!(e, Error::Interrupted));
+    }
 }

@@ -3,8 +3,9 @@
 //! code and how it is printed; `main` prints it once.
 
 use std::fmt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
+use crate::globs::BadGlob;
 use crate::spec::diag::Diagnostics;
 
 /// unguard's exit codes, declared most serious first: when several apply,
@@ -117,9 +118,13 @@ impl From<ExitCode> for std::process::ExitCode {
 /// ([`Error::exit_code`]) and its printed form ([`Error::print`]).
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// Invalid command line, flag value or input file (exit 1).
+    /// Invalid command line, flag value or input file (exit 1), where no
+    /// caller tells one case from another.
     #[error("{0}")]
     Usage(String),
+    /// A flag that names what is not there (exit 1), by case.
+    #[error("{0}")]
+    Flag(FlagError),
     /// Positioned problems in a YAML input, each with its snippet and fix (exit 1).
     #[error("{0}")]
     Diagnostics(Diagnostics),
@@ -134,7 +139,7 @@ pub enum Error {
     },
     /// The baseline is red, hung, flaky or ran no tests (exit 4).
     #[error("baseline: {0}")]
-    Baseline(String),
+    Baseline(BaselineError),
     /// Interrupted before any mutant finished (exit 130).
     #[error("interrupted; no mutant finished")]
     Interrupted,
@@ -192,6 +197,167 @@ pub enum Error {
     OutDirFull(String),
 }
 
+/// A flag's value names what is not there ([`Error::Flag`], exit 1): each
+/// case prints the flag, the value and where to look.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FlagError {
+    /// `--allow`, `--only` or `--skip` names no mutation of the spec.
+    #[error("{flag} {id}: no mutation with that id in {} (see `unguard list`)", .spec.display())]
+    NoSuchMutation {
+        /// The flag, e.g. `--allow`.
+        flag: &'static str,
+        /// The id it names.
+        id: String,
+        /// The spec it was looked up in.
+        spec: PathBuf,
+    },
+    /// `--file GLOB` matches the file of no mutation of the spec.
+    #[error(
+        "--file {glob}: matches the file of no mutation in {} (mutated files: {}; paths are relative to the target root, `*` stays inside one directory, `**` crosses them)",
+        .spec.display(),
+        shown(.files)
+    )]
+    NoSuchFile {
+        /// The glob as given.
+        glob: String,
+        /// The spec.
+        spec: PathBuf,
+        /// The spec's mutated files, sorted, each once.
+        files: Vec<String>,
+    },
+    /// `--control` names no operator of the catalog.
+    #[error(
+        "--control {control:?}: no such control in the catalog{}; `unguard catalog` lists the ids",
+        did_you_mean(.near)
+    )]
+    NoSuchControl {
+        /// The id as given.
+        control: String,
+        /// Catalog ids that share a word with it (at most five).
+        near: Vec<String>,
+    },
+    /// `--file` or `--skip-file` of audit is not a glob.
+    #[error("{flag} {glob:?}: not a glob ({why}); globs are repo-relative like `src/**/*.py`")]
+    NotAGlob {
+        /// The flag, e.g. `--skip-file`.
+        flag: &'static str,
+        /// The glob that does not compile.
+        glob: String,
+        /// Why.
+        why: BadGlob,
+    },
+    /// `--out` names a non-empty directory unguard did not make.
+    #[error(
+        "output directory {} exists and was not made by unguard; refusing to clear it (choose another --out)",
+        .0.display()
+    )]
+    ForeignOutDir(PathBuf),
+}
+
+/// The first five files, then `, …` when there are more.
+fn shown(files: &[String]) -> String {
+    let more = if files.len() > 5 { ", …" } else { "" };
+    format!(
+        "{}{more}",
+        files.iter().take(5).cloned().collect::<Vec<_>>().join(", ")
+    )
+}
+
+/// ` (did you mean a, b?)`, or nothing.
+fn did_you_mean(near: &[String]) -> String {
+    if near.is_empty() {
+        String::new()
+    } else {
+        format!(" (did you mean {}?)", near.join(", "))
+    }
+}
+
+impl From<FlagError> for Error {
+    fn from(e: FlagError) -> Self {
+        Error::Flag(e)
+    }
+}
+
+/// Why the unmutated suite stopped the run ([`Error::Baseline`], exit 4),
+/// in parts a caller adds to without reading the text back: whether it was
+/// red or flaky, what the run showed, the command without the red tests
+/// that need the network, and what to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BaselineError {
+    /// Red (or hung, or no tests counted), or flaky.
+    pub kind: BaselineKind,
+    /// What the run showed, as printed: the reason, the log, its tail.
+    pub detail: String,
+    /// Every red test looks like it needs the network: said after `detail`.
+    pub network: Option<NetworkNote>,
+    /// What to do, one printed line each, after the rest (e.g. audit's
+    /// command without the network tests, or the environment's setup).
+    pub hints: Vec<String>,
+}
+
+/// How the baseline failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BaselineKind {
+    /// Red, hung or no tests counted.
+    Red,
+    /// Run `run` of `runs` differs from run 1, which was green.
+    Flaky {
+        /// The run that differs (2 or later).
+        run: usize,
+        /// How many runs were asked for (`--baseline-runs`).
+        runs: usize,
+    },
+}
+
+/// The note of a red baseline whose red tests all look like the network.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NetworkNote {
+    /// As printed: the red tests, why each looks like the network, the flag
+    /// that deselects them and the command with it.
+    pub text: String,
+    /// The test command with that flag.
+    pub command: String,
+}
+
+impl BaselineError {
+    /// A red baseline: what its run showed, and the network note if any.
+    pub fn red(detail: String, network: Option<NetworkNote>) -> BaselineError {
+        BaselineError {
+            kind: BaselineKind::Red,
+            detail,
+            network,
+            hints: Vec::new(),
+        }
+    }
+
+    /// This error as run `run` of `runs`, which differs from a green run 1.
+    pub fn flaky(self, run: usize, runs: usize) -> BaselineError {
+        BaselineError {
+            kind: BaselineKind::Flaky { run, runs },
+            ..self
+        }
+    }
+}
+
+impl fmt::Display for BaselineError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let BaselineKind::Flaky { run, runs } = self.kind {
+            write!(
+                f,
+                "flaky baseline: run {run} of {runs} differs from run 1, which was green: "
+            )?;
+        }
+        f.write_str(&self.detail)?;
+        if let Some(n) = &self.network {
+            write!(f, "\n{}", n.text)?;
+        }
+        for h in &self.hints {
+            write!(f, "\n{h}")?;
+        }
+        Ok(())
+    }
+}
+
 /// A result whose error is unguard's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -203,6 +369,7 @@ impl Error {
             Error::Baseline(_) => ExitCode::BaselineRed,
             Error::Stale { .. } => ExitCode::SpecStale,
             Error::Usage(_)
+            | Error::Flag(_)
             | Error::Diagnostics(_)
             | Error::Io { .. }
             | Error::StdoutClosed
@@ -402,7 +569,7 @@ mod tests {
 
     #[test]
     fn errors_carry_their_exit_code_and_print_form() {
-        let e = Error::Baseline("red".into());
+        let e = Error::Baseline(BaselineError::red("red".into(), None));
         assert_eq!(e.exit_code(), ExitCode::BaselineRed);
         assert_eq!(e.message(), "error: baseline: red\n");
         assert_eq!(Error::Interrupted.exit_code().code(), 130);
@@ -419,6 +586,83 @@ mod tests {
             nested.context("merging").unwrap_err().to_string(),
             "merging: writing x: disk full"
         );
+    }
+
+    #[test]
+    fn flag_errors_print_the_flag_the_value_and_where_to_look() {
+        let no_id = FlagError::NoSuchMutation {
+            flag: "--only",
+            id: "m-1".into(),
+            spec: "u.yaml".into(),
+        };
+        assert_eq!(
+            Error::from(no_id).message(),
+            "error: --only m-1: no mutation with that id in u.yaml (see `unguard list`)\n"
+        );
+        let files = |n: usize| (1..=n).map(|i| format!("f{i}.py")).collect::<Vec<_>>();
+        let no_file = |files| FlagError::NoSuchFile {
+            glob: "x/*".into(),
+            spec: "u.yaml".into(),
+            files,
+        };
+        let tail = "; paths are relative to the target root, `*` stays inside one directory, `**` crosses them)";
+        assert_eq!(
+            no_file(files(2)).to_string(),
+            format!("--file x/*: matches the file of no mutation in u.yaml (mutated files: f1.py, f2.py{tail}")
+        );
+        assert_eq!(
+            no_file(files(6)).to_string(),
+            format!("--file x/*: matches the file of no mutation in u.yaml (mutated files: f1.py, f2.py, f3.py, f4.py, f5.py, …{tail}")
+        );
+        let control = |near: &[&str]| FlagError::NoSuchControl {
+            control: "auth".into(),
+            near: near.iter().map(|n| n.to_string()).collect(),
+        };
+        assert_eq!(
+            control(&[]).to_string(),
+            "--control \"auth\": no such control in the catalog; `unguard catalog` lists the ids"
+        );
+        assert_eq!(
+            control(&["a-b", "c"]).to_string(),
+            "--control \"auth\": no such control in the catalog (did you mean a-b, c?); `unguard catalog` lists the ids"
+        );
+        let glob = FlagError::NotAGlob {
+            flag: "--skip-file",
+            glob: "src/[".into(),
+            why: BadGlob("unclosed character class".into()),
+        };
+        assert_eq!(
+            glob.to_string(),
+            "--skip-file \"src/[\": not a glob (unclosed character class); globs are repo-relative like `src/**/*.py`"
+        );
+        let out = Error::from(FlagError::ForeignOutDir("o".into()));
+        assert_eq!(out.exit_code(), ExitCode::Failure);
+        assert_eq!(
+            out.to_string(),
+            "output directory o exists and was not made by unguard; refusing to clear it (choose another --out)"
+        );
+    }
+
+    #[test]
+    fn a_baseline_error_prints_its_parts_in_order() {
+        let note = NetworkNote {
+            text: "  = note\n  = run without them: `cmd`".into(),
+            command: "cmd".into(),
+        };
+        let mut red = BaselineError::red("red\nlog: l".into(), Some(note.clone()));
+        red.hints.push("  = hint".into());
+        assert_eq!(
+            Error::Baseline(red.clone()).message(),
+            "error: baseline: red\nlog: l\n  = note\n  = run without them: `cmd`\n  = hint\n"
+        );
+        let flaky = red.flaky(2, 3);
+        assert_eq!(flaky.kind, BaselineKind::Flaky { run: 2, runs: 3 });
+        assert_eq!(flaky.network, Some(note));
+        assert_eq!(
+            flaky.to_string(),
+            "flaky baseline: run 2 of 3 differs from run 1, which was green: red\nlog: l\n  = note\n  = run without them: `cmd`\n  = hint"
+        );
+        assert_eq!(Error::Baseline(flaky).exit_code(), ExitCode::BaselineRed);
     }
 
     #[test]

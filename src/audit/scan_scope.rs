@@ -14,7 +14,7 @@ use std::collections::BTreeSet;
 use std::sync::OnceLock;
 
 use crate::catalog::{self, Group, Operator};
-use crate::error::{Error, Result};
+use crate::error::{FlagError, Result};
 use crate::globs::Globs;
 
 /// Directory names whose contents are not server code, at any depth.
@@ -111,7 +111,7 @@ impl Default for ScanScope {
 
 /// Compile the user's globs (see [`crate::globs`]); `src/` or
 /// `src` also means everything under it, like `src/**`.
-fn compile(flag: &str, globs: &[String]) -> Result<Globs> {
+fn compile(flag: &'static str, globs: &[String]) -> Result<Globs> {
     let mut out = Vec::new();
     for g in globs {
         let g = g.trim_start_matches("./");
@@ -121,11 +121,13 @@ fn compile(flag: &str, globs: &[String]) -> Result<Globs> {
         }
     }
     // (A glob comes before the `/**` made from it: the first bad one is the user's.)
-    Globs::new(&out).map_err(|(i, e)| {
-        Error::Usage(format!(
-            "{flag} {:?}: not a glob ({e}); globs are repo-relative like `src/**/*.py`",
-            out[i]
-        ))
+    Globs::new(&out).map_err(|(i, why)| {
+        FlagError::NotAGlob {
+            flag,
+            glob: out[i].clone(),
+            why,
+        }
+        .into()
     })
 }
 
@@ -201,23 +203,20 @@ impl ScanScope {
         let known: Vec<&str> = catalog::catalog().iter().map(|o| o.id.as_str()).collect();
         for c in controls {
             if !known.contains(&c.as_str()) {
-                let near: Vec<&str> = known
+                let near: Vec<String> = known
                     .iter()
-                    .copied()
                     .filter(|k| {
                         k.split('-')
                             .any(|w| w.len() > 3 && c.split('-').any(|v| v == w))
                     })
                     .take(5)
+                    .map(|k| k.to_string())
                     .collect();
-                return Err(Error::Usage(format!(
-                    "--control {c:?}: no such control in the catalog{}; `unguard catalog` lists the ids",
-                    if near.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" (did you mean {}?)", near.join(", "))
-                    }
-                )));
+                return Err(FlagError::NoSuchControl {
+                    control: c.clone(),
+                    near,
+                }
+                .into());
             }
         }
         Ok(ScanScope {
@@ -363,6 +362,7 @@ impl ScanScope {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::Error;
 
     fn op(id: &str) -> &'static Operator {
         catalog::catalog().iter().find(|o| o.id == id).unwrap()
@@ -500,9 +500,26 @@ mod tests {
         assert!(!s.admits(op("host-origin-compared"), "src/auth.py"));
         let e = ScanScope::new(&[], &[], &["bearer-token".into()], true).unwrap_err();
         let msg = e.to_string();
+        let Error::Flag(FlagError::NoSuchControl { control, near }) = e else {
+            panic!("not an unknown control: {msg}");
+        };
+        assert_eq!(control, "bearer-token");
+        assert!(
+            near.iter().any(|n| n == "bearer-token-compared"),
+            "{near:?}"
+        );
         assert!(msg.contains("--control \"bearer-token\""), "{msg}");
         assert!(msg.contains("bearer-token-compared"), "{msg}");
         let e = ScanScope::new(&["src/[".into()], &[], &[], true).unwrap_err();
         assert!(e.to_string().contains("--file \"src/[\""), "{e}");
+        assert!(
+            matches!(&e, Error::Flag(FlagError::NotAGlob { flag: "--file", glob, .. }) if glob == "src/["),
+            "{e:?}"
+        );
+        let e = ScanScope::new(&[], &["ok/**".into(), "b[".into()], &[], true).unwrap_err();
+        assert!(
+            matches!(&e, Error::Flag(FlagError::NotAGlob { flag: "--skip-file", glob, .. }) if glob == "b["),
+            "{e:?}"
+        );
     }
 }

@@ -17,7 +17,7 @@ use tokio::sync::{watch, Notify};
 use super::suite::{run_suite, SuiteCall};
 use super::{coverage_run, Ctx, EngineOptions};
 use crate::coverage::CoverageMap;
-use crate::error::{Error, Result};
+use crate::error::{BaselineError, Error, Result};
 use crate::outcome::reading::model::{Report, TestPattern};
 use crate::outcome::reading::suite_log::Runner;
 use crate::outcome::reading::Reading;
@@ -348,23 +348,21 @@ impl Baseline<'_> {
         let runs = self.opts.baseline_runs.max(1);
         let mut first = self.once(scratch, 1).await?;
         for k in 2..=runs {
-            let flaky = |msg: String| {
-                Error::Baseline(format!(
-                    "flaky baseline: run {k} of {runs} differs from run 1, which was green: {msg}"
-                ))
-            };
             let again = self.once(scratch, k).await.map_err(|e| match e {
-                Error::Baseline(msg) => flaky(msg),
+                Error::Baseline(red) => Error::Baseline(red.flaky(k, runs)),
                 other => other,
             })?;
             let (a, b) = (first.result.tests_total, again.result.tests_total);
             if a != b {
-                return Err(flaky(format!(
+                let detail = format!(
                     "it ran {} tests, run 1 ran {} (log: {})",
                     counted(b),
                     counted(a),
                     again.result.log_file
-                )));
+                );
+                return Err(Error::Baseline(
+                    BaselineError::red(detail, None).flaky(k, runs),
+                ));
             }
             // The slowest run sets the automatic timeout.
             if again.result.duration_s > first.result.duration_s {
@@ -534,11 +532,7 @@ impl Baseline<'_> {
                     msg.push('\n');
                     msg.push_str(&run::log_tail(&log, 25));
                 }
-                if let Some(note) = network {
-                    msg.push('\n');
-                    msg.push_str(&note);
-                }
-                return Err(Error::Baseline(msg));
+                return Err(Error::Baseline(BaselineError::red(msg, network)));
             }
             BaselineVerdict::Green(report) => report,
         };

@@ -9,7 +9,7 @@
 //! 4 · 2 gate failed · 6 nothing proven · 5 mutants in files no test loads ·
 //! 7 expected control absent · 3 · 0.
 
-use crate::error::{Error, ExitCode, Result};
+use crate::error::{ExitCode, FlagError, Result};
 use crate::results::{
     Allow, Direction, GateConfig, GateResult, MutantResult, Outcome, Summary, TimeoutPolicy,
     TwinsPolicy,
@@ -33,10 +33,12 @@ pub fn with_flags(
     }
     for (id, reason) in allow {
         if !known.contains(&id.as_str()) {
-            return Err(Error::Usage(format!(
-                "--allow {id}: no mutation with that id in {} (see `unguard list`)",
-                spec_path.display()
-            )));
+            return Err(FlagError::NoSuchMutation {
+                flag: "--allow",
+                id: id.clone(),
+                spec: spec_path.to_path_buf(),
+            }
+            .into());
         }
         gate.allow.retain(|a| &a.id != id);
         gate.allow.push(Allow {
@@ -299,6 +301,7 @@ pub fn audit(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::Error;
 
     fn s(f: impl Fn(&mut Summary)) -> Summary {
         let mut s = Summary::default();
@@ -643,9 +646,12 @@ mod tests {
         let e = with_flags(spec, None, None, &[("zz".into(), "r".into())], &["a"], p).unwrap_err();
         assert_eq!(e.exit_code(), ExitCode::Failure);
         assert!(
-            e.to_string()
-                .starts_with("--allow zz: no mutation with that id in u.yaml"),
-            "{e}"
+            matches!(&e, Error::Flag(FlagError::NoSuchMutation { flag: "--allow", id, .. }) if id == "zz"),
+            "{e:?}"
+        );
+        assert_eq!(
+            e.to_string(),
+            "--allow zz: no mutation with that id in u.yaml (see `unguard list`)"
         );
     }
 }

@@ -2,14 +2,15 @@
 //! unmutated suite carries a marker or a name that says network (`live`,
 //! `network`, `integration`, `e2e`, `online`), or failed with a connection
 //! error, the baseline's error says so, names the flag that deselects them
-//! and the command with it; `unguard audit` proposes that command
-//! ([`proposed_command`] reads it back from the error).
+//! and the command with it; `unguard audit` proposes that command (the
+//! error carries it: [`NetworkNote::command`]).
 //!
 //! Only read: the JUnit report of the run, its log, and the test files of
 //! the user's tree (for `@pytest.mark.<word>` and `pytestmark`).
 
 use std::path::Path;
 
+use crate::error::NetworkNote;
 use crate::outcome::reading::model::TestCase;
 use crate::outcome::reading::Reading;
 
@@ -56,7 +57,7 @@ const PROPOSE: &str = "  = run without them: ";
 /// The note for a red baseline (appended to its error), when every red
 /// test of `junit` looks like the network. `root` is the user's tree,
 /// `log` the run's log, `command` the test command as configured.
-pub fn note(junit: &Reading, log: &Path, root: &Path, command: &str) -> Option<String> {
+pub fn note(junit: &Reading, log: &Path, root: &Path, command: &str) -> Option<NetworkNote> {
     let red: Vec<&TestCase> = junit.report()?.red();
     if red.is_empty() {
         return None;
@@ -98,21 +99,13 @@ pub fn note(junit: &Reading, log: &Path, root: &Path, command: &str) -> Option<S
         .filter(|n| *n > 0)
         .map(|n| format!(" and {n} more"))
         .unwrap_or_default();
-    Some(format!(
-        "  = every red test looks like it needs the network or a live service: {}{more}; \
-         deselect them with `{flag}`\n{PROPOSE}`{}`",
-        listed.join(", "),
-        proposed
-    ))
-}
-
-/// The command a baseline error proposes (see [`note`]), if any.
-pub fn proposed_command(message: &str) -> Option<String> {
-    message.lines().find_map(|l| {
-        l.strip_prefix(PROPOSE)?
-            .strip_prefix('`')?
-            .strip_suffix('`')
-            .map(str::to_string)
+    Some(NetworkNote {
+        text: format!(
+            "  = every red test looks like it needs the network or a live service: {}{more}; \
+             deselect them with `{flag}`\n{PROPOSE}`{proposed}`",
+            listed.join(", "),
+        ),
+        command: proposed,
     })
 }
 
@@ -359,7 +352,8 @@ mod tests {
             ("tests.test_e2e", "test_flow", true),
             ("tests.test_api", "test_remote", true),
         ]);
-        let n = note(&r, &log, d.path(), cmd).unwrap();
+        let note_ = note(&r, &log, d.path(), cmd).unwrap();
+        let n = &note_.text;
         assert!(
             n.contains("tests.test_api::test_fetch[1] (marked `live`)"),
             "{n}"
@@ -367,13 +361,13 @@ mod tests {
         assert!(n.contains("`e2e` in its name"), "{n}");
         let flag = "-m \"not live\" -k \"not e2e\" --deselect tests/test_api.py::test_remote";
         assert!(n.contains(&format!("deselect them with `{flag}`")), "{n}");
-        assert_eq!(proposed_command(&n), Some(format!("{cmd} {flag}")));
+        assert_eq!(note_.command, format!("{cmd} {flag}"));
+        assert!(n.ends_with(&format!("\n{PROPOSE}`{cmd} {flag}`")), "{n}");
         // One red test with no network sign: no note.
         let r = reading(&[
             ("tests.test_api", "test_fetch[1]", true),
             ("tests.test_api", "test_offline", true),
         ]);
         assert_eq!(note(&r, &log, d.path(), cmd), None);
-        assert_eq!(proposed_command("the unmutated suite is not green"), None);
     }
 }

@@ -21,7 +21,7 @@ use std::path::Path;
 
 pub use space::{release_reserve, write_failure, WriteFailure, RESERVE};
 
-use crate::error::{Context, Error, Result};
+use crate::error::{Context, Error, FlagError, Result};
 use crate::results::MutantResult;
 
 /// The file that marks a directory as unguard's own (safe to clear); it
@@ -47,10 +47,7 @@ pub fn prepare(out: &Path) -> Result<()> {
         .is_none();
     if !is_ours && !empty {
         lock::release(out);
-        return Err(Error::Usage(format!(
-            "output directory {} exists and was not made by unguard; refusing to clear it (choose another --out)",
-            out.display()
-        )));
+        return Err(FlagError::ForeignOutDir(out.to_path_buf()).into());
     }
     if is_ours {
         clear(out)?;
@@ -359,6 +356,10 @@ mod tests {
         std::fs::create_dir(&out).unwrap();
         std::fs::write(out.join("precious"), "x").unwrap();
         let e = prepare(&out).unwrap_err();
+        assert!(
+            matches!(&e, Error::Flag(FlagError::ForeignOutDir(p)) if *p == out),
+            "{e:?}"
+        );
         assert!(e.to_string().contains("refusing to clear it"), "{e}");
         assert!(out.join("precious").exists());
         std::fs::remove_file(out.join("precious")).unwrap();

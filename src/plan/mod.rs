@@ -11,7 +11,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::config::Direction;
-use crate::error::{Error, Result};
+use crate::error::{Error, FlagError, Result};
 use crate::globs::Globs;
 use crate::mutate::{self, ApplyProblem};
 use crate::plan::changes::ChangedLines;
@@ -330,25 +330,26 @@ pub fn build(spec: &Spec, filters: &Filters) -> Result<Plan> {
 fn check_named_ids(spec: &Spec, filters: &Filters) -> Result<()> {
     for (text, g) in &filters.files {
         if !spec.mutations.iter().any(|m| g.is_match(&m.file)) {
-            let mut files: Vec<&str> = spec.mutations.iter().map(|m| m.file.as_str()).collect();
+            let mut files: Vec<String> = spec.mutations.iter().map(|m| m.file.clone()).collect();
             files.sort_unstable();
             files.dedup();
-            let shown = files.iter().take(5).copied().collect::<Vec<_>>().join(", ");
-            let more = if files.len() > 5 { ", …" } else { "" };
-            return Err(Error::Usage(format!(
-                "--file {}: matches the file of no mutation in {} (mutated files: {shown}{more}; paths are relative to the target root, `*` stays inside one directory, `**` crosses them)",
-                text,
-                spec.spec_path.display()
-            )));
+            return Err(FlagError::NoSuchFile {
+                glob: text.clone(),
+                spec: spec.spec_path.clone(),
+                files,
+            }
+            .into());
         }
     }
     for (flag, ids) in [("--only", &filters.only), ("--skip", &filters.skip)] {
         for id in ids {
             if !spec.mutations.iter().any(|m| &m.id == id) {
-                return Err(Error::Usage(format!(
-                    "{flag} {id}: no mutation with that id in {} (see `unguard list`)",
-                    spec.spec_path.display()
-                )));
+                return Err(FlagError::NoSuchMutation {
+                    flag,
+                    id: id.clone(),
+                    spec: spec.spec_path.clone(),
+                }
+                .into());
             }
         }
     }
