@@ -357,18 +357,42 @@ impl MutantRun<'_> {
             duration_s: run.res.duration.as_secs_f64(),
             log_file: name.clone(),
         };
+        if !matches!(v.outcome, Outcome::Killed | Outcome::Timeout) {
+            return Ok(Subset::PassedOn(record));
+        }
         // A stage not checked on the unmutated copy (covering) proves
-        // nothing until its red tests alone, or the whole set, are green there.
-        if matches!(v.outcome, Outcome::Killed | Outcome::Timeout)
-            && !stage.checked
-            && !self.green_unmutated(scratch, stage, &v.red_tests).await?
-        {
+        // nothing until its red tests alone, or the whole set, are green
+        // there (without the tests found red there).
+        let mut stage = stage.clone();
+        if !stage.checked {
+            let red = self.usable(&v.red_tests);
+            match self.green_unmutated(scratch, &stage, &red).await? {
+                Some(s) => stage = s,
+                None => {
+                    record.detail = format!(
+                        "{}; its tests are not green on the unmutated copy without the others, so the full suite decides",
+                        record.detail
+                    );
+                    return Ok(Subset::PassedOn(record));
+                }
+            }
+        }
+        // Nor does a test red on the unmutated copy: a kill needs another.
+        if !self.proves_kill(&v, &stage) {
             record.detail = format!(
-                "{}; its tests are not green on the unmutated copy without the others, so the full suite decides",
+                "{}; its red tests are red on the unmutated copy too (left out of kill proofs), so the full suite decides",
                 record.detail
             );
             return Ok(Subset::PassedOn(record));
         }
+        let left = v.red_tests.len() - self.usable(&v.red_tests).len();
+        if left > 0 {
+            record.detail = format!(
+                "{}; {left} of them red on the unmutated copy too (left out of the kill proof)",
+                record.detail
+            );
+        }
+        let stage = &stage;
         let v = match v.outcome {
             Outcome::Killed => match self.recheck(scratch, v, timeout, Some(stage)).await? {
                 Some(v) => v,
@@ -386,6 +410,24 @@ impl MutantRun<'_> {
         r.exit = Some(run.res.exit.describe());
         r.log_file = Some(name);
         Ok(Subset::Final(Box::new(r), record))
+    }
+
+    /// `tests` but those found red on the unmutated copy so far (left out
+    /// of subsets and kill proofs).
+    fn usable(&self, tests: &[String]) -> Vec<String> {
+        self.ctx.kill_first.usable(self.m.test, tests)
+    }
+
+    /// Whether red (or hung) run `v` of `stage` may stand as a kill: a
+    /// hang, a kill counted without named red tests, or a kill with a red
+    /// test of the stage that is not left out of kill proofs.
+    fn proves_kill(&self, v: &Verdict, stage: &Stage) -> bool {
+        v.outcome != Outcome::Killed
+            || v.red_tests.is_empty()
+            || self
+                .usable(&v.red_tests)
+                .iter()
+                .any(|t| stage.tests.contains(t))
     }
 
     /// Run `test.check` (e.g. a compiler) when configured: `None` when it
@@ -531,11 +573,24 @@ impl MutantRun<'_> {
                     continue;
                 }
             }
-            // An unchecked stage is re-run whole only once it is green on
-            // the unmutated copy; else the whole suite confirms.
+            // An unchecked stage, or one with a test found red on the
+            // unmutated copy since its check, is re-run whole only once it
+            // is green there (without those tests); else the whole suite
+            // confirms.
+            let green: Stage;
             let (select, stage) = match stage {
-                Some(s) if !s.checked && !self.unmutated_green(scratch, &s.tests).await? => {
-                    (&[][..], None)
+                Some(s) if !s.checked || self.usable(&s.tests).len() < s.tests.len() => {
+                    match self.unmutated_green(scratch, &s.tests).await? {
+                        Some(tests) => {
+                            green = Stage {
+                                name: s.name,
+                                tests,
+                                checked: true,
+                            };
+                            (&green.tests[..], Some(&green))
+                        }
+                        None => (&[][..], None),
+                    }
                 }
                 _ => (select, stage),
             };
@@ -607,8 +662,9 @@ impl MutantRun<'_> {
     /// The red tests of a kill by `stage` (`None`: by the full suite), as a
     /// stage of their own, when they are fewer than the stage's and ran
     /// green alone on the unmutated copy (the check, made once per distinct
-    /// set, takes the mutant out of the copy and puts it back). `None`: the
-    /// whole stage (or suite) confirms. A config without a subset adapter
+    /// set, takes the mutant out of the copy and puts it back; a test found
+    /// red there is no part of it). `None`: the whole stage (or suite)
+    /// confirms. A config without a subset adapter
     /// cannot be checked: its full-suite kills are re-run with their red
     /// tests selected where pytest can (else the whole suite), as before.
     async fn red_alone(
@@ -640,34 +696,42 @@ impl MutantRun<'_> {
         Ok(self
             .unmutated_green(scratch, &tests)
             .await?
-            .then_some(Stage {
+            .map(|tests| Stage {
                 name,
                 tests,
                 checked: true,
             }))
     }
 
-    /// Whether `tests` run green on the unmutated copy (a subset check,
-    /// made once per distinct set; the mutant is taken out of the copy for
-    /// it and put back).
-    async fn unmutated_green(&self, scratch: &mut Scratch, tests: &[String]) -> Result<bool> {
+    /// `tests` but those found red on the unmutated copy, when they run
+    /// green there ([`kill_first::green_set`]: subset checks, made once per
+    /// distinct set; the mutant is taken out of the copy for them and put
+    /// back). `None`: none left, or not green.
+    async fn unmutated_green(
+        &self,
+        scratch: &mut Scratch,
+        tests: &[String],
+    ) -> Result<Option<Vec<String>>> {
         let m = self.m;
         let mutated = scratch.read(&m.file)?;
         scratch.write(&m.file, self.original)?;
-        let check = kill_first::check(self.w, scratch, self.ctx, m.test, tests, self.cancel).await;
+        let green =
+            kill_first::green_set(self.w, scratch, self.ctx, m.test, tests, self.cancel).await;
         scratch.write(&m.file, &mutated)?;
-        Ok(check?.green)
+        green
     }
 
-    /// Whether a red (or hung) run of the unchecked `stage` can count:
-    /// its `red` tests alone, when fewer than the stage's, or else the
-    /// whole stage, are green on the unmutated copy.
+    /// The stage that backs a red (or hung) run of the unchecked `stage`:
+    /// when its `red` tests alone (fewer than the stage's) are green on the
+    /// unmutated copy, the stage still unchecked (its re-run whole is
+    /// checked then); else the stage's tests that are green there together,
+    /// checked. `None`: neither.
     async fn green_unmutated(
         &self,
         scratch: &mut Scratch,
         stage: &Stage,
         red: &[String],
-    ) -> Result<bool> {
+    ) -> Result<Option<Stage>> {
         let alone: Vec<String> = stage
             .tests
             .iter()
@@ -676,10 +740,20 @@ impl MutantRun<'_> {
             .collect();
         if !alone.is_empty()
             && alone.len() < stage.tests.len()
-            && self.unmutated_green(scratch, &alone).await?
+            && self.unmutated_green(scratch, &alone).await?.is_some()
         {
-            return Ok(true);
+            return Ok(Some(Stage {
+                tests: self.usable(&stage.tests),
+                ..stage.clone()
+            }));
         }
-        self.unmutated_green(scratch, &stage.tests).await
+        Ok(self
+            .unmutated_green(scratch, &stage.tests)
+            .await?
+            .map(|tests| Stage {
+                name: stage.name,
+                tests,
+                checked: true,
+            }))
     }
 }

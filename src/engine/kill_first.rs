@@ -17,9 +17,15 @@
 //!   whole subset once more: a kill is always red in two runs of a set of
 //!   tests that is green on the unmutated copy.
 //! - A stage may kill only after the same subset ran green on the unmutated
-//!   copy ([`KillFirst::check`], once per distinct subset): a subset that is
-//!   red on its own (a test that needs another one to run first) would
-//!   "kill" every mutant.
+//!   copy ([`check`], once per distinct subset): a subset that is red on
+//!   its own (a test that needs another one to run first) would "kill"
+//!   every mutant.
+//! - A test that is red in such a check, when only its tests made it red
+//!   (no timeout, crash or load error), is red on the unmutated copy: it
+//!   cannot prove a kill. It is left out of every later subset and kill
+//!   proof of its test config ([`KillFirst::usable`]), and the others are
+//!   checked once more without it ([`green_set`]): one such test does not
+//!   cost every mutant the full suite.
 //! - A hang in any stage is `timeout` under the mutant's timeout.
 //!
 //! A stage that would run every test of the baseline is skipped (the full
@@ -81,6 +87,9 @@ pub(super) struct KillFirst {
     checks: Mutex<HashMap<CheckKey, Arc<OnceCell<Arc<SubsetCheck>>>>>,
     /// Every check made, in the order they finished.
     rows: Mutex<Vec<SubsetCheck>>,
+    /// Per test config: the tests found red on the unmutated copy by a
+    /// check, left out of subsets and kill proofs from then on.
+    left_out: Mutex<HashMap<usize, HashSet<String>>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -102,6 +111,31 @@ impl KillFirst {
 
     fn siblings(&self, pair: &Pair) -> Vec<String> {
         lock(&self.siblings).get(pair).cloned().unwrap_or_default()
+    }
+
+    /// `tests` (of test config `test`) but those left out of subsets and
+    /// kill proofs so far, in their order.
+    pub fn usable(&self, test: usize, tests: &[String]) -> Vec<String> {
+        let map = lock(&self.left_out);
+        let Some(out) = map.get(&test) else {
+            return tests.to_vec();
+        };
+        tests
+            .iter()
+            .filter(|t| !out.contains(*t))
+            .cloned()
+            .collect()
+    }
+
+    /// Leave `red` (of test config `test`) out from now on: the ones not
+    /// left out before.
+    fn leave_out(&self, test: usize, red: &[String]) -> Vec<String> {
+        let mut map = lock(&self.left_out);
+        let out = map.entry(test).or_default();
+        red.iter()
+            .filter(|t| out.insert((*t).clone()))
+            .cloned()
+            .collect()
     }
 
     /// Every subset check made, sorted (command, tests) so that a run's
@@ -186,14 +220,23 @@ pub(super) async fn stages(
         _ => candidates(ctx, i, &pair, &report),
     };
     let mut usable = Vec::new();
-    for stage in earlier.into_iter().chain(candidates) {
+    for mut stage in earlier.into_iter().chain(candidates) {
+        // Tests red on the unmutated copy never prove a kill: out of every
+        // stage, the covering one too. A stage left empty is none.
+        stage.tests = ctx.kill_first.usable(m.test, &stage.tests);
+        if stage.tests.is_empty() {
+            continue;
+        }
         if !stage.checked {
             usable.push(stage);
             continue;
         }
-        match check(w, scratch, ctx, m.test, &stage.tests, cancel).await {
-            Ok(c) if c.green => usable.push(stage),
-            Ok(_) => {}
+        match green_set(w, scratch, ctx, m.test, &stage.tests, cancel).await {
+            Ok(Some(tests)) => {
+                stage.tests = tests;
+                usable.push(stage);
+            }
+            Ok(None) => {}
             Err(Error::Interrupted) => return Ok(None),
             Err(e) => return Err(e),
         }
@@ -323,6 +366,35 @@ fn red_under_canary(baseline: &Report, canary: &Report) -> Vec<String> {
     baseline.red_under(canary)
 }
 
+/// `tests` (of test config `test`) but those left out of subsets and kill
+/// proofs, when they run green on the unmutated copy ([`check`]); when that
+/// check is red only because some of them are, they are left out too, and
+/// the others are checked once more. `None`: no test left, or not green.
+pub(super) async fn green_set(
+    w: usize,
+    scratch: &mut Scratch,
+    ctx: &Ctx,
+    test: usize,
+    tests: &[String],
+    cancel: &watch::Receiver<bool>,
+) -> Result<Option<Vec<String>>> {
+    let mut kept = ctx.kill_first.usable(test, tests);
+    for last in [false, true] {
+        if kept.is_empty() {
+            return Ok(None);
+        }
+        let made = check(w, scratch, ctx, test, &kept, cancel).await?;
+        if made.green {
+            return Ok(Some(kept));
+        }
+        if last || made.left_out.is_empty() {
+            return Ok(None);
+        }
+        kept = ctx.kill_first.usable(test, &kept);
+    }
+    Ok(None)
+}
+
 /// The run of `tests` (of test config `test`) on the unmutated copy: made
 /// once per distinct subset, by the first worker that needs it (others
 /// wait for it). Green: exit 0, and its report has every test, none red.
@@ -394,10 +466,22 @@ async fn run_check(
         return Err(Error::Interrupted);
     }
     let detail = why_not_green(&run.res.exit, run.junit.report(), tests);
-    if let Some(why) = &detail {
+    let left_out = match detail {
+        Some(_) => red_on_their_own(cfg, &run.res.exit, run.junit.report(), tests),
+        None => Vec::new(),
+    };
+    if left_out.is_empty() {
+        if let Some(why) = &detail {
+            ctx.progress.line(&format!(
+                "subset check: {} test(s) not usable to kill ({why}; see {log_name}): their mutants run the full suite",
+                tests.len()
+            ));
+        }
+    }
+    let others = tests.len() - left_out.len();
+    for t in ctx.kill_first.leave_out(test, &left_out) {
         ctx.progress.line(&format!(
-            "subset check: {} test(s) not usable to kill ({why}; see {log_name}): their mutants run the full suite",
-            tests.len()
+            "subset check: {t} is red on the unmutated copy: left out of subsets and kill proofs; {others} other tests kept (see {log_name})"
         ));
     }
     Ok(SubsetCheck {
@@ -405,9 +489,43 @@ async fn run_check(
         tests: tests.to_vec(),
         green: detail.is_none(),
         detail: detail.unwrap_or_default(),
+        left_out,
         duration_s: run.res.duration.as_secs_f64(),
         log_file: log_name,
     })
+}
+
+/// The tests of a red subset check that alone made it red: its exit is a
+/// test failure (no timeout, signal or crash), its report has every test of
+/// the subset and no load error, and its red tests are all of the subset.
+/// Empty when anything else may have made it red (today's rule then: the
+/// whole subset is not usable).
+fn red_on_their_own(
+    cfg: &crate::spec::TestConfig,
+    exit: &Exit,
+    report: Option<&Report>,
+    tests: &[String],
+) -> Vec<String> {
+    let failed = match exit {
+        Exit::Code(c) => {
+            *c != 0
+                && cfg.fail_codes.is_test_failure(*c)
+                && crate::outcome::crash_signal(cfg, *c).is_none()
+        }
+        _ => false,
+    };
+    let Some(report) = report.filter(|r| failed && r.load_errors().is_empty()) else {
+        return Vec::new();
+    };
+    let ran: HashSet<String> = report.cases.iter().map(TestCase::id).collect();
+    let red = report.red_ids();
+    let all_ran = tests.iter().all(|t| ran.contains(t));
+    let only_subset = red.iter().all(|t| tests.contains(t));
+    if all_ran && only_subset {
+        red
+    } else {
+        Vec::new()
+    }
 }
 
 /// Why a subset's run on the unmutated copy cannot back a kill; `None`
@@ -491,5 +609,52 @@ mod tests {
         assert!(why_not_green(&Exit::Code(0), Some(&one), &ids)
             .unwrap()
             .contains("did not run"));
+    }
+
+    #[test]
+    fn only_red_tests_of_the_subset_itself_are_left_out() {
+        use crate::runner::test_support::{argv, config};
+        let r = |x: &str| parse(x).unwrap();
+        let mut pytest = config(argv(&["pytest"]), Some("{junit}"));
+        pytest.fail_codes = crate::spec::FailCodes::Only(vec![1]);
+        let ids = vec!["m::a".to_string(), "m::b".to_string()];
+        let b_red = r(
+            r#"<testsuite><testcase classname="m" name="a"/><testcase classname="m" name="b"><failure message="x"/></testcase></testsuite>"#,
+        );
+        let left =
+            |exit: Exit, report: &Report| red_on_their_own(&pytest, &exit, Some(report), &ids);
+        assert_eq!(left(Exit::Code(1), &b_red), ["m::b"]);
+        // A timeout, a crash, a signal or an exit that is no test failure
+        // (pytest's 2: interrupted, collection errors) keeps the whole
+        // subset unusable.
+        assert!(left(Exit::Timeout, &b_red).is_empty());
+        assert!(left(Exit::Signal(9), &b_red).is_empty());
+        assert!(left(Exit::Code(137), &b_red).is_empty());
+        assert!(left(Exit::Code(2), &b_red).is_empty());
+        assert!(red_on_their_own(&pytest, &Exit::Code(1), None, &ids).is_empty());
+        // A shell's report of a crash (128 + N) is no test failure even
+        // where every non-zero exit is one.
+        let generic = config(argv(&["sh", "-c", "x"]), Some("{junit}"));
+        let crashed = red_on_their_own(&generic, &Exit::Code(139), Some(&b_red), &ids);
+        assert!(crashed.is_empty());
+        assert_eq!(
+            red_on_their_own(&generic, &Exit::Code(3), Some(&b_red), &ids),
+            ["m::b"]
+        );
+        // So do a module that failed to load, a red test the subset does
+        // not hold, and a test of the subset that did not run.
+        let load = r(
+            r#"<testsuite><testcase classname="m" name="a"/><testcase classname="m" name="b"><failure message="x"/></testcase><testcase classname="" name="tests.test_c"><error message="x"/></testcase></testsuite>"#,
+        );
+        let with_module = [ids.clone(), vec!["tests.test_c".to_string()]].concat();
+        assert!(red_on_their_own(&pytest, &Exit::Code(1), Some(&load), &with_module).is_empty());
+        let outside = r(
+            r#"<testsuite><testcase classname="m" name="a"/><testcase classname="m" name="b"/><testcase classname="m" name="c"><failure message="x"/></testcase></testsuite>"#,
+        );
+        assert!(left(Exit::Code(1), &outside).is_empty());
+        let missing = r(
+            r#"<testsuite><testcase classname="m" name="b"><failure message="x"/></testcase></testsuite>"#,
+        );
+        assert!(left(Exit::Code(1), &missing).is_empty());
     }
 }

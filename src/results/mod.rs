@@ -203,6 +203,12 @@ pub struct SubsetCheck {
     pub green: bool,
     /// Why it cannot be used, when it is not green.
     pub detail: String,
+    /// The tests that made it red, when only its own tests did (no timeout,
+    /// crash or load error): each is red on the unmutated copy, so it is
+    /// left out of every later subset and kill proof of the command, and
+    /// the others are checked again without them.
+    #[serde(default)]
+    pub left_out: Vec<String>,
     /// Seconds the run took.
     pub duration_s: f64,
     /// Its log, inside the output dir.

@@ -219,7 +219,9 @@ fn a_subset_red_on_its_own_never_kills() {
     // test_needs_setup passes only after test_a_setup ran (it sets a flag):
     // alone, it is red. The canary (m.py emptied) breaks test_m.py's import,
     // so its two tests are the mutant's subset, and the mutant is an
-    // equivalent one: only a subset red on its own could "kill" it.
+    // equivalent one: only a subset red on its own could "kill" it. The
+    // check of the two is red because test_needs_setup is: it is left out,
+    // and test_f alone, green, is the subset the mutant runs.
     let fx = Fixture::git(&[
         ("m.py", "UNUSED = 1\n\n\ndef f(x):\n    return x + 1\n"),
         ("tests/__init__.py", ""),
@@ -240,20 +242,34 @@ fn a_subset_red_on_its_own_never_kills() {
     let (code, out, err) = fx.run(&["run", "--out", "out", "-j", "1"]);
     let o = fx.outcomes("out");
     let checks = o["subset_checks"].as_array().cloned().unwrap_or_default();
-    assert_eq!(checks.len(), 1, "{}", ctx(code, &out, &err));
-    assert_eq!(checks[0]["green"], false, "{:#}", checks[0]);
+    assert_eq!(checks.len(), 2, "{}", ctx(code, &out, &err));
+    // Sorted by their tests: test_f alone first.
+    let both = &checks[1];
+    assert_eq!(both["green"], false, "{both:#}");
     assert!(
-        checks[0]["detail"]
+        both["detail"]
             .as_str()
             .unwrap()
             .contains("test_needs_setup"),
-        "{:#}",
-        checks[0]
+        "{both:#}"
     );
+    let setup = "tests.test_m::test_needs_setup";
+    assert_eq!(both["left_out"], serde_json::json!([setup]), "{both:#}");
+    assert_eq!(
+        checks[0]["tests"],
+        serde_json::json!(["tests.test_m::test_f"])
+    );
+    assert_eq!(checks[0]["green"], true, "{:#}", checks[0]);
     assert_eq!(fx.verdicts("out")["equivalent"], "survived");
     let m = mutant(&o, "equivalent");
     assert_eq!(m["full_suite"], true);
-    assert_eq!(m["subset_runs"], serde_json::json!([]));
+    let runs = m["subset_runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 1, "{m:#}");
+    assert_eq!(
+        runs[0]["tests"],
+        serde_json::json!(["tests.test_m::test_f"])
+    );
+    assert_eq!(runs[0]["result"], "passed-on", "{m:#}");
 }
 
 #[test]
@@ -449,4 +465,122 @@ fn the_demo_gives_the_same_verdicts_with_and_without_selection() {
     }
     let (full, said_full) = run("full", &["--full"]);
     assert_eq!(verdicts_in(&sel), verdicts_in(&full), "{said}\n{said_full}");
+}
+
+/// Issue 53, item 3: one test that is green in the full suite but red in
+/// every subset (here it needs another test to run first, as a
+/// timing-sensitive test needs a warm process) is left out of subsets and
+/// kill proofs; the other tests still kill by subset. Without that, every
+/// subset that held it was "not usable to kill" and every mutant paid the
+/// full suite.
+fn one_red_test_fixture() -> Fixture {
+    Fixture::git(&[
+        ("app/__init__.py", ""),
+        (
+            "app/guard.py",
+            "def check_a(x):\n    return x > 0\n\n\ndef check_b(x):\n    return x < 100\n",
+        ),
+        ("tests/__init__.py", ""),
+        ("tests/state.py", "WARM = False\n"),
+        // Runs first in the full suite; executes no line of app/guard.py,
+        // so no covering set, canary or kill ever selects it.
+        (
+            "tests/test_a_warm.py",
+            "import tests.state as s\n\n\ndef test_warm_up():\n    s.WARM = True\n",
+        ),
+        (
+            "tests/test_checks.py",
+            "from app import guard\n\n\ndef test_a_refuses_zero():\n    assert not guard.check_a(0)\n\n\ndef test_a_allows_one():\n    assert guard.check_a(1)\n\n\ndef test_b_refuses_big():\n    assert not guard.check_b(200)\n\n\ndef test_b_allows_small():\n    assert guard.check_b(3)\n",
+        ),
+        // Executes every guard and goes red whenever it runs without the
+        // warm-up before it: in every subset, never in the full suite.
+        (
+            "tests/test_timing.py",
+            "from app import guard\nimport tests.state as s\n\n\ndef test_within_budget():\n    assert guard.check_a(1) and guard.check_b(3)\n    assert s.WARM\n",
+        ),
+        (
+            "unguard.yaml",
+            &format!(
+                "version: 1\ntest:\n  command: \"{PYTEST}\"\n  junit: \"{{junit}}\"\n  timeout: 60s\nmutations:\n  - id: eq\n    control: \"an equivalent rewrite\"\n    file: app/guard.py\n    find: 'x > 0'\n    replace: 'x >= 1'\n  - id: a\n    control: \"zero refused\"\n    file: app/guard.py\n    find: 'x > 0'\n    replace: 'True'\n  - id: b\n    control: \"big refused\"\n    file: app/guard.py\n    find: 'x < 100'\n    replace: 'True'\n"
+            ),
+        ),
+    ])
+}
+
+const TIMING: &str = "tests.test_timing::test_within_budget";
+
+#[test]
+fn one_test_red_on_the_unmutated_copy_does_not_cost_every_subset() {
+    let fx = one_red_test_fixture();
+    let (code, out, err) = fx.run(&["run", "--out", "full", "-j", "1", "--full"]);
+    let full = fx.verdicts("full");
+    let want: std::collections::BTreeMap<String, String> =
+        [("a", "killed"), ("b", "killed"), ("eq", "survived")]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+    assert_eq!(full, want, "{}", ctx(code, &out, &err));
+    for (dir, args) in [
+        ("cov1", &["-j", "1"][..]),
+        ("cov2", &["-j", "2"]),
+        ("nocov1", &["-j", "1", "--no-coverage"]),
+        ("nocov2", &["-j", "2", "--no-coverage"]),
+    ] {
+        let mut a = vec!["run", "--out", dir];
+        a.extend_from_slice(args);
+        let (code, out, err) = fx.run(&a);
+        let said = format!("{args:?}: {}", ctx(code, &out, &err));
+        assert_eq!(fx.verdicts(dir), full, "{said}");
+        let o = fx.outcomes(dir);
+        // The other tests still kill by subset: no kill paid the full suite.
+        for id in ["a", "b"] {
+            let m = mutant(&o, id);
+            assert_eq!(m["full_suite"], false, "{id}: {m:#}\n{said}");
+        }
+        // The red test is never a mutant's only red test, nor a kill's proof.
+        for m in o["mutants"].as_array().unwrap() {
+            let red: Vec<&str> = m["red_tests"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter_map(|t| t.as_str())
+                .collect();
+            assert!(red.iter().any(|t| *t != TIMING) || red.is_empty(), "{m:#}");
+        }
+        // Said once, and recorded in the subset check that found it.
+        let line = format!("subset check: {TIMING} is red on the unmutated copy: left out of subsets and kill proofs;");
+        assert_eq!(format!("{out}{err}").matches(&line).count(), 1, "{said}");
+        let checks = o["subset_checks"].as_array().unwrap();
+        let left: Vec<&serde_json::Value> = checks
+            .iter()
+            .filter(|c| c["left_out"] == serde_json::json!([TIMING]))
+            .collect();
+        assert!(!left.is_empty(), "{checks:#?}");
+        assert!(left.iter().all(|c| c["green"] == false), "{checks:#?}");
+        let holds = |v: &serde_json::Value| {
+            v["tests"]
+                .as_array()
+                .unwrap()
+                .contains(&serde_json::json!(TIMING))
+        };
+        for c in checks.iter().filter(|c| c["green"] == true) {
+            assert!(!holds(c), "{c:#}");
+        }
+        if args[1] == "1" {
+            // One worker: found by the first check that holds it, it is in
+            // no later check or subset. The first mutant (eq) runs before
+            // it is found; its only red test there is it, and that is no
+            // kill.
+            let with_it = checks.iter().filter(|c| holds(c)).count();
+            assert_eq!(with_it, 1, "{checks:#?}");
+            let runs: Vec<&serde_json::Value> = o["mutants"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .flat_map(|m| m["subset_runs"].as_array().unwrap())
+                .filter(|r| holds(r))
+                .collect();
+            assert!(runs.len() <= 1, "{runs:#?}");
+        }
+    }
 }

@@ -148,7 +148,9 @@ fn verdicts_equal_full_runs_but_survivors_that_no_test_executes() {
 
 /// test_b needs test_a to have run first; only test_b executes the guard.
 /// Alone, test_b is red on the unmutated copy: its red run proves nothing,
-/// so the equivalent mutant goes on to the full suite and survives.
+/// so the first mutant goes on to the full suite (killed there), and test_b
+/// is left out of subsets from then on: the equivalent mutant's covering
+/// set is empty, it runs the full suite alone and survives.
 #[test]
 fn a_covering_set_red_on_its_own_never_kills() {
     let fx = Fixture::git(&[
@@ -179,12 +181,20 @@ fn a_covering_set_red_on_its_own_never_kills() {
     assert_eq!(o["baselines"][0]["coverage"]["used"], true, "{said}");
     let eq = mutant(&o, "equivalent");
     assert_eq!(eq["outcome"], "survived", "{eq:#}: {said}");
-    assert_eq!(eq["subset_runs"][0]["stage"], "covering", "{eq:#}");
-    assert_eq!(eq["subset_runs"][0]["result"], "passed-on", "{eq:#}");
+    assert_eq!(eq["subset_runs"], serde_json::json!([]), "{eq:#}");
     assert_eq!(eq["full_suite"], true);
     let gone = mutant(&o, "gone");
     assert_eq!(gone["outcome"], "killed", "{gone:#}");
+    assert_eq!(gone["subset_runs"][0]["stage"], "covering", "{gone:#}");
+    assert_eq!(gone["subset_runs"][0]["result"], "passed-on", "{gone:#}");
     assert_eq!(gone["full_suite"], true, "{gone:#}");
+    let checks = o["subset_checks"].as_array().unwrap();
+    assert_eq!(checks.len(), 1, "{checks:#?}");
+    assert_eq!(
+        checks[0]["left_out"],
+        serde_json::json!(["tests.test_order::test_b_needs_a"]),
+        "{checks:#?}"
+    );
 }
 
 /// A server a test starts as a process of its own (stdio, as MCP servers
