@@ -6,10 +6,10 @@
 //! added beside jest's `default` one; a jest config that sets `reporters`
 //! gets none (a reporter on the command line replaces the config's).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::package_script::{Script, Target};
-use super::words::{exact_regex, plain_words};
+use super::words::{configs_set_reporters, exact_regex, plain_words};
 use super::{Place, Runner};
 use crate::coverage::collector::Collector;
 use crate::outcome::reading::suite_log;
@@ -147,26 +147,16 @@ fn may_request(cfg: &TestConfig, rest: &[String], reporters: &[&str], dir: &Path
     if cfg.junit.is_some() || !reporters.is_empty() {
         return false;
     }
-    let mut files: Vec<PathBuf> = ["js", "ts", "mjs", "cjs", "json"]
+    let defaults: Vec<String> = ["js", "ts", "mjs", "cjs", "json"]
         .iter()
-        .map(|ext| dir.join(format!("jest.config.{ext}")))
+        .map(|ext| format!("jest.config.{ext}"))
         .collect();
-    for (k, w) in rest.iter().enumerate() {
-        if w == "--config" || w == "-c" {
-            files.extend(rest.get(k + 1).map(|f| dir.join(f)));
-        } else if let Some(f) = w.strip_prefix("--config=") {
-            files.push(dir.join(f));
-        }
-    }
     let in_package = std::fs::read_to_string(dir.join("package.json"))
         .ok()
         .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
         .and_then(|v| v.get("jest").map(|j| j.to_string().contains("reporters")))
         .unwrap_or(false);
-    !in_package
-        && !files
-            .iter()
-            .any(|f| std::fs::read_to_string(f).is_ok_and(|t| t.contains("reporters")))
+    !in_package && !configs_set_reporters(dir, &defaults, rest)
 }
 
 /// A jest runner from its words after `jest`, run in `dir`: with

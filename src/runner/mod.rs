@@ -120,21 +120,24 @@ pub fn recognise(cfg: &TestConfig, tree: &Path, pytest_seen: bool) -> Option<Han
     if pytest_seen || pytest::names_pytest(&cfg.command) {
         return Some(Arc::new(pytest::Pytest));
     }
-    let direct: Option<Handle> = unittest::recognise(&cfg.command)
-        .map(|r| Arc::new(r) as Handle)
-        .or_else(|| go_test::recognise(&cfg.command).map(|r| Arc::new(r) as Handle))
-        .or_else(|| node_test::recognise(&cfg.command).map(|r| Arc::new(r) as Handle))
-        .or_else(|| vitest::recognise(cfg, tree).map(|r| Arc::new(r) as Handle))
-        .or_else(|| jest::recognise(cfg, tree).map(|r| Arc::new(r) as Handle))
-        .or_else(|| cargo_test::recognise(&cfg.command).map(|r| Arc::new(r) as Handle));
+    fn handle<R: Runner + 'static>(r: R) -> Handle {
+        Arc::new(r)
+    }
+    let direct = unittest::recognise(&cfg.command)
+        .map(handle)
+        .or_else(|| go_test::recognise(&cfg.command).map(handle))
+        .or_else(|| node_test::recognise(&cfg.command).map(handle))
+        .or_else(|| vitest::recognise(cfg, tree).map(handle))
+        .or_else(|| jest::recognise(cfg, tree).map(handle))
+        .or_else(|| cargo_test::recognise(&cfg.command).map(handle));
     if direct.is_some() {
         return direct;
     }
     let script = package_script::resolve(&cfg.command, tree)?;
     vitest::through_script(&script, cfg, tree)
-        .map(|r| Arc::new(r) as Handle)
-        .or_else(|| jest::through_script(&script, cfg, tree).map(|r| Arc::new(r) as Handle))
-        .or_else(|| node_test::through_script(&script).map(|r| Arc::new(r) as Handle))
+        .map(handle)
+        .or_else(|| jest::through_script(&script, cfg, tree).map(handle))
+        .or_else(|| node_test::through_script(&script).map(handle))
 }
 
 /// The runner that runs a subset of `cfg`'s tests (kill-first): `None`

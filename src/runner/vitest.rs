@@ -7,10 +7,10 @@
 //! command line replaces the config's, which would change the user's
 //! output): it runs whole.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::package_script::{Script, Target};
-use super::words::{exact_regex, plain_words};
+use super::words::{configs_set_reporters, exact_regex, plain_words};
 use super::{Place, Runner};
 use crate::coverage::collector::Collector;
 use crate::outcome::reading::suite_log;
@@ -111,7 +111,7 @@ fn may_request(cfg: &TestConfig, rest: &[String], dir: &Path) -> bool {
     if cfg.junit.is_some() || rest.iter().any(|w| w.starts_with("--outputFile")) {
         return false;
     }
-    let mut files: Vec<PathBuf> = Vec::new();
+    let mut defaults = Vec::new();
     for stem in [
         "vitest.config",
         "vite.config",
@@ -119,19 +119,10 @@ fn may_request(cfg: &TestConfig, rest: &[String], dir: &Path) -> bool {
         "vitest.projects",
     ] {
         for ext in ["ts", "mts", "cts", "js", "mjs", "cjs", "json"] {
-            files.push(dir.join(format!("{stem}.{ext}")));
+            defaults.push(format!("{stem}.{ext}"));
         }
     }
-    for (k, w) in rest.iter().enumerate() {
-        if w == "--config" || w == "-c" {
-            files.extend(rest.get(k + 1).map(|f| dir.join(f)));
-        } else if let Some(f) = w.strip_prefix("--config=") {
-            files.push(dir.join(f));
-        }
-    }
-    !files
-        .iter()
-        .any(|f| std::fs::read_to_string(f).is_ok_and(|t| t.contains("reporters")))
+    !configs_set_reporters(dir, &defaults, rest)
 }
 
 fn is_vitest(w: &str) -> bool {

@@ -23,6 +23,24 @@ pub(crate) fn plain_words(command: &Command) -> Option<(Vec<String>, bool)> {
     }
 }
 
+/// Whether a config file of a JavaScript runner run in `dir` with the
+/// words `rest` sets `reporters`: one of the `defaults` (file names in
+/// `dir`), or the file its `--config`/`-c` names. A reporter on the command
+/// line replaces the config's, so unguard adds none there.
+pub(crate) fn configs_set_reporters(dir: &Path, defaults: &[String], rest: &[String]) -> bool {
+    let mut files: Vec<std::path::PathBuf> = defaults.iter().map(|f| dir.join(f)).collect();
+    for (k, w) in rest.iter().enumerate() {
+        if w == "--config" || w == "-c" {
+            files.extend(rest.get(k + 1).map(|f| dir.join(f)));
+        } else if let Some(f) = w.strip_prefix("--config=") {
+            files.push(dir.join(f));
+        }
+    }
+    files
+        .iter()
+        .any(|f| std::fs::read_to_string(f).is_ok_and(|t| t.contains("reporters")))
+}
+
 /// `argv` as a command: an argv list, or (`shell`) its words joined, each
 /// shell-quoted as needed.
 pub(crate) fn words_to_command(argv: Vec<String>, shell: bool) -> Command {
