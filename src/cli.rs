@@ -8,6 +8,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use crate::report::Format;
 use crate::results::TimeoutPolicy;
 use crate::run::isolation::Isolation;
+use crate::run::network::NetworkIsolation;
 
 /// The parsed command line: one subcommand and its flags.
 #[derive(Debug, Parser)]
@@ -80,6 +81,9 @@ pub struct SuperviseArgs {
     /// A cgroup v2 directory to join before the command starts.
     #[arg(long, value_name = "DIR")]
     pub cgroup: Option<PathBuf>,
+    /// Start the command in a network namespace of its own (loopback only).
+    #[arg(long)]
+    pub netns: bool,
     /// The test command.
     #[arg(last = true, required = true, value_name = "ARGV")]
     pub argv: Vec<String>,
@@ -358,6 +362,13 @@ pub struct ExecArgs {
     /// line says what ran.
     #[arg(long, value_enum, value_name = "MODE")]
     pub isolation: Option<Isolation>,
+    /// Whether test runs get a network namespace of their own (loopback
+    /// only), so no two runs share a port and a confirmation need not wait
+    /// for the other workers. Default: $UNGUARD_NETWORK_ISOLATION, else
+    /// auto. `outcomes.json` says which each command's runs had
+    /// (`baselines[].network`).
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub network_isolation: Option<NetworkIsolation>,
 }
 
 /// Which mutations `run` and `list` select (`--only`, `--skip`, `--file`,
@@ -507,6 +518,27 @@ impl ValueEnum for Isolation {
             Isolation::Subreaper => (
                 "subreaper",
                 "The per-run supervisor alone: no cgroup (works for any user)",
+            ),
+        };
+        Some(PossibleValue::new(name).help(help))
+    }
+}
+
+impl ValueEnum for NetworkIsolation {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[NetworkIsolation::Auto, NetworkIsolation::Off]
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        let (name, help) = match self {
+            NetworkIsolation::Auto => (
+                "auto",
+                "A network namespace per run (loopback only) for every test command whose \
+                 baseline is the same inside one, where the kernel allows one",
+            ),
+            NetworkIsolation::Off => (
+                "off",
+                "Every run shares the machine's network; confirmations run alone",
             ),
         };
         Some(PossibleValue::new(name).help(help))

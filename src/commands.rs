@@ -20,6 +20,7 @@ use crate::report::publish;
 use crate::report::Format;
 use crate::results::{GateConfig, Results, TimeoutPolicy};
 use crate::run::isolation::Isolation;
+use crate::run::network::NetworkIsolation;
 use crate::spec::{self, Spec};
 use crate::{audit, gate, outdir, report};
 
@@ -232,6 +233,7 @@ fn engine_options(
         thresholds: spec.thresholds,
         selection: plan.selection.clone(),
         isolation: isolation(exec),
+        network: network_isolation(exec),
         full: exec.full,
         coverage: !exec.no_coverage && !exec.full,
         incremental: None,
@@ -256,6 +258,24 @@ fn isolation(exec: &ExecArgs) -> Isolation {
         .unwrap_or_default()
 }
 
+/// `--network-isolation`, else `$UNGUARD_NETWORK_ISOLATION` (`auto` or
+/// `off`; another value is warned about and ignored), else auto.
+fn network_isolation(exec: &ExecArgs) -> NetworkIsolation {
+    use clap::ValueEnum;
+    exec.network_isolation
+        .or_else(|| {
+            let v = std::env::var("UNGUARD_NETWORK_ISOLATION").ok()?;
+            match NetworkIsolation::from_str(v.trim(), true) {
+                Ok(i) => Some(i),
+                Err(_) => {
+                    eprintln!("unguard: warning: UNGUARD_NETWORK_ISOLATION={v}: expected auto or off; using auto");
+                    None
+                }
+            }
+        })
+        .unwrap_or_default()
+}
+
 /// The hidden `__supervise`: becomes the per-run supervisor of one test
 /// command (never returns).
 pub fn supervise(args: &SuperviseArgs) -> Result<ExitCode> {
@@ -264,6 +284,7 @@ pub fn supervise(args: &SuperviseArgs) -> Result<ExitCode> {
     crate::run::supervise::main(crate::run::supervise::Options {
         grace,
         cgroup: args.cgroup.clone(),
+        netns: args.netns,
         argv: args.argv.clone(),
     })
 }

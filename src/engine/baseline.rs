@@ -7,7 +7,7 @@
 //! A baseline that is not usable stops the run (exit 4): the [`Board`]
 //! keeps the first such error and stops every other job.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -18,14 +18,14 @@ use super::suite::{run_suite, SuiteCall};
 use super::{coverage_run, Ctx, EngineOptions};
 use crate::coverage::CoverageMap;
 use crate::error::{BaselineError, Error, Result};
-use crate::outcome::reading::model::{Report, TestPattern};
+use crate::outcome::reading::model::{Report, Status, TestPattern};
 use crate::outcome::reading::suite_log::Runner;
 use crate::outcome::reading::Reading;
 use crate::outcome::{self, BaselineVerdict};
 use crate::outdir;
 use crate::plan::Plan;
 use crate::progress::Progress;
-use crate::results::BaselineResult;
+use crate::results::{BaselineResult, Network};
 use crate::run;
 use crate::runner::Handle;
 use crate::spec::diag::{Diagnostic, Diagnostics};
@@ -74,6 +74,9 @@ pub(super) struct Board {
     /// Per test config: its runs go without unguard's convenience
     /// additions (they turned its baseline red; see [`Baseline::once`]).
     bare: Vec<AtomicBool>,
+    /// Per test config: its runs get a network namespace of their own
+    /// (its baseline was the same inside one; see [`Baseline::network`]).
+    isolated: Vec<AtomicBool>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -90,7 +93,16 @@ impl Board {
             settled: Notify::new(),
             uncounted: Mutex::new(BTreeSet::new()),
             bare: (0..n).map(|_| AtomicBool::new(false)).collect(),
+            isolated: (0..n).map(|_| AtomicBool::new(false)).collect(),
         }
+    }
+
+    /// Whether test config `test`'s runs get a network namespace of their
+    /// own (see [`super::suite::SuiteCall::network`]).
+    pub fn isolated(&self, test: usize) -> bool {
+        self.isolated
+            .get(test)
+            .is_some_and(|b| b.load(Ordering::Relaxed))
     }
 
     /// Whether test config `test`'s runs go without unguard's convenience
@@ -241,6 +253,7 @@ pub(super) async fn run_job(
         cancel,
         uncounted: &board.uncounted,
         bare: board.bare.get(test),
+        isolated: board.isolated.get(test),
     };
     let checked = match b.run(scratch).await {
         Ok(green) => check_killed_by(plan, test, green.report.as_ref()).map(|()| green),
@@ -337,6 +350,8 @@ struct Baseline<'a> {
     uncounted: &'a Mutex<BTreeSet<String>>,
     /// This config's flag on the board: its runs go bare.
     bare: Option<&'a AtomicBool>,
+    /// This config's flag on the board: its runs get their own network.
+    isolated: Option<&'a AtomicBool>,
 }
 
 impl Baseline<'_> {
@@ -378,7 +393,61 @@ impl Baseline<'_> {
                 self.named()
             ));
         }
+        self.network(scratch, &mut first).await?;
         Ok(first)
+    }
+
+    /// Whether this command's runs get a network namespace of their own.
+    /// Where the machine gives one ([`run::network::available`]), the green
+    /// baseline runs once more inside one, and only the same result there
+    /// (green, the same tests with the same outcomes) lets them: a suite
+    /// that needs the outside network, or skips tests without it, keeps the
+    /// shared network, said in one line and in `outcomes.json`
+    /// (`baselines[].network`, `network_note`).
+    async fn network(&self, scratch: &mut Scratch, green: &mut Green) -> Result<()> {
+        if let Err(why) = run::network::available() {
+            if run::network::mode() != run::network::NetworkIsolation::Off {
+                green.result.network_note = Some(format!(
+                    "no network namespace on this machine: {why}"
+                ));
+            }
+            return Ok(());
+        }
+        let log_name = green.result.log_file.replacen(".log", ".netns.log", 1);
+        let run = self
+            .suite(scratch, &log_name, self.is_bare(), Some(green.timeout))
+            .await?;
+        let inside = outcome::baseline(&run.res.exit, self.cfg, run.junit.clone());
+        let differs = match inside {
+            BaselineVerdict::Interrupted => return Err(Error::Interrupted),
+            BaselineVerdict::Red { reason, .. } => Some(format!("red there: {reason}")),
+            BaselineVerdict::Green(report) => {
+                let (a, b) = (green.result.tests_total, run.junit.tests_total());
+                match (green.report.as_ref(), report.as_ref()) {
+                    (Some(outside), Some(inside)) => outcome_change(outside, inside),
+                    _ => (a != b).then(|| format!("{} tests there, {} outside", counted(b), counted(a))),
+                }
+            }
+        };
+        match differs {
+            None => {
+                if let Some(flag) = self.isolated {
+                    flag.store(true, Ordering::Relaxed);
+                }
+                green.result.network = Network::Namespace;
+            }
+            Some(d) => {
+                let note = format!(
+                    "its baseline is not the same in a network namespace of its own ({d}; log {log_name}): its runs share the machine's network, and confirmations wait for the other workers"
+                );
+                self.progress.line(&format!(
+                    "note: `{}`: {note}",
+                    self.cfg.command.display()
+                ));
+                green.result.network_note = Some(note);
+            }
+        }
+        Ok(())
     }
 
     /// ` (`command`)` when the spec has several commands: their baselines
@@ -402,9 +471,14 @@ impl Baseline<'_> {
         scratch: &mut Scratch,
         log_name: &str,
         bare: bool,
+        namespace: Option<Duration>,
     ) -> Result<super::suite::SuiteRun> {
         let (cfg, opts) = (self.cfg, self.opts);
-        let cap = opts.timeout.unwrap_or(match cfg.timeout {
+        // In a network namespace: the check after a green baseline, under
+        // the mutants' timeout (a suite that hangs without the outside
+        // network waits no longer than a mutant).
+        let network = namespace.is_some();
+        let cap = opts.timeout.or(namespace).unwrap_or(match cfg.timeout {
             TimeoutSetting::Fixed(d) => d,
             TimeoutSetting::Auto => BASELINE_CAP,
         });
@@ -418,10 +492,15 @@ impl Baseline<'_> {
                 log: &opts.out.join(log_name),
                 timeout: cap,
                 header: format!(
-                    "baseline of `{}`{}",
+                    "baseline of `{}`{}{}",
                     cfg.command.display(),
                     if bare {
                         " without unguard's additions"
+                    } else {
+                        ""
+                    },
+                    if network {
+                        " in a network namespace of its own"
                     } else {
                         ""
                     }
@@ -433,6 +512,7 @@ impl Baseline<'_> {
                 bare,
                 alone: false,
                 coverage: None,
+                network,
             },
             self.cancel,
         )
@@ -448,7 +528,7 @@ impl Baseline<'_> {
         k: usize,
         log_name: String,
     ) -> Result<(super::suite::SuiteRun, String)> {
-        let run = self.suite(scratch, &log_name, self.is_bare()).await?;
+        let run = self.suite(scratch, &log_name, self.is_bare(), None).await?;
         if k > 1 || run.res.exit != run::Exit::Timeout {
             return Ok((run, log_name));
         }
@@ -456,7 +536,7 @@ impl Baseline<'_> {
         self.progress.line(&format!(
             "baseline: timed out ({log_name}); run once more as it was"
         ));
-        let run = self.suite(scratch, &retry, self.is_bare()).await?;
+        let run = self.suite(scratch, &retry, self.is_bare(), None).await?;
         Ok((run, retry))
     }
 
@@ -480,7 +560,7 @@ impl Baseline<'_> {
             // nor can a run that hung.
             if k == 1 && !run.additions.is_empty() && run.res.exit != run::Exit::Timeout {
                 let bare_name = log_name.replacen(".log", ".bare.log", 1);
-                let again = self.suite(scratch, &bare_name, true).await?;
+                let again = self.suite(scratch, &bare_name, true, None).await?;
                 let bare_verdict = outcome::baseline(&again.res.exit, cfg, again.junit.clone());
                 match bare_verdict {
                     BaselineVerdict::Green(_) => {
@@ -560,6 +640,8 @@ impl Baseline<'_> {
                 log_file: log_name,
                 dropped,
                 coverage: None,
+                network: Network::Shared,
+                network_note: None,
             },
             timeout,
             report,
@@ -568,6 +650,24 @@ impl Baseline<'_> {
             coverage: None,
         })
     }
+}
+
+/// The first test whose outcome differs between two reports of the same
+/// suite (or that only one of them ran), in a few words; `None`: the same.
+fn outcome_change(outside: &Report, inside: &Report) -> Option<String> {
+    let map = |r: &Report| -> BTreeMap<String, Status> {
+        r.cases.iter().map(|c| (c.id(), c.status)).collect()
+    };
+    let (a, b) = (map(outside), map(inside));
+    if let Some((id, s)) = b.iter().find(|(id, s)| a.get(*id) != Some(*s)) {
+        return Some(match a.get(id) {
+            Some(was) => format!("`{id}` {s:?} there, {was:?} outside"),
+            None => format!("`{id}` ran only there"),
+        });
+    }
+    a.keys()
+        .find(|id| !b.contains_key(*id))
+        .map(|id| format!("`{id}` did not run there"))
 }
 
 fn counted(n: Option<usize>) -> String {

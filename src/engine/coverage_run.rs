@@ -106,6 +106,7 @@ pub(super) async fn measure(
             bare: false,
             alone: false,
             coverage: Some(&instrumented),
+            network: ctx.baselines.isolated(test),
         },
         cancel,
     )

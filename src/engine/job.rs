@@ -123,6 +123,7 @@ pub(super) async fn run_canary(
             bare: ctx.baselines.bare(test),
             alone: false,
             coverage: None,
+            network: ctx.baselines.isolated(test),
         },
         cancel,
     )
@@ -238,10 +239,22 @@ struct MutantRun<'a> {
     selection: Selection,
 }
 
+/// What a confirmation run confirms (see [`MutantRun::confirm_once`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Confirm {
+    /// A kill (or a survivor's re-check).
+    Kill,
+    /// A hang.
+    Hang,
+}
+
 impl MutantRun<'_> {
     fn result(&self, v: Verdict) -> MutantResult {
         let command = self.ctx.plan.tests[self.m.test].command.display();
         let mut r = row::mutant_result(self.m, command, v);
+        if self.ctx.baselines.isolated(self.m.test) {
+            r.network = crate::results::Network::Namespace;
+        }
         r.diff_file = Some(outdir::diff_name(&self.m.id));
         r.reset_paths = self.reset.load(Ordering::Relaxed);
         r
@@ -451,6 +464,7 @@ impl MutantRun<'_> {
                 log: &log,
                 timeout,
                 label: format!("check of mutant {}", m.id),
+                network: false,
             },
             self.cancel.clone(),
         )
@@ -499,6 +513,7 @@ impl MutantRun<'_> {
                 bare: self.ctx.baselines.bare(m.test),
                 alone,
                 coverage: None,
+                network: self.ctx.baselines.isolated(m.test),
             },
             self.cancel,
         )
@@ -564,7 +579,7 @@ impl MutantRun<'_> {
             let name = outdir::recheck_log_name(&self.m.id, k);
             if let Some(a) = &alone {
                 let Some(v) = self
-                    .confirm_once(scratch, &name, timeout, &a.tests, Some(a))
+                    .confirm_once(scratch, &name, timeout, &a.tests, Some(a), Confirm::Kill)
                     .await?
                 else {
                     return Ok(None);
@@ -600,7 +615,7 @@ impl MutantRun<'_> {
                 (None, _) => name,
             };
             let Some(v2) = self
-                .confirm_once(scratch, &name, timeout, select, stage)
+                .confirm_once(scratch, &name, timeout, select, stage, Confirm::Kill)
                 .await?
             else {
                 return Ok(None);
@@ -635,13 +650,17 @@ impl MutantRun<'_> {
         let name = outdir::recheck_log_name(&self.m.id, 1);
         let select: &[String] = stage.map_or(&[], |s| &s.tests);
         let again = self
-            .confirm_once(scratch, &name, timeout, select, stage)
+            .confirm_once(scratch, &name, timeout, select, stage, Confirm::Hang)
             .await?;
         Ok(again.map(|v2| outcome::confirmed_hang(first, v2, &name)))
     }
 
-    /// One confirmation run (a re-check), alone on the machine: its
-    /// verdict, `None` when interrupted.
+    /// One confirmation run (a re-check): its verdict, `None` when
+    /// interrupted. Alone on the machine, but for the re-check of a kill
+    /// or survivor whose runs have a network namespace of their own: no
+    /// other worker can take its ports then, so it runs beside them (a
+    /// hang is confirmed alone whatever the network: a loaded machine
+    /// makes hangs too).
     async fn confirm_once(
         &self,
         scratch: &mut Scratch,
@@ -649,9 +668,11 @@ impl MutantRun<'_> {
         timeout: Duration,
         select: &[String],
         stage: Option<&Stage>,
+        of: Confirm,
     ) -> Result<Option<Verdict>> {
+        let alone = of == Confirm::Hang || !self.ctx.baselines.isolated(self.m.test);
         let again = self
-            .suite(scratch, log_name, timeout, select, stage, true)
+            .suite(scratch, log_name, timeout, select, stage, alone)
             .await?;
         if again.res.exit == Exit::Interrupted {
             return Ok(None);

@@ -458,6 +458,7 @@ async fn run_check(
             bare: ctx.baselines.bare(test),
             alone: false,
             coverage: None,
+            network: ctx.baselines.isolated(test),
         },
         cancel,
     )

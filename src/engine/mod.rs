@@ -84,6 +84,8 @@ pub struct EngineOptions {
     pub selection: Selection,
     /// How each run's processes are tied to it (`--isolation`).
     pub isolation: crate::run::isolation::Isolation,
+    /// Whether runs may get a network of their own (`--network-isolation`).
+    pub network: crate::run::network::NetworkIsolation,
     /// `--full`: every mutant runs the full suite (no kill-first).
     pub full: bool,
     /// Per-test coverage (off with `--no-coverage`, and under `--full`): a
@@ -236,6 +238,7 @@ fn execute(
     reuse: incremental::Reuse,
 ) -> Result<Results> {
     crate::run::isolation::set_mode(opts.isolation);
+    crate::run::network::set_mode(opts.network);
     // No descriptor unguard inherited reaches a suite (or a supervisor).
     crate::run::platform::no_inherited_fds();
     let rt = tokio::runtime::Builder::new_multi_thread()

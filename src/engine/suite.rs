@@ -299,6 +299,9 @@ pub(super) struct SuiteCall<'a> {
     /// The coverage run (see [`super::coverage_run`]): the whole suite with
     /// the collector's plugin and variables; never a mutant's run.
     pub coverage: Option<&'a Instrumented<'a>>,
+    /// Run it in a network namespace of its own (the config's baseline was
+    /// the same inside one: see `Baseline::network`).
+    pub network: bool,
 }
 
 /// A coverage run's collector, and the command it runs instead of the
@@ -540,6 +543,7 @@ pub(super) async fn run_suite(
             log: call.log,
             timeout: call.timeout,
             label: call.header,
+            network: call.network,
         },
         cancel.clone(),
     )

@@ -399,6 +399,7 @@ impl MutantView {
             fingerprint,
             inputs,
             reused,
+            network,
         } = m;
         let is_allowed = m.is_allowed();
         Some(match key {
@@ -435,6 +436,7 @@ impl MutantView {
             "fingerprint" => opt_str(fingerprint),
             "inputs" => strs(inputs),
             "reused" => model(reused),
+            "network" => model(network),
             // The computed ones.
             "site" => Value::from(if *line > 0 {
                 format!("{file}:{line}")

@@ -154,6 +154,24 @@ pub struct MutantResult {
     /// (`--incremental`): nothing ran for it in this one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reused: Option<Reused>,
+    /// The network its runs had: a namespace of their own (loopback only),
+    /// or the machine's, shared with the other workers (see its baseline's
+    /// `network_note` for why).
+    #[serde(default)]
+    pub network: Network,
+}
+
+/// The network a test command's runs had (`--network-isolation`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Network {
+    /// The machine's network, shared with every other run (as before).
+    #[default]
+    Shared,
+    /// A network namespace of its own, holding only a loopback device: no
+    /// other run can take its ports, and its confirmations run beside the
+    /// other workers.
+    Namespace,
 }
 
 /// Where a reused verdict comes from.
@@ -279,6 +297,7 @@ impl MutantResult {
             fingerprint: None,
             inputs: Vec::new(),
             reused: None,
+            network: Network::Shared,
         }
     }
 
@@ -352,6 +371,14 @@ pub struct BaselineResult {
     /// that picks each mutant's covering tests and finds `no-coverage`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub coverage: Option<Box<CoverageRunResult>>,
+    /// The network this command's runs after the baseline had.
+    #[serde(default)]
+    pub network: Network,
+    /// Why they shared the machine's network, when they did and the
+    /// machine or the suite was the reason (`None` under
+    /// `--network-isolation off`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network_note: Option<String>,
 }
 
 /// The coverage run of one test command: one run of the whole suite with

@@ -75,6 +75,13 @@ fn spawn(
             let cg = setup.cgroup.as_ref().map(|c| c.dir().to_path_buf());
             match reaper::spawn_registered(&mut cmd, token, registry_handle, cg) {
                 Ok(child) => (child, Some(ours), setup.cgroup),
+                Err(e) if setup.netns => {
+                    // Without its supervisor the run would share the
+                    // network it was promised not to.
+                    return Err(format!(
+                        "the supervisor ({e}), which gives the run its own network namespace"
+                    ));
+                }
                 Err(e) => {
                     note = Some(format!(
                         "could not start the supervisor ({e}); the suite runs without it"

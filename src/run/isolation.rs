@@ -94,28 +94,40 @@ pub struct Setup {
     pub cgroup: Option<Cgroup>,
     /// `auto` left the cgroup out: a join took this long.
     pub slow_join: Option<Duration>,
+    /// The supervisor starts the command in a network namespace of its own
+    /// ([`crate::run::network`]).
+    pub netns: bool,
 }
 
 impl Setup {
     /// Supervisor and cgroup as the mode and the platform allow; silently
-    /// less where something is not available.
-    pub fn prepare() -> Setup {
+    /// less where something is not available. `netns`: the run gets its own
+    /// network, which only a supervisor gives it: where there is none, the
+    /// setup is `Err` (the run must not start shared).
+    pub fn prepare(netns: bool) -> Result<Setup, String> {
+        let no_supervisor = |why: &str| match netns {
+            true => Err(format!(
+                "could not give the run its own network namespace: {why}"
+            )),
+            false => Ok(Setup::direct()),
+        };
         if !platform::SUPERVISOR || !Path::new(SELF_EXE).exists() {
-            return Setup::direct();
+            return no_supervisor("no per-run supervisor here");
         }
         let Ok((ours, theirs)) = UnixStream::pair() else {
-            return Setup::direct();
+            return no_supervisor("no control socket for its supervisor");
         };
         let (slow_join, cgroup) = match (mode(), slow_join()) {
             (Isolation::Auto, Some(took)) => (Some(took), None),
             (Isolation::Auto | Isolation::Cgroup, _) => (None, Cgroup::create()),
             (Isolation::Subreaper, _) => (None, None),
         };
-        Setup {
+        Ok(Setup {
             control: Some((ours, theirs.into())),
             cgroup,
             slow_join,
-        }
+            netns,
+        })
     }
 
     /// No supervisor, no cgroup.
@@ -124,12 +136,13 @@ impl Setup {
             control: None,
             cgroup: None,
             slow_join: None,
+            netns: false,
         }
     }
 
     /// One line for the log header: which mechanisms this run is under.
     pub fn describe(&self) -> String {
-        match (&self.control, &self.cgroup, self.slow_join) {
+        let processes = match (&self.control, &self.cgroup, self.slow_join) {
             (Some(_), Some(cg), _) => format!(
                 "supervisor (child subreaper) in cgroup {}",
                 cg.dir.display()
@@ -141,6 +154,10 @@ impl Setup {
             ),
             (Some(_), None, None) => "supervisor (child subreaper)".into(),
             (None, _, _) => "process group and run token (no supervisor)".into(),
+        };
+        match self.netns {
+            true => format!("{processes}; its own network namespace (loopback only)"),
+            false => processes,
         }
     }
 
@@ -154,6 +171,9 @@ impl Setup {
         if let Some(cg) = &self.cgroup {
             args.push("--cgroup".into());
             args.push(cg.dir.display().to_string());
+        }
+        if self.netns {
+            args.push("--netns".into());
         }
         args.push("--".into());
         args.extend(argv.iter().cloned());
@@ -332,6 +352,7 @@ mod tests {
                 done: true,
             }),
             slow_join: None,
+            netns: true,
         };
         let argv = vec!["sh".to_string(), "-c".into(), "--grace x".into()];
         assert_eq!(
@@ -342,6 +363,7 @@ mod tests {
                 "2.500",
                 "--cgroup",
                 "/sys/fs/cgroup/unguard-1-0",
+                "--netns",
                 "--",
                 "sh",
                 "-c",

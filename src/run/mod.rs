@@ -11,6 +11,7 @@ pub mod capture;
 pub mod child;
 pub mod child_env;
 pub mod isolation;
+pub mod network;
 pub mod platform;
 pub mod reaper;
 pub mod report_versions;
@@ -84,6 +85,9 @@ pub struct Invocation<'a> {
     pub timeout: Duration,
     /// One line for the log header (what this run is).
     pub label: String,
+    /// Run it in a network namespace of its own ([`network`]); where that
+    /// cannot be made, it does not run (a spawn failure), never shared.
+    pub network: bool,
 }
 
 fn expand(text: &str, subs: &[(&'static str, String)], quote: bool) -> String {
@@ -119,7 +123,10 @@ pub async fn run(inv: Invocation<'_>, mut cancel: watch::Receiver<bool>) -> RunR
         exit: Exit::SpawnFailed(msg),
         duration: started.elapsed(),
     };
-    let setup = Setup::prepare();
+    let setup = match Setup::prepare(inv.network) {
+        Ok(s) => s,
+        Err(msg) => return failed(msg),
+    };
     let mut log = match open_log(&inv, &argv, &setup) {
         Ok(f) => f,
         Err(msg) => return failed(msg),

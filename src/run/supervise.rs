@@ -1,5 +1,5 @@
 //! The per-run supervisor: `unguard __supervise --grace SECS [--cgroup DIR]
-//! -- ARGV…`, a second copy of unguard's own binary between unguard and
+//! [--netns] -- ARGV…`, a second copy of unguard's own binary between unguard and
 //! each test command.
 //!
 //! It makes every process the command starts *its* descendant for good: it
@@ -29,6 +29,11 @@
 //!   (a signal it handles itself ends in `128 + N`), for a reader without
 //!   the socket.
 //!
+//! With `--netns` it first moves itself into a network namespace of its
+//! own with only a loopback device up ([`crate::run::network`]), before it
+//! has a second thread; where that fails it starts nothing and reports the
+//! spawn failure.
+//!
 //! With `--cgroup DIR` it first moves itself into that (per-run, empty)
 //! cgroup v2, so the command and everything it forks are born there; unguard
 //! empties it with `cgroup.kill` after the run, which catches even what a
@@ -56,6 +61,10 @@ pub struct Options {
     pub grace: Duration,
     /// A cgroup v2 directory to join before the command starts.
     pub cgroup: Option<PathBuf>,
+    /// Start the command in a network namespace of its own, loopback only
+    /// (see [`crate::run::network`]); where it cannot be made, the command
+    /// is not started (a spawn failure naming why).
+    pub netns: bool,
     /// The test command.
     pub argv: Vec<String>,
 }
@@ -134,6 +143,12 @@ pub fn main(opts: Options) -> ! {
     // Before anything can fork: orphans of the command are ours from here.
     // (Where it fails, only the group and the cgroup still attribute.)
     let _ = platform::become_subreaper();
+    // While this process has one thread (a user namespace can be entered
+    // only then): the command and all it starts inherit the namespace.
+    let netns_failed = match opts.netns {
+        true => platform::enter_private_network().err().map(|e| e.to_string()),
+        false => None,
+    };
     let rt = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -146,7 +161,15 @@ pub fn main(opts: Options) -> ! {
     };
     let report = rt.block_on(async {
         let mut control = control_socket();
-        let report = supervise(&opts, &mut control).await;
+        let report = match netns_failed {
+            Some(e) => Report {
+                end: Some(End::SpawnFailed(format!(
+                    "the command in its own network namespace: {e}"
+                ))),
+                ..Report::default()
+            },
+            None => supervise(&opts, &mut control).await,
+        };
         match (control.as_mut(), &report.end) {
             (Some(c), _) => {
                 let _ = c.write_all(report.encode().as_bytes()).await;

@@ -5,10 +5,11 @@
 //! `linux` submodule: the child subreaper, the `/proc` scans, reflink copies
 //! (`FICLONE`) and the ext4 allocation hint (`FS_TOPDIR_FL`). The `portable`
 //! submodule stands in for it elsewhere: no subreaper, empty scans, no
-//! reflink (so copies fall back to a plain copy), no hint. A port touches
-//! this module only; nothing here needs `unsafe` (marking inherited
-//! descriptors close-on-exec, which rustix only offers through a raw
-//! descriptor number, goes through the `close_fds` crate's safe function).
+//! reflink (so copies fall back to a plain copy), no hint, no private
+//! network. A port touches this module only. Only [`netns`] needs `unsafe`
+//! (two calls, each with its argument); marking inherited descriptors
+//! close-on-exec, which rustix only offers through a raw descriptor number,
+//! goes through the `close_fds` crate's safe function.
 
 use std::fs::File;
 use std::io;
@@ -17,7 +18,21 @@ use std::path::Path;
 
 use rustix::process::Pid;
 
+#[cfg(target_os = "linux")]
+pub mod netns;
 pub mod watch;
+
+#[cfg(target_os = "linux")]
+pub use netns::enter_private_network;
+
+/// No network namespaces off Linux.
+#[cfg(not(target_os = "linux"))]
+pub fn enter_private_network() -> io::Result<()> {
+    Err(io::Error::new(
+        io::ErrorKind::Unsupported,
+        "network namespaces are Linux only",
+    ))
+}
 
 #[cfg(target_os = "linux")]
 pub use linux::*;
