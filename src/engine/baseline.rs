@@ -77,6 +77,9 @@ pub(super) struct Board {
     /// Per test config: its runs get a network namespace of their own
     /// (its baseline was the same inside one; see [`Baseline::network`]).
     isolated: Vec<AtomicBool>,
+    /// Several workers run at once: only then can one run take another's
+    /// port, and only then is a namespace worth its baseline's second run.
+    workers_share: bool,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -84,8 +87,9 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Board {
-    /// A board for `n` test configs; `stop` stops the run's jobs.
-    pub fn new(n: usize, stop: watch::Sender<bool>) -> Board {
+    /// A board for `n` test configs; `stop` stops the run's jobs;
+    /// `workers_share`: more than one worker runs mutants.
+    pub fn new(n: usize, stop: watch::Sender<bool>, workers_share: bool) -> Board {
         Board {
             slots: Mutex::new((0..n).map(|_| Slot::Pending).collect()),
             failure: Mutex::new(None),
@@ -94,6 +98,7 @@ impl Board {
             uncounted: Mutex::new(BTreeSet::new()),
             bare: (0..n).map(|_| AtomicBool::new(false)).collect(),
             isolated: (0..n).map(|_| AtomicBool::new(false)).collect(),
+            workers_share,
         }
     }
 
@@ -253,7 +258,7 @@ pub(super) async fn run_job(
         cancel,
         uncounted: &board.uncounted,
         bare: board.bare.get(test),
-        isolated: board.isolated.get(test),
+        isolated: board.isolated.get(test).filter(|_| board.workers_share),
     };
     let checked = match b.run(scratch).await {
         Ok(green) => check_killed_by(plan, test, green.report.as_ref()).map(|()| green),
@@ -350,7 +355,8 @@ struct Baseline<'a> {
     uncounted: &'a Mutex<BTreeSet<String>>,
     /// This config's flag on the board: its runs go bare.
     bare: Option<&'a AtomicBool>,
-    /// This config's flag on the board: its runs get their own network.
+    /// This config's flag on the board: its runs get their own network
+    /// (`None`: one worker, nothing to keep apart; the check is not made).
     isolated: Option<&'a AtomicBool>,
 }
 
@@ -398,6 +404,7 @@ impl Baseline<'_> {
     }
 
     /// Whether this command's runs get a network namespace of their own.
+    /// Only with several workers (one alone shares no port with anyone).
     /// Where the machine gives one ([`run::network::available`]), the green
     /// baseline runs once more inside one, and only the same result there
     /// (green, the same tests with the same outcomes) lets them: a suite
@@ -405,11 +412,13 @@ impl Baseline<'_> {
     /// shared network, said in one line and in `outcomes.json`
     /// (`baselines[].network`, `network_note`).
     async fn network(&self, scratch: &mut Scratch, green: &mut Green) -> Result<()> {
+        let Some(flag) = self.isolated else {
+            return Ok(());
+        };
         if let Err(why) = run::network::available() {
             if run::network::mode() != run::network::NetworkIsolation::Off {
-                green.result.network_note = Some(format!(
-                    "no network namespace on this machine: {why}"
-                ));
+                green.result.network_note =
+                    Some(format!("no network namespace on this machine: {why}"));
             }
             return Ok(());
         }
@@ -425,25 +434,22 @@ impl Baseline<'_> {
                 let (a, b) = (green.result.tests_total, run.junit.tests_total());
                 match (green.report.as_ref(), report.as_ref()) {
                     (Some(outside), Some(inside)) => outcome_change(outside, inside),
-                    _ => (a != b).then(|| format!("{} tests there, {} outside", counted(b), counted(a))),
+                    _ => (a != b)
+                        .then(|| format!("{} tests there, {} outside", counted(b), counted(a))),
                 }
             }
         };
         match differs {
             None => {
-                if let Some(flag) = self.isolated {
-                    flag.store(true, Ordering::Relaxed);
-                }
+                flag.store(true, Ordering::Relaxed);
                 green.result.network = Network::Namespace;
             }
             Some(d) => {
                 let note = format!(
                     "its baseline is not the same in a network namespace of its own ({d}; log {log_name}): its runs share the machine's network, and confirmations wait for the other workers"
                 );
-                self.progress.line(&format!(
-                    "note: `{}`: {note}",
-                    self.cfg.command.display()
-                ));
+                self.progress
+                    .line(&format!("note: `{}`: {note}", self.cfg.command.display()));
                 green.result.network_note = Some(note);
             }
         }
@@ -721,5 +727,50 @@ fn check_killed_by(plan: &Plan, test: usize, report: Option<&Report>) -> Result<
         Ok(())
     } else {
         Err(Error::Diagnostics(diags))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::outcome::reading::model::TestCase;
+
+    fn report(cases: &[(&str, Status)]) -> Report {
+        Report {
+            cases: cases
+                .iter()
+                .map(|(name, status)| TestCase {
+                    classname: "t".into(),
+                    name: (*name).into(),
+                    status: *status,
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn the_same_tests_with_the_same_outcomes_are_no_change_in_any_order() {
+        let a = report(&[("a", Status::Passed), ("b", Status::Skipped)]);
+        let b = report(&[("b", Status::Skipped), ("a", Status::Passed)]);
+        assert_eq!(outcome_change(&a, &b), None);
+    }
+
+    #[test]
+    fn a_changed_outcome_or_a_test_run_on_one_side_only_is_named() {
+        let outside = report(&[("a", Status::Passed), ("b", Status::Passed)]);
+        let skipped = report(&[("a", Status::Passed), ("b", Status::Skipped)]);
+        assert_eq!(
+            outcome_change(&outside, &skipped).as_deref(),
+            Some("`t::b` Skipped there, Passed outside")
+        );
+        let fewer = report(&[("a", Status::Passed)]);
+        assert_eq!(
+            outcome_change(&outside, &fewer).as_deref(),
+            Some("`t::b` did not run there")
+        );
+        assert_eq!(
+            outcome_change(&fewer, &outside).as_deref(),
+            Some("`t::b` ran only there")
+        );
     }
 }

@@ -278,7 +278,7 @@ async fn execute_async(
         scheduler::queue(&plan, opts.no_canary)
     };
     let ctx = Arc::new(Ctx {
-        baselines: baseline::Board::new(plan.tests.len(), stop),
+        baselines: baseline::Board::new(plan.tests.len(), stop, workers > 1),
         patterns: baseline::killed_by_patterns(&plan),
         plan,
         pristine,

@@ -291,10 +291,12 @@ pub(super) struct SuiteCall<'a> {
     /// request for a JUnit report through `PYTEST_ADDOPTS`); the isolation
     /// stays. Set when the baseline showed they break the suite.
     pub bare: bool,
-    /// A confirmation run (of a kill or a hang): it waits until no other
-    /// suite runs and holds every other run off until it ends, so a port,
-    /// a file or the CPU shared with another worker cannot confirm a
-    /// verdict. Every other run shares the machine.
+    /// A confirmation run that holds the machine alone (a hang's, and a
+    /// kill's whose runs share the machine's network): it waits until no
+    /// other suite runs and holds every other run off until it ends, so a
+    /// port, a file or the CPU shared with another worker cannot confirm a
+    /// verdict. Every other run shares the machine (a kill's confirmation
+    /// in a network namespace of its own too: no port is shared there).
     pub alone: bool,
     /// The coverage run (see [`super::coverage_run`]): the whole suite with
     /// the collector's plugin and variables; never a mutant's run.

@@ -279,7 +279,7 @@ fn model_without_mutants(r: &Results) -> serde_json::Result<serde_json::Map<Stri
 
 /// Every key of a mutant in a template, sorted (the order `|items` and
 /// `|dictsort` see, as for a map): the model's fields, then the computed ones.
-pub(crate) const MUTANT_KEYS: [&str; 44] = [
+pub(crate) const MUTANT_KEYS: [&str; 45] = [
     "allowed",
     "command",
     "control",
@@ -305,6 +305,7 @@ pub(crate) const MUTANT_KEYS: [&str; 44] = [
     "location",
     "log_file",
     "log_href",
+    "network",
     "outcome",
     "reason",
     "red",
@@ -632,6 +633,7 @@ mod tests {
                 "fingerprint": m.fingerprint,
                 "inputs": m.inputs,
                 "reused": m.reused,
+                "network": m.network,
                 "diff_href": m.diff_file.as_deref().map(href),
                 "log_href": m.log_file.as_deref().map(href),
             })
@@ -692,7 +694,7 @@ mod tests {
             render("{% for k, v in mutants[0]|items %}{{ k }} {% endfor %}"),
             MUTANT_KEYS.join(" ") + " "
         );
-        assert_eq!(render("{{ mutants[0]|length }}"), "44");
+        assert_eq!(render("{{ mutants[0]|length }}"), "45");
         assert_eq!(
             render("{% for l in findings[0].diff_lines %}{{ l.kind }}:{{ l.text }}|{% endfor %}"),
             "meta:--- a/f.py|meta:+++ b/f.py|hunk:@@ -1,2 +1,2 @@|ctx: ctx|del:-old|add:+new|"

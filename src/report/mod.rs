@@ -315,6 +315,7 @@ pub(crate) mod tests {
             fingerprint: None,
             inputs: vec![],
             reused: None,
+            network: crate::results::Network::Shared,
         }
     }
 

@@ -156,8 +156,8 @@ pub struct MutantResult {
     pub reused: Option<Reused>,
     /// The network its runs had: a namespace of their own (loopback only),
     /// or the machine's, shared with the other workers (see its baseline's
-    /// `network_note` for why).
-    #[serde(default)]
+    /// `network_note` for why). Left out when shared.
+    #[serde(default, skip_serializing_if = "Network::is_shared")]
     pub network: Network,
 }
 
@@ -172,6 +172,13 @@ pub enum Network {
     /// other run can take its ports, and its confirmations run beside the
     /// other workers.
     Namespace,
+}
+
+impl Network {
+    /// The machine's network (absent from `outcomes.json`).
+    pub fn is_shared(&self) -> bool {
+        *self == Network::Shared
+    }
 }
 
 /// Where a reused verdict comes from.
@@ -371,8 +378,9 @@ pub struct BaselineResult {
     /// that picks each mutant's covering tests and finds `no-coverage`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub coverage: Option<Box<CoverageRunResult>>,
-    /// The network this command's runs after the baseline had.
-    #[serde(default)]
+    /// The network this command's runs after the baseline had (left out
+    /// when shared).
+    #[serde(default, skip_serializing_if = "Network::is_shared")]
     pub network: Network,
     /// Why they shared the machine's network, when they did and the
     /// machine or the suite was the reason (`None` under

@@ -75,7 +75,10 @@ fn probe() -> Result<(), String> {
     }
     let said = String::from_utf8_lossy(&out.stderr).trim().to_string();
     Err(if said.is_empty() {
-        format!("a supervisor in its own network namespace ended with {}", out.status)
+        format!(
+            "a supervisor in its own network namespace ended with {}",
+            out.status
+        )
     } else {
         said.replace("unguard __supervise: could not start ", "")
     })

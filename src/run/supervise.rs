@@ -146,7 +146,9 @@ pub fn main(opts: Options) -> ! {
     // While this process has one thread (a user namespace can be entered
     // only then): the command and all it starts inherit the namespace.
     let netns_failed = match opts.netns {
-        true => platform::enter_private_network().err().map(|e| e.to_string()),
+        true => platform::enter_private_network()
+            .err()
+            .map(|e| e.to_string()),
         false => None,
     };
     let rt = match tokio::runtime::Builder::new_current_thread()

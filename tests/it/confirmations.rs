@@ -112,10 +112,12 @@ fn free_port() -> u16 {
 }
 
 /// Every test run binds one fixed loopback port for 1.5 s. At -j 2 two
-/// runs collide and one goes red; its confirmation runs alone, does not go
-/// red, and the mutant is `flaky`: no equivalent mutant is ever `killed`
-/// (today's main confirmed the collision while the other worker held the
-/// port: 2 killed).
+/// runs on the machine's network collide and one goes red; its
+/// confirmation runs alone, does not go red, and the mutant is `flaky`: no
+/// equivalent mutant is ever `killed` (today's main confirmed the collision
+/// while the other worker held the port: 2 killed). In a network namespace
+/// of its own (the default where the machine gives one) no run collides
+/// with another: every mutant survives.
 #[test]
 fn a_kill_by_a_port_collision_is_not_confirmed_at_j2() {
     let port = free_port();
@@ -139,7 +141,15 @@ fn a_kill_by_a_port_collision_is_not_confirmed_at_j2() {
         ("check.py", &check),
         ("unguard.yaml", &spec.build()),
     ]);
-    let (code, out, err) = fx.run(&["run", "--out", "out", "-j", "2"]);
+    let (code, out, err) = fx.run(&[
+        "run",
+        "--out",
+        "out",
+        "-j",
+        "2",
+        "--network-isolation",
+        "off",
+    ]);
     let v = fx.verdicts("out");
     assert_eq!(v.len(), 4, "{v:?}\n{}", ctx(code, &out, &err));
     assert!(
@@ -156,5 +166,216 @@ fn a_kill_by_a_port_collision_is_not_confirmed_at_j2() {
         } else {
             assert_eq!(reasons[id], "suite-green", "{id}");
         }
+    }
+    let o = fx.outcomes("out");
+    assert!(
+        o["baselines"][0].get("network").is_none(),
+        "shared: left out"
+    );
+    assert!(
+        o["baselines"][0].get("network_note").is_none(),
+        "off is the user's choice, not a finding: {}",
+        o["baselines"][0]
+    );
+
+    if !netns_here() {
+        return;
+    }
+    let (code, out, err) = fx.run(&["run", "--out", "ns", "-j", "2"]);
+    let v = fx.verdicts("ns");
+    assert!(
+        v.len() == 4 && v.values().all(|o| o == "survived"),
+        "in their own network no two runs collide: {v:?}\n{}",
+        ctx(code, &out, &err)
+    );
+    let o = fx.outcomes("ns");
+    assert_eq!(
+        o["baselines"][0]["network"], "namespace",
+        "{}",
+        o["baselines"][0]
+    );
+    for m in o["mutants"].as_array().unwrap() {
+        assert_eq!(m["network"], "namespace", "{m}");
+    }
+    let log = fx.read("ns/one.log");
+    assert!(
+        log.contains("its own network namespace (loopback only)"),
+        "the log's isolation line says it: {log}"
+    );
+    assert!(
+        fx.path().join("ns/@baseline.netns.log").is_file(),
+        "the baseline's run inside a namespace has its log"
+    );
+}
+
+/// Whether this machine gives a run a network namespace of its own (a
+/// supervisor started with `--netns`); else the test says it is skipped.
+fn netns_here() -> bool {
+    let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("unguard"))
+        .args(["__supervise", "--grace", "0", "--netns", "--", "true"])
+        .output()
+        .unwrap();
+    out.status.success() || {
+        crate::common::skip::not_here(&format!(
+            "no network namespace here: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+        false
+    }
+}
+
+/// A suite run that says, in a file outside the copy, how many other runs
+/// were going when it started (`<mutant> <others>` per line): `red` turns
+/// the suite red at once, `slow` keeps it green for 8 s.
+fn counting_check(dir: &std::path::Path) -> String {
+    format!(
+        r#"import os, pathlib, sys, time
+d = pathlib.Path({dir:?})
+src = pathlib.Path("app.py").read_text()
+me = "red" if "VALUE = 2" in src else "slow" if "SLOW" in src else "other"
+running = d / "running"
+running.mkdir(exist_ok=True)
+others = len(list(running.iterdir()))
+with open(d / "starts", "a") as f:
+    f.write(f"{{me}} {{others}}\n")
+token = running / str(os.getpid())
+token.write_text(me)
+try:
+    if me == "slow":
+        time.sleep(8)
+    import app
+    sys.exit(0 if app.VALUE == 1 else 1)
+finally:
+    token.unlink()
+"#,
+        dir = dir.display().to_string()
+    )
+}
+
+/// At -j 2, a kill's confirmation waits for the other worker's run when
+/// the runs share the machine's network, and runs beside it when each run
+/// has a network namespace of its own: `red`'s second run (its
+/// confirmation) starts while `slow` still runs only then.
+#[test]
+fn a_confirmation_runs_beside_the_other_worker_only_in_its_own_network() {
+    if !netns_here() {
+        return;
+    }
+    for (mode, beside) in [("auto", true), ("off", false)] {
+        let dir = tempfile::tempdir().unwrap();
+        let spec = SpecBuilder::new("python3 check.py")
+            .preset("generic")
+            .timeout("60s")
+            .mutation(mutation("red", "app.py", "VALUE = 1", "VALUE = 2"))
+            .mutation(mutation("slow", "app.py", "# note", "# SLOW"))
+            .build();
+        let fx = Fixture::git(&[
+            ("app.py", "# note\nVALUE = 1\n"),
+            ("check.py", &counting_check(dir.path())),
+            ("unguard.yaml", &spec),
+        ]);
+        let (code, out, err) = fx.run(&[
+            "run",
+            "--out",
+            "out",
+            "-j",
+            "2",
+            "--network-isolation",
+            mode,
+        ]);
+        let v = fx.verdicts("out");
+        assert_eq!(
+            v["red"],
+            "killed",
+            "{mode}: {v:?}\n{}",
+            ctx(code, &out, &err)
+        );
+        assert_eq!(v["slow"], "survived", "{mode}: {v:?}");
+        let starts = std::fs::read_to_string(dir.path().join("starts")).unwrap();
+        let reds: Vec<usize> = starts
+            .lines()
+            .filter_map(|l| l.strip_prefix("red "))
+            .map(|n| n.parse().unwrap())
+            .collect();
+        assert_eq!(
+            reds.len(),
+            2,
+            "{mode}: a run and its confirmation: {starts}"
+        );
+        assert_eq!(
+            reds[1] > 0,
+            beside,
+            "{mode}: the confirmation saw {} other run(s) going: {starts}\n{}",
+            reds[1],
+            ctx(code, &out, &err)
+        );
+    }
+}
+
+/// A suite whose baseline is not the same in a network namespace of its
+/// own keeps the machine's network, said in one line and in
+/// `outcomes.json`: one that is red without a server on the machine's
+/// loopback, and one that skips a test without it (green both ways, but a
+/// mutant only that test kills would survive inside).
+#[test]
+fn a_suite_that_needs_the_machines_network_keeps_it() {
+    if !netns_here() {
+        return;
+    }
+    let server = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = server.local_addr().unwrap().port();
+    std::thread::spawn(move || for _ in server.incoming() {});
+    let red_without = format!(
+        "import socket, sys\nimport app\nsocket.create_connection((\"127.0.0.1\", {port}), timeout=5).close()\nsys.exit(0 if app.VALUE == 1 else 1)\n"
+    );
+    let skips_without = format!(
+        r#"import socket, sys
+import app
+try:
+    socket.create_connection(("127.0.0.1", {port}), timeout=5).close()
+    net = '<testcase classname="t" name="server"/>'
+except OSError:
+    net = '<testcase classname="t" name="server"><skipped/></testcase>'
+ok = app.VALUE == 1
+local = '<testcase classname="t" name="value"/>' if ok else '<testcase classname="t" name="value"><failure/></testcase>'
+open(sys.argv[1], "w").write(f'<testsuite tests="2">{{net}}{{local}}</testsuite>')
+sys.exit(0 if ok else 1)
+"#
+    );
+    for (check, command, junit, says) in [
+        (&red_without, "python3 check.py", None, "red there"),
+        (
+            &skips_without,
+            "python3 check.py {junit}",
+            Some("{junit}"),
+            "`t::server` Skipped there, Passed outside",
+        ),
+    ] {
+        let mut spec = SpecBuilder::new(command)
+            .preset("generic")
+            .timeout("30s")
+            .mutation(mutation("value", "app.py", "VALUE = 1", "VALUE = 2"));
+        if let Some(j) = junit {
+            spec = spec.junit(j);
+        }
+        let fx = Fixture::git(&[
+            ("app.py", "VALUE = 1\n"),
+            ("check.py", check),
+            ("unguard.yaml", &spec.build()),
+        ]);
+        let (code, out, err) = fx.run(&["run", "--out", "out", "-j", "2"]);
+        let v = fx.verdicts("out");
+        assert_eq!(v["value"], "killed", "{v:?}\n{}", ctx(code, &out, &err));
+        let o = fx.outcomes("out");
+        let b = &o["baselines"][0];
+        assert!(b.get("network").is_none(), "shared: {b}");
+        let note = b["network_note"].as_str().unwrap_or_default();
+        assert!(note.contains(says), "{note}");
+        assert!(
+            err.contains("its runs share the machine's network"),
+            "said in one line: {}",
+            ctx(code, &out, &err)
+        );
+        assert!(mutant(&o, "value").get("network").is_none());
     }
 }
