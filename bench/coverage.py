@@ -51,9 +51,10 @@ def main():
     ap.add_argument("--bin", default=os.path.join(os.path.dirname(__file__), "..", "target", "release", "unguard"))
     ap.add_argument("--keep", action="store_true", help="keep the two output dirs")
     ap.add_argument("--test-command", help="passed to both audits (audit's own --test-command)")
-    ap.add_argument("--against", choices=["no-coverage", "full"], default="no-coverage",
-                    help="B's flag: --no-coverage (the speed target: default flags otherwise) or --full "
-                         "(no selection at all: the verdict table the issue compares with)")
+    ap.add_argument("--against", choices=["no-coverage", "full", "network-off"], default="no-coverage",
+                    help="B's flag: --no-coverage (the speed target: default flags otherwise), --full "
+                         "(no selection at all: the verdict table the issue compares with), or "
+                         "network-off (--network-isolation off: every confirmation alone, issue 53)")
     args = ap.parse_args()
     if not os.path.exists(args.bin):
         sys.exit("no unguard binary at %s (cargo build --release, or --bin)" % args.bin)
@@ -61,7 +62,8 @@ def main():
     extra = ["--test-command", args.test_command] if args.test_command else []
     try:
         wa, a, ca = audit(args.bin, args.target, os.path.join(tmp, "with"), args.jobs, args.file, extra)
-        wb, b, cb = audit(args.bin, args.target, os.path.join(tmp, "without"), args.jobs, args.file, extra + ["--" + args.against])
+        b_flags = ["--network-isolation", "off"] if args.against == "network-off" else ["--" + args.against]
+        wb, b, cb = audit(args.bin, args.target, os.path.join(tmp, "without"), args.jobs, args.file, extra + b_flags)
         ta, tb = table(a), table(b)
         differ = [
             (k, tb.get(k), ta.get(k))
@@ -71,7 +73,10 @@ def main():
         cov = next((bl.get("coverage") for bl in a.get("baselines", []) if bl.get("coverage")), None)
         base = a["baselines"][0]["duration_s"] if a.get("baselines") else None
         print("mutants: %d" % len(ta))
-        print("with coverage:    %.0f s (exit %d)" % (wa, ca))
+        print("A's network: %s" % ", ".join(
+            "%s%s" % (bl.get("network", "shared"), " (%s)" % bl["network_note"] if bl.get("network_note") else "")
+            for bl in a.get("baselines", [])))
+        print("A (defaults):     %.0f s (exit %d)" % (wa, ca))
         print("with --%s: %.0f s (exit %d)" % (args.against, wb, cb))
         print("ratio: %.2f x%s" % (wa / wb if wb else float("nan"),
                                    " (target <= 0.25 x)" if args.against == "no-coverage" else ""))

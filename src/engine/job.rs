@@ -244,8 +244,23 @@ struct MutantRun<'a> {
 enum Confirm {
     /// A kill (or a survivor's re-check).
     Kill,
+    /// A kill in a network namespace whose log shows a try to reach
+    /// beyond loopback: confirmed on the machine's network, alone.
+    KillOutside,
     /// A hang.
     Hang,
+}
+
+/// How one suite run of a mutant holds the machine and the network.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Slot {
+    /// Beside the other workers, in the command's network (its own
+    /// namespace where the baseline allowed one).
+    Shared,
+    /// Alone on the machine, in the command's network.
+    Alone,
+    /// Alone on the machine, on the machine's network.
+    AloneOutside,
 }
 
 impl MutantRun<'_> {
@@ -310,7 +325,7 @@ impl MutantRun<'_> {
         }
         let log_name = outdir::log_name(&m.id);
         let first = self
-            .suite(scratch, &log_name, timeout, &[], None, false)
+            .suite(scratch, &log_name, timeout, &[], None, Slot::Shared)
             .await?;
         if first.res.exit == Exit::Interrupted {
             return Ok(None);
@@ -318,7 +333,7 @@ impl MutantRun<'_> {
         let v = self.classify(&first, timeout);
         let v = match v.outcome {
             Outcome::Survived | Outcome::Killed => {
-                match self.recheck(scratch, v, timeout, None).await? {
+                match self.recheck(scratch, v, timeout, None, &log_name).await? {
                     Some(v) => v,
                     None => return Ok(None),
                 }
@@ -356,7 +371,14 @@ impl MutantRun<'_> {
         let m = self.m;
         let name = outdir::subset_log_name(&m.id, k);
         let run = self
-            .suite(scratch, &name, timeout, &stage.tests, Some(stage), false)
+            .suite(
+                scratch,
+                &name,
+                timeout,
+                &stage.tests,
+                Some(stage),
+                Slot::Shared,
+            )
             .await?;
         if run.res.exit == Exit::Interrupted {
             return Ok(Subset::Interrupted);
@@ -407,7 +429,10 @@ impl MutantRun<'_> {
         }
         let stage = &stage;
         let v = match v.outcome {
-            Outcome::Killed => match self.recheck(scratch, v, timeout, Some(stage)).await? {
+            Outcome::Killed => match self
+                .recheck(scratch, v, timeout, Some(stage), &name)
+                .await?
+            {
                 Some(v) => v,
                 None => return Ok(Subset::Interrupted),
             },
@@ -489,9 +514,11 @@ impl MutantRun<'_> {
         timeout: Duration,
         select: &[String],
         stage: Option<&Stage>,
-        alone: bool,
+        slot: Slot,
     ) -> Result<SuiteRun> {
         let m = self.m;
+        let alone = slot != Slot::Shared;
+        let network = slot != Slot::AloneOutside && self.ctx.baselines.isolated(m.test);
         let adapter = match stage {
             Some(_) => self.ctx.baselines.subset_source(m.test).map(|(_, a)| a),
             None => None,
@@ -513,7 +540,7 @@ impl MutantRun<'_> {
                 bare: self.ctx.baselines.bare(m.test),
                 alone,
                 coverage: None,
-                network: self.ctx.baselines.isolated(m.test),
+                network,
             },
             self.cancel,
         )
@@ -552,8 +579,22 @@ impl MutantRun<'_> {
         first: Verdict,
         timeout: Duration,
         stage: Option<&Stage>,
+        first_log: &str,
     ) -> Result<Option<Verdict>> {
         let opts = &self.ctx.opts;
+        // A kill in a network namespace of its own whose log shows a try to
+        // reach beyond loopback (which the machine's network might have let
+        // through) is confirmed on the machine's network, alone.
+        let of = match first.outcome {
+            Outcome::Killed
+                if self.ctx.baselines.isolated(self.m.test)
+                    && outcome::network_hint::outside_network_error(&opts.out.join(first_log))
+                        .is_some() =>
+            {
+                Confirm::KillOutside
+            }
+            _ => Confirm::Kill,
+        };
         let rechecks = match first.outcome {
             Outcome::Killed => opts.recheck_kills,
             _ => opts.recheck_survivors,
@@ -579,7 +620,7 @@ impl MutantRun<'_> {
             let name = outdir::recheck_log_name(&self.m.id, k);
             if let Some(a) = &alone {
                 let Some(v) = self
-                    .confirm_once(scratch, &name, timeout, &a.tests, Some(a), Confirm::Kill)
+                    .confirm_once(scratch, &name, timeout, &a.tests, Some(a), of)
                     .await?
                 else {
                     return Ok(None);
@@ -615,7 +656,7 @@ impl MutantRun<'_> {
                 (None, _) => name,
             };
             let Some(v2) = self
-                .confirm_once(scratch, &name, timeout, select, stage, Confirm::Kill)
+                .confirm_once(scratch, &name, timeout, select, stage, of)
                 .await?
             else {
                 return Ok(None);
@@ -670,9 +711,13 @@ impl MutantRun<'_> {
         stage: Option<&Stage>,
         of: Confirm,
     ) -> Result<Option<Verdict>> {
-        let alone = of == Confirm::Hang || !self.ctx.baselines.isolated(self.m.test);
+        let slot = match of {
+            Confirm::Kill if self.ctx.baselines.isolated(self.m.test) => Slot::Shared,
+            Confirm::Kill | Confirm::Hang => Slot::Alone,
+            Confirm::KillOutside => Slot::AloneOutside,
+        };
         let again = self
-            .suite(scratch, log_name, timeout, select, stage, alone)
+            .suite(scratch, log_name, timeout, select, stage, slot)
             .await?;
         if again.res.exit == Exit::Interrupted {
             return Ok(None);

@@ -51,6 +51,40 @@ const CONNECTION_ERRORS: &[&str] = &[
     "dial tcp",
 ];
 
+/// Errors a process in a network namespace of its own gets where the
+/// machine's network would have let it through: no route out, no name
+/// resolution (loopback is there: a refused connection is the same on
+/// both sides). Matched without regard to case.
+const OUTSIDE_NETWORK_ERRORS: &[&str] = &[
+    "network is unreachable",
+    "no route to host",
+    "enetunreach",
+    "ehostunreach",
+    "temporary failure in name resolution",
+    "name or service not known",
+    "nodename nor servname",
+    "gaierror",
+    "getaddrinfo",
+    "eai_again",
+    "enotfound",
+    "dial tcp: lookup",
+];
+
+/// The first line of `log` that shows a try to reach beyond loopback that
+/// a network namespace of its own refused (see [`OUTSIDE_NETWORK_ERRORS`]):
+/// a kill in a namespace with such a line is no evidence until the machine's
+/// network confirms it. `None`: none, or the log cannot be read.
+pub fn outside_network_error(log: &Path) -> Option<String> {
+    let text = std::fs::read(log).ok()?;
+    String::from_utf8_lossy(&text)
+        .lines()
+        .find(|l| {
+            let l = l.to_ascii_lowercase();
+            OUTSIDE_NETWORK_ERRORS.iter().any(|e| l.contains(e))
+        })
+        .map(|l| l.trim().chars().take(200).collect())
+}
+
 /// The prefix of the line of a baseline error that proposes a command.
 const PROPOSE: &str = "  = run without them: ";
 

@@ -82,6 +82,10 @@ fn a_hang_that_does_not_reproduce_is_flaky_and_one_that_does_stays_timeout() {
         "the detail names the confirmation: {detail}"
     );
     assert!(fx.path().join("out/once@recheck-1.log").is_file());
+    assert!(
+        !fx.path().join("out/@baseline.netns.log").exists(),
+        "one worker keeps no port from anyone: no baseline run in a namespace"
+    );
 
     // `--recheck-kills 0` turns confirmations off, hangs included.
     std::fs::remove_file(flags.path().join("hung")).unwrap();
@@ -351,15 +355,17 @@ sys.exit(0 if ok else 1)
             "`t::server` Skipped there, Passed outside",
         ),
     ] {
+        // Two mutants: two workers (one alone keeps no port from anyone).
         let mut spec = SpecBuilder::new(command)
             .preset("generic")
             .timeout("30s")
-            .mutation(mutation("value", "app.py", "VALUE = 1", "VALUE = 2"));
+            .mutation(mutation("value", "app.py", "VALUE = 1", "VALUE = 2"))
+            .mutation(mutation("note", "app.py", "# note", "# a note"));
         if let Some(j) = junit {
             spec = spec.junit(j);
         }
         let fx = Fixture::git(&[
-            ("app.py", "VALUE = 1\n"),
+            ("app.py", "VALUE = 1\n# note\n"),
             ("check.py", check),
             ("unguard.yaml", &spec.build()),
         ]);
@@ -378,4 +384,69 @@ sys.exit(0 if ok else 1)
         );
         assert!(mutant(&o, "value").get("network").is_none());
     }
+}
+
+/// A mutant that makes the code reach beyond loopback: in a network
+/// namespace of its own the try fails (`Network is unreachable`, simulated
+/// here by a server only the machine's loopback has), and the suite goes
+/// red. That kill is no evidence: it is confirmed on the machine's network,
+/// alone, where the suite stays green, so the mutant is `flaky`, never
+/// `killed`. A kill without such a line is confirmed in the namespace.
+#[test]
+fn a_kill_that_shows_the_outside_network_is_confirmed_on_the_machines_network() {
+    if !netns_here() {
+        return;
+    }
+    let server = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = server.local_addr().unwrap().port();
+    std::thread::spawn(move || for _ in server.incoming() {});
+    let check = format!(
+        r#"import socket, sys
+import app
+if app.REACH:
+    try:
+        socket.create_connection(("127.0.0.1", {port}), timeout=5).close()
+    except OSError:
+        print("OSError: [Errno 101] Network is unreachable")
+        sys.exit(1)
+sys.exit(0 if app.VALUE == 1 else 1)
+"#
+    );
+    let spec = SpecBuilder::new("python3 check.py")
+        .preset("generic")
+        .timeout("30s")
+        .mutation(mutation("reach", "app.py", "REACH = False", "REACH = True"))
+        .mutation(mutation("value", "app.py", "VALUE = 1", "VALUE = 2"))
+        .build();
+    let fx = Fixture::git(&[
+        ("app.py", "REACH = False\nVALUE = 1\n"),
+        ("check.py", &check),
+        ("unguard.yaml", &spec),
+    ]);
+    let (code, out, err) = fx.run(&["run", "--out", "out", "-j", "2"]);
+    let o = fx.outcomes("out");
+    assert_eq!(
+        o["baselines"][0]["network"],
+        "namespace",
+        "{}",
+        ctx(code, &out, &err)
+    );
+    let v = fx.verdicts("out");
+    assert_eq!(v["value"], "killed", "{v:?}\n{}", ctx(code, &out, &err));
+    assert_eq!(v["reach"], "flaky", "{v:?}\n{}", ctx(code, &out, &err));
+    assert_eq!(reason(&o, "reach"), "kill-not-reproduced");
+    let confirmation = fx.read("out/reach@recheck-1.log");
+    let isolation = confirmation
+        .lines()
+        .find(|l| l.starts_with("# isolation:"))
+        .unwrap_or_default();
+    assert!(
+        !isolation.contains("network namespace"),
+        "confirmed on the machine's network: {isolation}"
+    );
+    let kept = fx.read("out/value@recheck-1.log");
+    assert!(
+        kept.contains("its own network namespace"),
+        "a plain kill is confirmed in the namespace: {kept}"
+    );
 }

@@ -4,6 +4,9 @@
 //! BASE + UNGUARD_WORKER. Its first test fails when something already
 //! answers on that port: a daemon of an earlier run on the same worker,
 //! which would make an equivalent mutant look killed (a false kill).
+//! Every run here shares the machine's network (`UNGUARD_NETWORK_ISOLATION=
+//! off`): in a network namespace of its own a leaked daemon could not answer
+//! another run's client anyway, and what this module tests is that it dies.
 //!
 //! Under each mechanism unguard ships (`--isolation auto`, with a cgroup
 //! where it may create one, and the forced `--isolation subreaper`), and
@@ -342,6 +345,7 @@ fn run_at(
     let mut args = vec!["run", "-j", jobs, "--out", out];
     args.extend_from_slice(extra);
     let mut cmd = fx.unguard(&args);
+    cmd.env("UNGUARD_NETWORK_ISOLATION", "off");
     // The mode through the environment: an older unguard without the flag
     // still runs (and shows what it does wrong).
     if let Some(mode) = mode {
@@ -507,6 +511,7 @@ fn at_j2_a_daemon_of_an_earlier_run_never_answers_as_a_non_root_user() {
         .arg(&bin)
         .args(["run", "-j", "2", "--out", "out"])
         .current_dir(fx.path())
+        .env("UNGUARD_NETWORK_ISOLATION", "off")
         .env("TMPDIR", fx.tmp.path())
         .env("HOME", fx.tmp.path())
         .env_remove("GITHUB_STEP_SUMMARY");
