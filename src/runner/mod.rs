@@ -24,21 +24,25 @@
 //! a line in [`recognise`] (docs/development.md shows how).
 
 pub mod cargo_test;
+pub mod generic;
 pub mod go_test;
 pub mod jest;
 pub mod node_test;
 pub mod package_script;
 pub mod pytest;
+pub mod pytest_select;
 pub mod template;
 pub mod unittest;
 pub mod vitest;
 pub mod words;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::coverage::collector::Collector;
+use crate::coverage::collector::{Collector, Instrumentation};
+use crate::error::Result;
 use crate::outcome::reading::suite_log;
+use crate::run::child_env::ChildEnv;
 use crate::spec::{Command, Select, TestConfig};
 
 /// Where a run's command is made: the copy, unguard's own per-test report
@@ -104,10 +108,68 @@ pub trait Runner: std::fmt::Debug + Send + Sync {
         None
     }
 
-    /// Whether a subset run gets the strict pytest plugin.
-    fn plugin(&self) -> bool {
-        false
+    /// The plugin that makes the config's own command run only some tests
+    /// (a subset: strictly; a re-check of a kill's red tests: loosely, see
+    /// [`Plugin::install`]); `None`: this runner selects through
+    /// [`Runner::subset`] alone.
+    fn plugin(&self) -> Option<&'static dyn Plugin> {
+        None
     }
+
+    /// What a subset run (of [`Runner::subset`]'s command or the plugin's)
+    /// adds to `env`, the run's environment so far, so that the subset
+    /// is judged as the full suite is (pytest: a coverage gate off). Never
+    /// for the user's full command.
+    fn subset_env(&self, _command: &Command, _env: &mut ChildEnv, _tree: &Path) {}
+
+    /// unguard's request for its per-test report at `report` through the
+    /// environment, in a whole-suite run of `command` that gets none in the
+    /// command ([`Runner::report_request`] is `None`): added to `env` (the
+    /// run's variables so far, then unguard's own); how it reads in messages
+    /// and `outcomes.json` (`baselines[].dropped`); `None`: no request (it
+    /// would break the run). By default pytest's, through `PYTEST_ADDOPTS`
+    /// ([`pytest::ask_for_junit`]): any command may start pytest, and other
+    /// runners ignore the variable.
+    fn report_env(
+        &self,
+        command: &Command,
+        env: &mut Vec<(String, String)>,
+        tree: &Path,
+        report: &Path,
+    ) -> Option<String> {
+        pytest::ask_for_junit(command, env, tree, report).then(|| pytest::JUNIT_REQUEST.to_string())
+    }
+
+    /// What a run may leave in the copy at `tree` that is its expected output
+    /// (paths relative to it): put back with the rest, but not counted as
+    /// debris. By default pytest's cache ([`pytest::caches`]), which any
+    /// command may make.
+    fn expected(&self, tree: &Path) -> Vec<PathBuf> {
+        pytest::caches(tree)
+    }
+}
+
+/// Selection through the environment: a plugin the runner loads whatever
+/// the command, written beside the copy for one run and removed after it
+/// ([`pytest_select`]: pytest's).
+pub trait Plugin: Send + Sync {
+    /// Write the plugin into `holder` (the directory that holds the copy)
+    /// and the list of `ids` into `lists` (named after the run's `label`);
+    /// the variables that make the run load it, given the run's so far
+    /// (`base`, then unguard's own). `strict` (a kill-first subset): ids
+    /// that match no test run none; else (a re-check) the whole suite runs.
+    fn install(
+        &self,
+        holder: &Path,
+        lists: &Path,
+        ids: &[String],
+        label: &str,
+        base: &[(String, String)],
+        strict: bool,
+    ) -> Result<Vec<(String, String)>>;
+
+    /// Remove what [`Plugin::install`] wrote into `holder`.
+    fn remove(&self, holder: &Path);
 }
 
 /// A recognised runner, shared by the runs of one test config.
@@ -140,6 +202,11 @@ pub fn recognise(cfg: &TestConfig, tree: &Path, pytest_seen: bool) -> Option<Han
         .or_else(|| node_test::through_script(&script).map(handle))
 }
 
+/// The runner of a command [`recognise`] does not know (see [`generic`]).
+pub fn generic() -> Handle {
+    Arc::new(generic::Generic)
+}
+
 /// The runner that runs a subset of `cfg`'s tests (kill-first): `None`
 /// with `test.select: off`; the template with `test.select: "…"`; else
 /// the recognised runner (see [`recognise`]).
@@ -149,6 +216,34 @@ pub fn for_subsets(cfg: &TestConfig, tree: &Path, pytest_seen: bool) -> Option<H
         Select::Template(t) => Some(Arc::new(template::Template(t.clone()))),
         Select::Auto => recognise(cfg, tree, pytest_seen),
     }
+}
+
+/// Add a coverage run's collector options and variables (`inst`) to its
+/// `env` (after `test.env`'s and unguard's own, so they extend those);
+/// `command`: the config's, run in the copy at `tree`.
+pub fn instrument(
+    inst: &Instrumentation,
+    command: &Command,
+    tree: &Path,
+    env: &mut Vec<(String, String)>,
+) {
+    match inst {
+        Instrumentation::Python(inst) => pytest::instrument(inst, command, tree, env),
+        Instrumentation::Node(inst) => {
+            let options = last(env, "NODE_OPTIONS");
+            env.extend(inst.env(options.as_deref()));
+        }
+        Instrumentation::Go(inst) => env.extend(inst.env()),
+    }
+}
+
+/// The value of `key` a run gets: the last in `env`, else unguard's own.
+fn last(env: &[(String, String)], key: &str) -> Option<String> {
+    env.iter()
+        .rev()
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| v.clone())
+        .or_else(|| std::env::var(key).ok())
 }
 
 #[cfg(test)]
