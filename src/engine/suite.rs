@@ -322,7 +322,7 @@ fn install_select(
 fn runner_of(call: &SuiteCall<'_>, tree: &Path) -> Handle {
     match call.adapter {
         Some(a) => a.clone(),
-        None => runner::recognise(call.cfg, tree, false).unwrap_or_else(runner::generic),
+        None => runner::recognise(call.cfg, tree, None).unwrap_or_else(runner::generic),
     }
 }
 

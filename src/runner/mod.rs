@@ -2,15 +2,28 @@
 //! run, behind one trait ([`Runner`]), one module per runner. A runner is
 //! recognised in the command (or in the package script it runs: see
 //! [`package_script`]); it says how a *subset* of the suite runs by test
-//! id (kill-first, see `engine/kill_first.rs`), how unguard's own per-test
-//! report is added to a run without `test.junit`, and which coverage
-//! collector measures it. Ids are JUnit ids (`classname::name`), as every
-//! report unguard reads names them; the subset run's report is read as the
-//! full suite's is.
+//! id (kill-first, see `engine/kill_first.rs`: a command, or a [`Plugin`]
+//! that the command unchanged loads) and what a subset adds to be judged as
+//! the full suite is, how unguard's own per-test report is asked for in a
+//! run without `test.junit` (in the command, or through the environment),
+//! what a run leaves in the copy that is not debris, and which coverage
+//! collector measures it (and a coverage run's options, [`instrument`]).
+//! Ids are JUnit ids (`classname::name`), as every report unguard reads
+//! names them; the subset run's report is read as the full suite's is. The
+//! engine (`engine/suite.rs`, `engine/baseline.rs`, `engine/kill_first.rs`)
+//! and audit ask this module, never a runner by name.
+//!
+//! The trait's defaults are what reaches pytest through its environment
+//! (`PYTEST_ADDOPTS`, see [`pytest`]), should the command start pytest
+//! anywhere (a Makefile, a script, `tox`): the `--junitxml` request for
+//! unguard's report, its cache expected in the copy. Other runners ignore
+//! the variable; a runner whose report goes into its command
+//! ([`Runner::report_request`]) gets no such request.
 //!
 //! - [`pytest`]: the command names pytest, or the baseline's log shows
-//!   pytest alone; its subset is the strict select plugin (the command
-//!   unchanged), its report comes through `PYTEST_ADDOPTS`;
+//!   pytest alone; its subset is the strict select plugin
+//!   ([`pytest_select`], the command unchanged), its report comes through
+//!   `PYTEST_ADDOPTS`, a subset turns a pytest-cov gate off;
 //! - [`unittest`]: `python -m unittest` / `python -m xmlrunner`;
 //! - [`go_test`]: `go test -json`;
 //! - [`node_test`]: `node --test` with a JUnit reporter;
@@ -18,7 +31,11 @@
 //!   own added beside the user's;
 //! - [`jest`]: `jest`, with `jest-junit` or unguard's own reporter;
 //! - [`cargo_test`]: `cargo test` (libtest's text);
-//! - [`template`]: `test.select`, a template for any other runner.
+//! - [`template`]: `test.select`, a template for any other runner (the
+//!   select plugin set up too, for a pytest behind it);
+//! - [`generic`]: a command no other module knows (the defaults; a re-check
+//!   of a kill's red tests gets pytest's plugin, loosely); it selects no
+//!   subset.
 //!
 //! Adding a runner is adding a module here with a `recognise` function and
 //! a line in [`recognise`] (docs/development.md shows how).
@@ -41,9 +58,9 @@ use std::sync::Arc;
 
 use crate::coverage::collector::{Collector, Instrumentation};
 use crate::error::Result;
-use crate::outcome::reading::suite_log;
+use crate::outcome::reading::{suite_log, Reading};
 use crate::run::child_env::ChildEnv;
-use crate::spec::{Command, Select, TestConfig};
+use crate::spec::{Command, Preset, Select, TestConfig};
 
 /// Where a run's command is made: the copy, unguard's own per-test report
 /// (when the run asks for one), and a directory beside the copy for
@@ -176,10 +193,15 @@ pub trait Plugin: Send + Sync {
 pub type Handle = Arc<dyn Runner>;
 
 /// The runner `cfg`'s command runs in the copy at `tree` (through a
-/// package script too); `pytest_seen`: its baseline's log shows that pytest
-/// (and no other runner) ran. `None` for a command unguard does not know.
-pub fn recognise(cfg: &TestConfig, tree: &Path, pytest_seen: bool) -> Option<Handle> {
-    if pytest_seen || pytest::names_pytest(&cfg.command) {
+/// package script too); `shown`: the one runner its baseline's run showed
+/// (see [`shown_alone`]; pytest shown alone is pytest behind any wrapper).
+/// `None` for a command unguard does not know.
+pub fn recognise(
+    cfg: &TestConfig,
+    tree: &Path,
+    shown: Option<suite_log::Runner>,
+) -> Option<Handle> {
+    if shown == Some(suite_log::Runner::Pytest) || pytest::names_pytest(&cfg.command) {
         return Some(Arc::new(pytest::Pytest));
     }
     fn handle<R: Runner + 'static>(r: R) -> Handle {
@@ -202,6 +224,34 @@ pub fn recognise(cfg: &TestConfig, tree: &Path, pytest_seen: bool) -> Option<Han
         .or_else(|| node_test::through_script(&script).map(handle))
 }
 
+/// The one runner a run showed: the runners its log shows (`seen`, read
+/// beside a configured report) or, without `test.junit`, the ones its
+/// reading observed (`junit`); `None` when it showed none or several.
+pub fn shown_alone(seen: &[suite_log::Runner], junit: &Reading) -> Option<suite_log::Runner> {
+    if let [r] = seen {
+        return Some(*r);
+    }
+    match junit {
+        Reading::Observed(o) => match o.runners.as_slice() {
+            [r] => Some(*r),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The preset (what the exit codes mean) of a test command given as it is
+/// (`audit --test-command`): pytest's when the command names pytest (as
+/// [`recognise`] reads it first: [`pytest::names_pytest`]), else the generic
+/// one.
+pub fn preset(command: &Command) -> Preset {
+    if pytest::names_pytest(command) {
+        Preset::Pytest
+    } else {
+        Preset::Generic
+    }
+}
+
 /// The runner of a command [`recognise`] does not know (see [`generic`]).
 pub fn generic() -> Handle {
     Arc::new(generic::Generic)
@@ -210,11 +260,15 @@ pub fn generic() -> Handle {
 /// The runner that runs a subset of `cfg`'s tests (kill-first): `None`
 /// with `test.select: off`; the template with `test.select: "…"`; else
 /// the recognised runner (see [`recognise`]).
-pub fn for_subsets(cfg: &TestConfig, tree: &Path, pytest_seen: bool) -> Option<Handle> {
+pub fn for_subsets(
+    cfg: &TestConfig,
+    tree: &Path,
+    shown: Option<suite_log::Runner>,
+) -> Option<Handle> {
     match &cfg.select {
         Select::Off => None,
         Select::Template(t) => Some(Arc::new(template::Template(t.clone()))),
-        Select::Auto => recognise(cfg, tree, pytest_seen),
+        Select::Auto => recognise(cfg, tree, shown),
     }
 }
 
@@ -277,5 +331,40 @@ pub(crate) mod test_support {
             report: None,
             aside: tree,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::test_support::{argv, config};
+    use super::*;
+    use crate::outcome::reading::suite_log::Runner as Seen;
+
+    #[test]
+    fn a_given_command_gets_pytests_preset_when_it_names_pytest() {
+        let sh = |s: &str| Command::Shell(s.into());
+        assert_eq!(preset(&sh("uv run --no-sync pytest -q")), Preset::Pytest);
+        assert_eq!(preset(&sh(".venv/bin/py.test")), Preset::Pytest);
+        assert_eq!(preset(&sh("make test")), Preset::Generic);
+        // A wrapper owns its exit code.
+        assert_eq!(preset(&sh("./run_pytest.sh")), Preset::Generic);
+    }
+
+    #[test]
+    fn pytest_shown_alone_is_recognised_behind_a_wrapper() {
+        let d = tempfile::tempdir().unwrap();
+        let make = config(argv(&["make", "test"]), None);
+        assert_eq!(
+            shown_alone(&[Seen::Pytest], &Reading::NotConfigured),
+            Some(Seen::Pytest)
+        );
+        assert_eq!(
+            shown_alone(&[Seen::Pytest, Seen::Jest], &Reading::NotConfigured),
+            None
+        );
+        assert!(recognise(&make, d.path(), None).is_none());
+        assert!(recognise(&make, d.path(), Some(Seen::Jest)).is_none());
+        let r = recognise(&make, d.path(), Some(Seen::Pytest)).unwrap();
+        assert_eq!(r.name(), "pytest");
     }
 }
