@@ -25,7 +25,7 @@ use crate::error::{Context, Error, Result};
 use crate::results::twins::Proof;
 use crate::results::{Direction, GateConfig, Outcome, Results, Thresholds};
 use crate::spec::{
-    Command, Count, MutationSpec, Pattern, Preset, Spec, SpecPos, TestConfig, TimeoutSetting,
+    Command, Count, MutationSpec, Pattern, Spec, SpecPos, TestConfig, TimeoutSetting,
 };
 use crate::workspace;
 
@@ -520,13 +520,8 @@ pub fn rule_text(op: &Operator) -> String {
 pub fn test_config(detected: &Detected, command: Option<&str>) -> Result<TestConfig> {
     let (command, junit, preset) = match (command, &detected.test) {
         (Some(c), _) => {
-            let pytest = c.contains("pytest");
             let junit = c.contains("{junit}").then(|| "{junit}".to_string());
-            let preset = if pytest {
-                Preset::Pytest
-            } else {
-                Preset::Generic
-            };
+            let preset = crate::runner::preset(&Command::Shell(c.to_string()));
             (c.to_string(), junit, preset)
         }
         (None, Some(t)) => (t.command.clone(), t.junit.clone(), t.preset),

@@ -20,7 +20,6 @@ use crate::coverage::CoverageMap;
 use crate::error::{BaselineError, Error, Result};
 use crate::outcome::reading::model::{Report, Status, TestPattern};
 use crate::outcome::reading::suite_log::Runner;
-use crate::outcome::reading::Reading;
 use crate::outcome::{self, BaselineVerdict};
 use crate::outdir;
 use crate::plan::Plan;
@@ -298,7 +297,7 @@ async fn with_coverage(
     cancel: &watch::Receiver<bool>,
 ) -> Result<Green> {
     let cfg = &ctx.plan.tests[test];
-    green.adapter = crate::runner::for_subsets(cfg, &scratch.tree, green.pytest_seen);
+    green.adapter = crate::runner::for_subsets(cfg, &scratch.tree, green.shown);
     if !coverage_run::wanted(ctx, test, green.adapter.as_ref()) {
         return Ok(green);
     }
@@ -335,8 +334,8 @@ struct Green {
     result: BaselineResult,
     timeout: Duration,
     report: Option<Report>,
-    /// Its log shows that pytest (and no other runner) ran.
-    pytest_seen: bool,
+    /// The one runner its run showed (see [`crate::runner::shown_alone`]).
+    shown: Option<Runner>,
     /// How it runs a subset (set once the baseline is green).
     adapter: Option<Handle>,
     /// Its coverage run's map, when usable.
@@ -601,8 +600,7 @@ impl Baseline<'_> {
         // Tests counted by the configured report, or (without `test.junit`)
         // by the report pytest wrote for unguard or the runner's summary line.
         let total = run.junit.tests_total();
-        let pytest_seen = run.seen == [Runner::Pytest]
-            || matches!(&run.junit, Reading::Observed(o) if o.pytest_alone());
+        let shown = crate::runner::shown_alone(&run.seen, &run.junit);
         // Red tests that all look like the network: said with the error.
         let network = crate::outcome::network_hint::note(
             &run.junit,
@@ -651,7 +649,7 @@ impl Baseline<'_> {
             },
             timeout,
             report,
-            pytest_seen,
+            shown,
             adapter: None,
             coverage: None,
         })

@@ -11,7 +11,6 @@
 //! - [`kill_first`]: the tests that can kill a mutant, run before the full
 //!   suite, through the runners of [`crate::runner`];
 //! - [`suite`]: one run of a test command, as every phase makes it;
-//! - [`select`]: the pytest plugin that re-runs only a kill's red tests;
 //! - [`signals`]: Ctrl-C, SIGTERM and SIGHUP.
 //!
 //! Every verdict is decided in [`crate::outcome`]; file names in the output
@@ -24,7 +23,6 @@ mod job;
 mod kill_first;
 mod prepare;
 mod scheduler;
-mod select;
 mod signals;
 mod suite;
 

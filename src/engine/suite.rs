@@ -1,17 +1,18 @@
 //! One run of a test command in a scratch copy, as every phase does it:
 //! unguard's environment, a fresh JUnit path, a stale report removed first,
-//! the report read after. Without `test.junit`, pytest is asked for a report
-//! of its own through `PYTEST_ADDOPTS`, and the log says which runner ran and
-//! what it counted ([`crate::outcome::reading::suite_log`]).
+//! the report read after. Without `test.junit`, the command's runner (see
+//! [`crate::runner`]) is asked for a report of unguard's, and the log says
+//! which runner ran and what it counted
+//! ([`crate::outcome::reading::suite_log`]). What is particular to a runner
+//! (its report request, its select plugin, what it leaves in the copy) is
+//! asked of the [`runner::Runner`] trait.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use tokio::sync::{watch, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
-use super::select;
 use crate::coverage::collector::Instrumentation;
-use crate::coverage::python;
 use crate::error::{Context, Result};
 use crate::outcome::reading::model::ReportError;
 use crate::outcome::reading::suite_log::{self, Observed};
@@ -20,13 +21,9 @@ use crate::progress::Progress;
 use crate::run::child_env::{self, ChildEnv};
 use crate::run::report_versions::Versions;
 use crate::run::{self, Exit, Invocation, RunResult};
-use crate::runner::{self, Handle, Place};
+use crate::runner::{self, Handle, Place, Plugin};
 use crate::spec::{Command, SuiteGit, TestConfig};
 use crate::workspace::{RunDirs, Scratch};
-
-/// The variable pytest reads extra command-line options from, before the
-/// command's own (so a `--junitxml` on the command line wins over it).
-const PYTEST_ADDOPTS: &str = "PYTEST_ADDOPTS";
 
 /// The environment of every run in `scratch` by `worker`; `label` is the
 /// mutant id, `baseline` or `canary`. [`Scratch::begin_run`] made the run's
@@ -87,7 +84,7 @@ pub(super) fn env_for(cfg: &TestConfig, worker: usize, label: &str, scratch: &Sc
 /// set-up (`--strict-config`, or `filterwarnings = error` with `-p
 /// no:cacheprovider`: "Unknown config option"). It stays in the copy's
 /// `.pytest_cache`, which the reset after every run removes (see
-/// [`PYTEST_CACHE`]).
+/// [`runner::Runner::expected`]).
 fn per_run_dirs(cfg: &TestConfig, env: &mut Vec<(String, String)>, run: &RunDirs) {
     let tmp = run.tmp.display().to_string();
     for k in ["TMPDIR", "TMP", "TEMP"] {
@@ -101,38 +98,6 @@ fn per_run_dirs(cfg: &TestConfig, env: &mut Vec<(String, String)>, run: &RunDirs
     }
 }
 
-/// pytest's cache dir, made at its rootdir by every run whose cache
-/// provider is on: an expected output of the run (removed with the rest of
-/// what the run left, but not counted as debris).
-const PYTEST_CACHE: &str = ".pytest_cache";
-
-/// Where a run may have left pytest's cache in `tree`: at its root, and in
-/// a top-level directory (a rootdir one level down, `cd server && pytest`).
-fn pytest_caches(tree: &Path) -> Vec<PathBuf> {
-    let mut found = vec![PathBuf::from(PYTEST_CACHE)];
-    if let Ok(entries) = std::fs::read_dir(tree) {
-        for e in entries.flatten() {
-            let name = PathBuf::from(e.file_name());
-            if e.file_type().is_ok_and(|t| t.is_dir())
-                && tree.join(&name).join(PYTEST_CACHE).is_dir()
-            {
-                found.push(name.join(PYTEST_CACHE));
-            }
-        }
-    }
-    found
-}
-
-/// Append `opt` to `PYTEST_ADDOPTS` in `env` (the value `test.env` or an
-/// earlier step set, else unguard's own environment's).
-fn append_pytest_addopts(env: &mut Vec<(String, String)>, opt: &str) {
-    let base = match env.iter().rposition(|(k, _)| k == PYTEST_ADDOPTS) {
-        Some(i) => Some(env.remove(i).1),
-        None => std::env::var(PYTEST_ADDOPTS).ok(),
-    };
-    env.push((PYTEST_ADDOPTS.into(), addopts_with(base.as_deref(), opt)));
-}
-
 /// Where the run's JUnit report will be: `test.junit` with `{junit}` expanded
 /// to this run's fresh path; a relative path is inside the copy.
 fn junit_report_path(cfg: &TestConfig, fresh: &Path, tree: &Path) -> Option<PathBuf> {
@@ -142,60 +107,10 @@ fn junit_report_path(cfg: &TestConfig, fresh: &Path, tree: &Path) -> Option<Path
     Some(if p.is_absolute() { p } else { tree.join(p) })
 }
 
-/// `PYTEST_ADDOPTS` for a run: `base` (the `test.env` or inherited value)
-/// with `opt` appended.
-fn addopts_with(base: Option<&str>, opt: &str) -> String {
-    match base.map(str::trim) {
-        Some(b) if !b.is_empty() => format!("{b} {opt}"),
-        _ => opt.to_string(),
-    }
-}
-
-/// `--junitxml` pointing at `report`, quoted as pytest splits `PYTEST_ADDOPTS`.
-fn junitxml_opt(report: &Path) -> String {
-    format!(
-        "--junitxml={}",
-        run::shell::quote(&report.display().to_string())
-    )
-}
-
-/// Ask pytest, should the command run it, for a JUnit report at `report`:
-/// `PYTEST_ADDOPTS` in `env` gets `--junitxml`, appended to what `test.env`
-/// or unguard's own environment set. Not when the command, that value or a
-/// config file at the root of `tree` turns pytest's junitxml plugin off
-/// (`-p no:junitxml`): the option would then be a usage error.
-fn ask_pytest_for_junit(
-    cfg: &TestConfig,
-    env: &mut Vec<(String, String)>,
-    tree: &Path,
-    report: &Path,
-) -> bool {
-    const OFF: &str = "no:junitxml";
-    let set = env
-        .iter()
-        .find(|(k, _)| k == PYTEST_ADDOPTS)
-        .map(|(_, v)| v.clone());
-    let off = cfg.command.display().contains(OFF)
-        || set
-            .or_else(|| std::env::var(PYTEST_ADDOPTS).ok())
-            .is_some_and(|b| b.contains(OFF))
-        || ["pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg"]
-            .iter()
-            .any(|f| std::fs::read_to_string(tree.join(f)).is_ok_and(|t| t.contains(OFF)));
-    if !off {
-        append_pytest_addopts(env, &junitxml_opt(report));
-    }
-    !off
-}
-
-/// How unguard's request for a JUnit report is named in warnings and in
-/// `outcomes.json` (`baselines[].dropped`).
-pub(super) const JUNIT_REQUEST: &str = "PYTEST_ADDOPTS=--junitxml=… (a JUnit report for unguard)";
-
 /// What a run without `test.junit` showed (`seen`: its log): the runner
-/// and counts in its log, and the report pytest wrote (unguard's
-/// `injected` one, or the command's own when the log names it). Nothing
-/// seen: not configured.
+/// and counts in its log, and the report written for unguard (`injected`,
+/// by runner `by`; `None`: pytest, through its environment) or the one the
+/// command's own pytest run names in the log. Nothing seen: not configured.
 fn observe(
     seen: suite_log::LogReading,
     injected: Option<&Path>,
@@ -210,8 +125,11 @@ fn observe(
             reading::read(&tree.join(named)).ok()
         })
         .map(|r| r.relative_to(tree));
-    Observed::written_by(seen, report, by.unwrap_or(suite_log::Runner::Pytest))
-        .map_or(Reading::NotConfigured, Reading::Observed)
+    match by {
+        Some(by) => Observed::written_by(seen, report, by),
+        None => Observed::new(seen, report),
+    }
+    .map_or(Reading::NotConfigured, Reading::Observed)
 }
 
 /// The report at `path`, or, when the run wrote more than one version of it
@@ -280,7 +198,8 @@ pub(super) struct SuiteCall<'a> {
     /// Whether this run's JUnit report is read (the canary only needs the exit).
     pub read_junit: bool,
     /// Run only these tests (JUnit ids) where the runner can select them
-    /// (pytest, through [`select`]); empty: the whole suite.
+    /// (through its command or its [`runner::Plugin`]); empty: the whole
+    /// suite.
     pub select: &'a [String],
     /// A kill-first subset: `select` runs through this adapter, strictly
     /// (ids that match no test run none, never the whole suite).
@@ -288,7 +207,7 @@ pub(super) struct SuiteCall<'a> {
     /// Where the warning about debris goes.
     pub progress: &'a Progress,
     /// Run the command without unguard's convenience additions (its
-    /// request for a JUnit report through `PYTEST_ADDOPTS`); the isolation
+    /// request for a per-test report, see [`request_report`]); the isolation
     /// stays. Set when the baseline showed they break the suite.
     pub bare: bool,
     /// A confirmation run that holds the machine alone (a hang's, and a
@@ -361,83 +280,67 @@ pub(super) struct SuiteRun {
     pub additions: Vec<String>,
 }
 
-/// Put the select plugin (run only `call.select`) beside the copy and its
-/// variables into `env`; the directory that holds it, to remove after the
-/// run. `None` when there is nothing to select, or when the plugin cannot be
-/// installed for a re-check (the whole suite runs then, still a valid one).
+/// Put the select plugin (run only `call.select`) of the subset's runner
+/// beside the copy and its variables into `env`: strictly for a subset, and
+/// loosely for a re-check (no subset runner given: the generic runner's
+/// plugin, see [`runner::generic`]). The directory that holds it and the
+/// plugin, to remove it after the run. `None` when there is nothing to
+/// select, when the runner selects through its command alone, or when the
+/// plugin cannot be installed for a re-check (the whole suite runs then,
+/// still a valid one).
 fn install_select(
     call: &SuiteCall<'_>,
     scratch: &Scratch,
     env: &mut ChildEnv,
-) -> Result<Option<PathBuf>> {
+) -> Result<Option<(PathBuf, &'static dyn Plugin)>> {
     let strict = call.adapter.is_some();
-    if call.select.is_empty() || !call.adapter.is_none_or(|a| a.plugin()) {
+    let plugin = match call.adapter {
+        Some(a) => a.plugin(),
+        None => runner::generic().plugin(),
+    };
+    let Some(plugin) = plugin.filter(|_| !call.select.is_empty()) else {
         return Ok(None);
-    }
+    };
     // Without the plugin the whole suite runs: still a valid re-check
     // (a strict subset whose plugin cannot be installed fails instead).
     let lists = scratch.junit_dir.with_file_name("select");
     let holder = scratch.tree.parent().unwrap_or(&scratch.tree).to_path_buf();
-    match select::install(&holder, &lists).and_then(|lists| {
-        select::env(
-            &holder,
-            &lists,
-            call.select,
-            call.label,
-            &env.visible(),
-            strict,
-        )
-    }) {
+    match plugin.install(
+        &holder,
+        &lists,
+        call.select,
+        call.label,
+        &env.visible(),
+        strict,
+    ) {
         Ok(extra) => {
             env.set.extend(extra);
-            Ok(Some(holder))
+            Ok(Some((holder, plugin)))
         }
         Err(e) if strict => Err(e),
         Err(_) => Ok(None),
     }
 }
 
-/// Add the coverage collector's options and variables to a run's `env`
-/// (after `test.env`'s and unguard's own, so they extend those).
-fn instrument(
-    inst: &Instrumentation,
-    cfg: &TestConfig,
-    tree: &Path,
-    env: &mut Vec<(String, String)>,
-) {
-    let last = |env: &Vec<(String, String)>, key: &str| {
-        env.iter()
-            .rev()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.clone())
-            .or_else(|| std::env::var(key).ok())
-    };
-    match inst {
-        Instrumentation::Python(inst) => {
-            let addopts = last(env, PYTEST_ADDOPTS);
-            let cov_on = python::pytest_cov_on(&cfg.command.display(), addopts.as_deref(), tree);
-            for opt in inst.addopts(cov_on) {
-                append_pytest_addopts(env, &opt);
-            }
-            let path = last(env, "PYTHONPATH");
-            env.extend(inst.env(tree, path.as_deref()));
-        }
-        Instrumentation::Node(inst) => {
-            let options = last(env, "NODE_OPTIONS");
-            env.extend(inst.env(options.as_deref()));
-        }
-        Instrumentation::Go(inst) => env.extend(inst.env()),
+/// The runner a run asks about its command: the subset's (kill-first),
+/// else the one [`runner::recognise`] finds in it, else the generic runner.
+fn runner_of(call: &SuiteCall<'_>, tree: &Path) -> Handle {
+    match call.adapter {
+        Some(a) => a.clone(),
+        None => runner::recognise(call.cfg, tree, None).unwrap_or_else(runner::generic),
     }
 }
 
 /// unguard's request for a per-test report in a run of a config without
-/// `test.junit` (none when the run goes bare): the runner's own (vitest's or
-/// jest's reporter in the command; that runner is returned), else pytest's
-/// through `PYTEST_ADDOPTS`. Every run of the config gets the same request
-/// (the canary too, so it runs the suite exactly as the mutants do). The
-/// report's path is returned; its name goes into `additions`.
+/// `test.junit` (none when the run goes bare), by the run's `runner`: in
+/// the command ([`runner::Runner::report_request`]; the runner is returned),
+/// else through the environment ([`runner::Runner::report_env`]). Every run
+/// of the config gets the same request (the canary too, so it runs the
+/// suite exactly as the mutants do). The report's path is returned; its
+/// name goes into `additions`.
 fn request_report(
     call: &SuiteCall<'_>,
+    runner: &Handle,
     scratch: &Scratch,
     env: &mut ChildEnv,
     additions: &mut Vec<String>,
@@ -447,19 +350,12 @@ fn request_report(
     }
     let p = scratch.next_junit_path(&format!("{}.report", call.label));
     let _ = std::fs::remove_file(&p);
-    let runner = match call.adapter {
-        Some(a) => Some(a.clone()),
-        None => runner::recognise(call.cfg, &scratch.tree, false),
-    };
-    if let Some((r, name)) = runner.and_then(|r| {
-        let name = r.report_request()?;
-        Some((r, name))
-    }) {
+    if let Some(name) = runner.report_request() {
         additions.push(name);
-        return (Some(p), Some(r));
+        return (Some(p), Some(runner.clone()));
     }
-    if ask_pytest_for_junit(call.cfg, &mut env.set, &scratch.tree, &p) {
-        additions.push(JUNIT_REQUEST.to_string());
+    if let Some(name) = runner.report_env(&call.cfg.command, &mut env.set, &scratch.tree, &p) {
+        additions.push(name);
     }
     (Some(p), None)
 }
@@ -488,7 +384,8 @@ pub(super) async fn run_suite(
     // canary too, so it runs the suite exactly as the mutants do).
     let mut additions = Vec::new();
     let aside = scratch.junit_dir.with_file_name("runner");
-    let (injected, request) = request_report(&call, scratch, &mut env, &mut additions);
+    let runner = runner_of(&call, &scratch.tree);
+    let (injected, request) = request_report(&call, &runner, scratch, &mut env, &mut additions);
     let place = Place {
         tree: &scratch.tree,
         report: request.as_ref().and(injected.as_deref()),
@@ -500,19 +397,17 @@ pub(super) async fn run_suite(
             .with_context(|| format!("writing {}'s reporter into {}", r.name(), aside.display()))?;
         env.set.extend(vars);
     }
-    // The directory whose `conftest.py` is the select plugin, while it is there.
+    // The directory that holds the select plugin, and the plugin, while it is there.
     let plugin = install_select(&call, scratch, &mut env)?;
     // A subset is unguard's own command: a coverage gate there fails every
-    // subset on the unmutated copy (a few tests cover little), so it is off
-    // (pytest-cov here; jest's and vitest's in their adapters' commands).
-    // Never in the user's full command.
-    if call.adapter.is_some_and(|a| a.plugin())
-        && runner::pytest::pytest_cov_gate(&call.cfg.command, &env.visible(), &scratch.tree)
-    {
-        append_pytest_addopts(&mut env.set, "--cov-fail-under=0");
+    // subset on the unmutated copy (a few tests cover little), so its runner
+    // turns it off (through the environment here; in the subset's command
+    // for others). Never in the user's full command.
+    if let Some(a) = call.adapter {
+        a.subset_env(&call.cfg.command, &mut env, &scratch.tree);
     }
     if let Some(c) = call.coverage {
-        instrument(c.inst, call.cfg, &scratch.tree, &mut env.set);
+        runner::instrument(c.inst, &call.cfg.command, &scratch.tree, &mut env.set);
     }
     let own;
     let command = match call
@@ -550,12 +445,13 @@ pub(super) async fn run_suite(
         cancel.clone(),
     )
     .await;
-    if let Some(holder) = plugin {
-        select::remove(&holder);
+    if let Some((holder, plugin)) = plugin {
+        plugin.remove(&holder);
     }
     let kept = versions.map(Versions::finish).unwrap_or_default();
-    // Reports the run was asked for inside the copy, and pytest's cache: not debris.
-    let mut expected = pytest_caches(&scratch.tree);
+    // Reports the run was asked for inside the copy, and what its runner
+    // leaves there (pytest's cache): not debris.
+    let mut expected = runner.expected(&scratch.tree);
     let (junit, seen) = read_reports(
         (call.log, call.read_junit, call.cfg),
         &scratch.tree,
@@ -582,7 +478,7 @@ pub(super) async fn run_suite(
 }
 
 /// What a finished run's reports and log say: the JUnit reading (the
-/// configured report, or the one pytest wrote for unguard: `reports`), each
+/// configured report, or the one written for unguard: `reports`), each
 /// with every version the run wrote (`kept`), and the runners the log shows.
 /// The reports inside the copy go into `expected` (not debris).
 fn read_reports(
@@ -666,26 +562,6 @@ fn name_a_few(paths: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn junitxml_is_appended_to_the_users_addopts_and_quoted() {
-        let p = Path::new("/tmp/ug x/junit/3-m.pytest.xml");
-        assert_eq!(
-            addopts_with(None, &junitxml_opt(p)),
-            "--junitxml='/tmp/ug x/junit/3-m.pytest.xml'"
-        );
-        assert_eq!(
-            addopts_with(
-                Some("-x -p no:randomly "),
-                &junitxml_opt(Path::new("/t/r.xml"))
-            ),
-            "-x -p no:randomly --junitxml=/t/r.xml"
-        );
-        assert_eq!(
-            addopts_with(Some("  "), &junitxml_opt(Path::new("/t/r.xml"))),
-            "--junitxml=/t/r.xml"
-        );
-    }
 
     fn report(ids: &[&str]) -> crate::outcome::reading::model::Report {
         use crate::outcome::reading::model::{Report, Status, TestCase};

@@ -1,15 +1,32 @@
 //! pytest: recognised when the command names it (or the baseline's log
 //! shows pytest alone). Its subset is the config's own command with the
-//! strict select plugin (`engine/select.rs`), whatever the command
-//! (`pytest`, `python -m pytest`, a wrapper script); its report comes
-//! through `PYTEST_ADDOPTS` (`engine/suite.rs`).
+//! strict select plugin ([`super::pytest_select`]), whatever the command
+//! (`pytest`, `python -m pytest`, a wrapper script). Everything else it
+//! gets through its environment (`PYTEST_ADDOPTS`, read before the
+//! command's own options), so it reaches pytest wherever the command starts
+//! it (a Makefile, a script, `tox`): these are the [`Runner`] trait's
+//! defaults, which every runner gets (other runners ignore the variable):
+//! unguard's JUnit report ([`ask_for_junit`]), its cache expected in the
+//! copy ([`caches`]), a coverage run's options ([`instrument`]); a subset
+//! turns a pytest-cov gate off ([`pytest_cov_gate`]).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use super::{Place, Runner};
+use super::pytest_select::SelectPlugin;
+use super::{Place, Plugin, Runner};
 use crate::coverage::collector::Collector;
+use crate::coverage::python;
 use crate::outcome::reading::suite_log;
+use crate::run::{self, child_env::ChildEnv};
 use crate::spec::Command;
+
+/// The variable pytest reads extra command-line options from, before the
+/// command's own (so a `--junitxml` on the command line wins over it).
+const PYTEST_ADDOPTS: &str = "PYTEST_ADDOPTS";
+
+/// How unguard's request for a JUnit report is named in warnings and in
+/// `outcomes.json` (`baselines[].dropped`).
+pub const JUNIT_REQUEST: &str = "PYTEST_ADDOPTS=--junitxml=… (a JUnit report for unguard)";
 
 /// pytest.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,9 +49,120 @@ impl Runner for Pytest {
         Some(Collector::Python)
     }
 
-    fn plugin(&self) -> bool {
-        true
+    fn plugin(&self) -> Option<&'static dyn Plugin> {
+        Some(&SelectPlugin)
     }
+
+    fn subset_env(&self, command: &Command, env: &mut ChildEnv, tree: &Path) {
+        gate_off(command, env, tree);
+    }
+}
+
+/// pytest's cache dir, made at its rootdir by every run whose cache
+/// provider is on: an expected output of the run (removed with the rest of
+/// what the run left, but not counted as debris).
+const PYTEST_CACHE: &str = ".pytest_cache";
+
+/// Where a run may have left pytest's cache in `tree`: at its root, and in
+/// a top-level directory (a rootdir one level down, `cd server && pytest`).
+pub fn caches(tree: &Path) -> Vec<PathBuf> {
+    let mut found = vec![PathBuf::from(PYTEST_CACHE)];
+    if let Ok(entries) = std::fs::read_dir(tree) {
+        for e in entries.flatten() {
+            let name = PathBuf::from(e.file_name());
+            if e.file_type().is_ok_and(|t| t.is_dir())
+                && tree.join(&name).join(PYTEST_CACHE).is_dir()
+            {
+                found.push(name.join(PYTEST_CACHE));
+            }
+        }
+    }
+    found
+}
+
+/// Append `opt` to `PYTEST_ADDOPTS` in `env` (the value `test.env` or an
+/// earlier step set, else unguard's own environment's).
+fn append_addopts(env: &mut Vec<(String, String)>, opt: &str) {
+    let base = match env.iter().rposition(|(k, _)| k == PYTEST_ADDOPTS) {
+        Some(i) => Some(env.remove(i).1),
+        None => std::env::var(PYTEST_ADDOPTS).ok(),
+    };
+    env.push((PYTEST_ADDOPTS.into(), addopts_with(base.as_deref(), opt)));
+}
+
+/// `PYTEST_ADDOPTS` for a run: `base` (the `test.env` or inherited value)
+/// with `opt` appended.
+fn addopts_with(base: Option<&str>, opt: &str) -> String {
+    match base.map(str::trim) {
+        Some(b) if !b.is_empty() => format!("{b} {opt}"),
+        _ => opt.to_string(),
+    }
+}
+
+/// `--junitxml` pointing at `report`, quoted as pytest splits `PYTEST_ADDOPTS`.
+fn junitxml_opt(report: &Path) -> String {
+    format!(
+        "--junitxml={}",
+        run::shell::quote(&report.display().to_string())
+    )
+}
+
+/// Ask pytest, should `command` run it, for a JUnit report at `report`:
+/// `PYTEST_ADDOPTS` in `env` gets `--junitxml`, appended to what `test.env`
+/// or unguard's own environment set. Not when the command, that value or a
+/// config file at the root of `tree` turns pytest's junitxml plugin off
+/// (`-p no:junitxml`): the option would then be a usage error.
+pub fn ask_for_junit(
+    command: &Command,
+    env: &mut Vec<(String, String)>,
+    tree: &Path,
+    report: &Path,
+) -> bool {
+    const OFF: &str = "no:junitxml";
+    let set = env
+        .iter()
+        .find(|(k, _)| k == PYTEST_ADDOPTS)
+        .map(|(_, v)| v.clone());
+    let off = command.display().contains(OFF)
+        || set
+            .or_else(|| std::env::var(PYTEST_ADDOPTS).ok())
+            .is_some_and(|b| b.contains(OFF))
+        || ["pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg"]
+            .iter()
+            .any(|f| std::fs::read_to_string(tree.join(f)).is_ok_and(|t| t.contains(OFF)));
+    if !off {
+        append_addopts(env, &junitxml_opt(report));
+    }
+    !off
+}
+
+/// A subset run of `command` (unguard's own, never the user's full
+/// command): a pytest-cov coverage gate there fails every subset on the
+/// unmutated copy (a few tests cover little), so it is turned off with
+/// `--cov-fail-under=0` in `PYTEST_ADDOPTS` (see [`pytest_cov_gate`]).
+pub fn gate_off(command: &Command, env: &mut ChildEnv, tree: &Path) {
+    if pytest_cov_gate(command, &env.visible(), tree) {
+        append_addopts(&mut env.set, "--cov-fail-under=0");
+    }
+}
+
+/// A coverage run's options for pytest in `env` (after `test.env`'s and
+/// unguard's own, so they extend those): the collector's plugin in
+/// `PYTEST_ADDOPTS` (`--no-cov` too where the user's pytest-cov is on),
+/// its variables after.
+pub fn instrument(
+    inst: &python::Instrumentation,
+    command: &Command,
+    tree: &Path,
+    env: &mut Vec<(String, String)>,
+) {
+    let addopts = super::last(env, PYTEST_ADDOPTS);
+    let cov_on = python::pytest_cov_on(&command.display(), addopts.as_deref(), tree);
+    for opt in inst.addopts(cov_on) {
+        append_addopts(env, &opt);
+    }
+    let path = super::last(env, "PYTHONPATH");
+    env.extend(inst.env(tree, path.as_deref()));
 }
 
 /// Whether a pytest-cov coverage gate may be on for `command` run in the
@@ -53,9 +181,9 @@ pub fn pytest_cov_gate(command: &Command, env: &[(String, String)], tree: &Path)
     let addopts = env
         .iter()
         .rev()
-        .find(|(k, _)| k == "PYTEST_ADDOPTS")
+        .find(|(k, _)| k == PYTEST_ADDOPTS)
         .map(|(_, v)| v.clone())
-        .or_else(|| std::env::var("PYTEST_ADDOPTS").ok())
+        .or_else(|| std::env::var(PYTEST_ADDOPTS).ok())
         .unwrap_or_default();
     if text.contains(GATE) || addopts.contains(GATE) {
         return true;
@@ -108,6 +236,26 @@ pub fn names_pytest(c: &Command) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn junitxml_is_appended_to_the_users_addopts_and_quoted() {
+        let p = Path::new("/tmp/ug x/junit/3-m.pytest.xml");
+        assert_eq!(
+            addopts_with(None, &junitxml_opt(p)),
+            "--junitxml='/tmp/ug x/junit/3-m.pytest.xml'"
+        );
+        assert_eq!(
+            addopts_with(
+                Some("-x -p no:randomly "),
+                &junitxml_opt(Path::new("/t/r.xml"))
+            ),
+            "-x -p no:randomly --junitxml=/t/r.xml"
+        );
+        assert_eq!(
+            addopts_with(Some("  "), &junitxml_opt(Path::new("/t/r.xml"))),
+            "--junitxml=/t/r.xml"
+        );
+    }
 
     #[test]
     fn a_pytest_cov_gate_is_found_where_it_is_set() {

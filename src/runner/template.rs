@@ -4,8 +4,12 @@
 //! behind a template given `{files}` runs just the selected tests of those
 //! files, and collects no other module.
 
+use std::path::Path;
+
+use super::pytest_select::SelectPlugin;
 use super::words::{expand, files_of, uses};
-use super::{Place, Runner};
+use super::{pytest, Place, Plugin, Runner};
+use crate::run::child_env::ChildEnv;
 use crate::spec::Command;
 
 /// `test.select`'s template.
@@ -27,8 +31,13 @@ impl Runner for Template {
         Some(expand(&expand(t, "{tests}", ids), "{files}", &files))
     }
 
-    fn plugin(&self) -> bool {
-        true
+    fn plugin(&self) -> Option<&'static dyn Plugin> {
+        Some(&SelectPlugin)
+    }
+
+    // A pytest behind the template: its coverage gate is off, as pytest's.
+    fn subset_env(&self, command: &Command, env: &mut ChildEnv, tree: &Path) {
+        pytest::gate_off(command, env, tree);
     }
 }
 

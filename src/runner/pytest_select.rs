@@ -1,5 +1,7 @@
 //! Re-running only some tests of a pytest suite (a kill's confirmation
-//! re-runs the tests that went red; a kill-first subset): a small pytest
+//! re-runs the tests that went red; a kill-first subset): [`SelectPlugin`],
+//! the [`super::Plugin`] of [`super::pytest`] (and of `test.select`'s
+//! template and the generic runner), a small pytest
 //! plugin that unguard writes as `conftest.py` into its scratch area, the
 //! directory that holds the copy, and that pytest loads because
 //! `PYTEST_ADDOPTS` moves `--confcutdir` up to that directory. So it works
@@ -10,8 +12,32 @@
 
 use std::path::{Path, PathBuf};
 
+use super::Plugin;
 use crate::error::{Context, Result};
 use crate::run::shell;
+
+/// pytest's select plugin (see the module doc).
+#[derive(Debug, Clone, Copy)]
+pub struct SelectPlugin;
+
+impl Plugin for SelectPlugin {
+    fn install(
+        &self,
+        holder: &Path,
+        lists: &Path,
+        ids: &[String],
+        label: &str,
+        base: &[(String, String)],
+        strict: bool,
+    ) -> Result<Vec<(String, String)>> {
+        let lists = install(holder, lists)?;
+        env(holder, &lists, ids, label, base, strict)
+    }
+
+    fn remove(&self, holder: &Path) {
+        remove(holder);
+    }
+}
 
 /// The file pytest loads the plugin from, in the directory holding the copy.
 const CONFTEST: &str = "conftest.py";
@@ -54,7 +80,7 @@ def pytest_collection_modifyitems(session, config, items):
 /// Write the plugin as `conftest.py` into `holder`, the directory that
 /// holds the copy (pytest loads it when `--confcutdir` is `holder`: see
 /// [`env`]), and make `lists` for the id lists. Returns `lists`.
-pub(super) fn install(holder: &Path, lists: &Path) -> Result<PathBuf> {
+fn install(holder: &Path, lists: &Path) -> Result<PathBuf> {
     std::fs::create_dir_all(lists).with_context(|| format!("creating {}", lists.display()))?;
     let file = holder.join(CONFTEST);
     if std::fs::read(&file).ok().as_deref() != Some(PLUGIN_SOURCE.as_bytes()) {
@@ -66,7 +92,7 @@ pub(super) fn install(holder: &Path, lists: &Path) -> Result<PathBuf> {
 
 /// Remove the plugin [`install`] wrote into `holder` (after the run that
 /// used it: no other run of the copy loads it).
-pub(super) fn remove(holder: &Path) {
+fn remove(holder: &Path) {
     let _ = std::fs::remove_file(holder.join(CONFTEST));
 }
 
@@ -77,7 +103,7 @@ pub(super) fn remove(holder: &Path) {
 /// a conftest of every test, and `UNGUARD_SELECT` names the file with the
 /// ids (written into `lists`). `PYTHONPATH` is left alone. `strict`: a list
 /// that matches no test runs none (not the whole suite).
-pub(super) fn env(
+fn env(
     holder: &Path,
     lists: &Path,
     ids: &[String],
