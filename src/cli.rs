@@ -533,8 +533,9 @@ impl ValueEnum for NetworkIsolation {
         let (name, help) = match self {
             NetworkIsolation::Auto => (
                 "auto",
-                "A network namespace per run (loopback only) for every test command whose \
-                 baseline is the same inside one, where the kernel allows one",
+                "With more than one worker, a network namespace per run (loopback only) for \
+                 every test command whose baseline is the same inside one, where the kernel \
+                 allows one",
             ),
             NetworkIsolation::Off => (
                 "off",
