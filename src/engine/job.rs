@@ -595,8 +595,11 @@ impl MutantRun<'_> {
             }
             _ => Confirm::Kill,
         };
-        let rechecks = match first.outcome {
-            Outcome::Killed => opts.recheck_kills,
+        // That one is confirmed even under `--recheck-kills 0`: the
+        // namespace is unguard's addition, and must not make a kill alone.
+        let rechecks = match (first.outcome, of) {
+            (Outcome::Killed, Confirm::KillOutside) => opts.recheck_kills.max(1),
+            (Outcome::Killed, _) => opts.recheck_kills,
             _ => opts.recheck_survivors,
         };
         // A survivor's re-check runs the whole suite. A kill is confirmed by

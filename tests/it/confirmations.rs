@@ -449,4 +449,11 @@ sys.exit(0 if app.VALUE == 1 else 1)
         kept.contains("its own network namespace"),
         "a plain kill is confirmed in the namespace: {kept}"
     );
+
+    // Even with confirmations off: the namespace is unguard's addition.
+    let (code, out, err) = fx.run(&["run", "--out", "off", "-j", "2", "--recheck-kills", "0"]);
+    let v = fx.verdicts("off");
+    assert_eq!(v["value"], "killed", "{v:?}\n{}", ctx(code, &out, &err));
+    assert_eq!(v["reach"], "flaky", "{v:?}\n{}", ctx(code, &out, &err));
+    assert!(!fx.path().join("off/value@recheck-1.log").exists());
 }
