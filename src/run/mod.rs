@@ -125,7 +125,17 @@ pub async fn run(inv: Invocation<'_>, mut cancel: watch::Receiver<bool>) -> RunR
     };
     let setup = match Setup::prepare(inv.network) {
         Ok(s) => s,
-        Err(msg) => return failed(msg),
+        Err(msg) => {
+            // The log still says what this run was and why it never started.
+            if let Ok(mut log) = std::fs::File::create(inv.log) {
+                let _ = writeln!(
+                    log,
+                    "# unguard: {}\n# unguard: could not start {msg}",
+                    inv.label
+                );
+            }
+            return failed(msg);
+        }
     };
     let mut log = match open_log(&inv, &argv, &setup) {
         Ok(f) => f,
