@@ -243,37 +243,37 @@ fn engine_options(
 /// `--isolation`, else `$UNGUARD_ISOLATION` (`auto`, `cgroup` or
 /// `subreaper`; another value is warned about and ignored), else auto.
 fn isolation(exec: &ExecArgs) -> Isolation {
-    use clap::ValueEnum;
-    exec.isolation
-        .or_else(|| {
-            let v = std::env::var("UNGUARD_ISOLATION").ok()?;
-            match Isolation::from_str(v.trim(), true) {
-                Ok(i) => Some(i),
-                Err(_) => {
-                    eprintln!("unguard: warning: UNGUARD_ISOLATION={v}: expected auto, cgroup or subreaper; using auto");
-                    None
-                }
-            }
-        })
-        .unwrap_or_default()
+    flag_or_env(
+        exec.isolation,
+        "UNGUARD_ISOLATION",
+        "auto, cgroup or subreaper",
+    )
 }
 
 /// `--network-isolation`, else `$UNGUARD_NETWORK_ISOLATION` (`auto` or
 /// `off`; another value is warned about and ignored), else auto.
 fn network_isolation(exec: &ExecArgs) -> NetworkIsolation {
-    use clap::ValueEnum;
-    exec.network_isolation
-        .or_else(|| {
-            let v = std::env::var("UNGUARD_NETWORK_ISOLATION").ok()?;
-            match NetworkIsolation::from_str(v.trim(), true) {
-                Ok(i) => Some(i),
-                Err(_) => {
-                    eprintln!("unguard: warning: UNGUARD_NETWORK_ISOLATION={v}: expected auto or off; using auto");
-                    None
-                }
+    flag_or_env(
+        exec.network_isolation,
+        "UNGUARD_NETWORK_ISOLATION",
+        "auto or off",
+    )
+}
+
+/// A mode flag's value, else the variable `var`'s (one of `expected`;
+/// another value is warned about and ignored), else the default.
+fn flag_or_env<T: clap::ValueEnum + Default>(flag: Option<T>, var: &str, expected: &str) -> T {
+    flag.or_else(|| {
+        let v = std::env::var(var).ok()?;
+        match T::from_str(v.trim(), true) {
+            Ok(i) => Some(i),
+            Err(_) => {
+                eprintln!("unguard: warning: {var}={v}: expected {expected}; using auto");
+                None
             }
-        })
-        .unwrap_or_default()
+        }
+    })
+    .unwrap_or_default()
 }
 
 /// The hidden `__supervise`: becomes the per-run supervisor of one test

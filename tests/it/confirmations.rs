@@ -228,6 +228,16 @@ fn netns_here() -> bool {
     }
 }
 
+/// A server on the machine's loopback that accepts every connection for
+/// the rest of the test process: reachable from a run that shares the
+/// machine's network, not from one in a namespace of its own. Its port.
+fn machine_loopback_server() -> u16 {
+    let server = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = server.local_addr().unwrap().port();
+    std::thread::spawn(move || for _ in server.incoming() {});
+    port
+}
+
 /// A suite run that says, in a file outside the copy, how many other runs
 /// were going when it started (`<mutant> <others>` per line): `red` turns
 /// the suite red at once, `slow` keeps it green for 8 s.
@@ -326,9 +336,7 @@ fn a_suite_that_needs_the_machines_network_keeps_it() {
     if !netns_here() {
         return;
     }
-    let server = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = server.local_addr().unwrap().port();
-    std::thread::spawn(move || for _ in server.incoming() {});
+    let port = machine_loopback_server();
     let red_without = format!(
         "import socket, sys\nimport app\nsocket.create_connection((\"127.0.0.1\", {port}), timeout=5).close()\nsys.exit(0 if app.VALUE == 1 else 1)\n"
     );
@@ -397,9 +405,7 @@ fn a_kill_that_shows_the_outside_network_is_confirmed_on_the_machines_network() 
     if !netns_here() {
         return;
     }
-    let server = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = server.local_addr().unwrap().port();
-    std::thread::spawn(move || for _ in server.incoming() {});
+    let port = machine_loopback_server();
     let check = format!(
         r#"import socket, sys
 import app
