@@ -70,6 +70,30 @@ pub enum Commands {
     /// under (see `src/run/supervise.rs`). Not for direct use.
     #[command(name = "__supervise", hide = true)]
     Supervise(SuperviseArgs),
+    /// Internal: the leader of a run forked from a warm Python interpreter
+    /// (see `src/run/warm/client.rs`). Not for direct use.
+    #[command(name = "__warm", hide = true)]
+    Warm(WarmArgs),
+}
+
+/// Flags of the hidden `__warm` subcommand.
+#[derive(Debug, Args, Clone)]
+pub struct WarmArgs {
+    /// The warm interpreter's socket.
+    #[arg(long, value_name = "PATH")]
+    pub socket: PathBuf,
+    /// Where the forked child writes the modules it ended with.
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
+    /// A `VAR=value` the command line sets for the interpreter.
+    #[arg(long, value_name = "VAR=VALUE")]
+    pub set: Vec<String>,
+    /// How many words of ARGV are the command as written (run when refused).
+    #[arg(long, value_name = "N")]
+    pub cold_argc: usize,
+    /// The command as written, then the interpreter's arguments.
+    #[arg(last = true, required = true, value_name = "ARGV")]
+    pub argv: Vec<String>,
 }
 
 /// Flags of the hidden `__supervise` subcommand.
@@ -332,6 +356,12 @@ pub struct ExecArgs {
     /// that can kill a mutant, run before the full suite).
     #[arg(long)]
     pub full: bool,
+    /// Start every run of the test command as written: no warm Python
+    /// interpreter forked for pytest and unittest runs (also
+    /// `UNGUARD_COLD=1`). Verdicts are the same either way; warm runs only
+    /// skip the interpreter's start and the third-party imports.
+    #[arg(long)]
+    pub cold: bool,
     /// No per-test coverage: no coverage run after the baseline, so no
     /// covering tests first and no `no-coverage` verdict (`--full` implies it).
     #[arg(long)]

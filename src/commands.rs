@@ -8,7 +8,7 @@ use std::sync::Arc;
 use crate::audit::portfolio;
 use crate::cli::{
     AuditArgs, CatalogArgs, ExecArgs, FilterArgs, InitArgs, ListArgs, MergeArgs, ReportArgs,
-    RunArgs, SuperviseArgs, TargetArgs,
+    RunArgs, SuperviseArgs, TargetArgs, WarmArgs,
 };
 use crate::engine::{self, EngineOptions};
 use crate::error::{Context, Error, ExitCode, Result};
@@ -235,6 +235,7 @@ fn engine_options(
         isolation: isolation(exec),
         network: network_isolation(exec),
         full: exec.full,
+        cold: exec.cold || std::env::var("UNGUARD_COLD").is_ok_and(|v| !v.is_empty() && v != "0"),
         coverage: !exec.no_coverage && !exec.full,
         incremental: None,
     }
@@ -287,6 +288,26 @@ pub fn supervise(args: &SuperviseArgs) -> Result<ExitCode> {
         netns: args.netns,
         argv: args.argv.clone(),
     })
+}
+
+/// The hidden `__warm`: the leader of a run forked from a warm interpreter.
+pub fn warm(args: &WarmArgs) -> ! {
+    let set = args
+        .set
+        .iter()
+        .filter_map(|kv| {
+            kv.split_once('=')
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+        })
+        .collect();
+    let code = crate::run::warm::client::main(crate::run::warm::client::Options {
+        socket: args.socket.clone(),
+        record: args.record.clone(),
+        set,
+        cold_argc: args.cold_argc,
+        argv: args.argv.clone(),
+    });
+    std::process::exit(code)
 }
 
 /// The `--template` file, when given.

@@ -30,6 +30,7 @@ fn main() -> std::process::ExitCode {
         cli::Commands::Init(a) => commands::init(a),
         cli::Commands::Catalog(a) => commands::catalog(a),
         cli::Commands::Supervise(a) => commands::supervise(a),
+        cli::Commands::Warm(a) => commands::warm(a),
     };
     result.unwrap_or_else(|e| e.print()).into()
 }

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use tokio::sync::{watch, Notify};
 
-use super::suite::{run_suite, SuiteCall};
+use super::suite::{run_suite, SuiteCall, Warmth};
 use super::{coverage_run, Ctx, EngineOptions};
 use crate::coverage::CoverageMap;
 use crate::error::{BaselineError, Error, Result};
@@ -76,6 +76,10 @@ pub(super) struct Board {
     /// Per test config: its runs get a network namespace of their own
     /// (its baseline was the same inside one; see [`Baseline::network`]).
     isolated: Vec<AtomicBool>,
+    /// Per test config: the modules its warm interpreters import before
+    /// they fork its runs (`None`: its runs start as written; see
+    /// [`Baseline::warm`]).
+    warm: Vec<Mutex<Option<Arc<Vec<String>>>>>,
     /// Several workers run at once: only then can one run take another's
     /// port, and only then is a namespace worth its baseline's second run.
     workers_share: bool,
@@ -97,6 +101,7 @@ impl Board {
             uncounted: Mutex::new(BTreeSet::new()),
             bare: (0..n).map(|_| AtomicBool::new(false)).collect(),
             isolated: (0..n).map(|_| AtomicBool::new(false)).collect(),
+            warm: (0..n).map(|_| Mutex::new(None)).collect(),
             workers_share,
         }
     }
@@ -107,6 +112,15 @@ impl Board {
         self.isolated
             .get(test)
             .is_some_and(|b| b.load(Ordering::Relaxed))
+    }
+
+    /// How test config `test`'s runs start: forked from a warm interpreter
+    /// (its baseline agreed both ways) or as written.
+    pub fn warmth(&self, test: usize) -> Warmth {
+        match self.warm.get(test).and_then(|w| lock(w).clone()) {
+            Some(names) => Warmth::Preloaded(names, None),
+            None => Warmth::Cold,
+        }
     }
 
     /// Whether test config `test`'s runs go without unguard's convenience
@@ -258,6 +272,7 @@ pub(super) async fn run_job(
         uncounted: &board.uncounted,
         bare: board.bare.get(test),
         isolated: board.isolated.get(test).filter(|_| board.workers_share),
+        warm: board.warm.get(test).filter(|_| !ctx.opts.cold),
     };
     let checked = match b.run(scratch).await {
         Ok(green) => check_killed_by(plan, test, green.report.as_ref()).map(|()| green),
@@ -357,6 +372,8 @@ struct Baseline<'a> {
     /// This config's flag on the board: its runs get their own network
     /// (`None`: one worker, nothing to keep apart; the check is not made).
     isolated: Option<&'a AtomicBool>,
+    /// This config's warm modules on the board (`None`: `--cold`).
+    warm: Option<&'a Mutex<Option<Arc<Vec<String>>>>>,
 }
 
 impl Baseline<'_> {
@@ -399,7 +416,158 @@ impl Baseline<'_> {
             ));
         }
         self.network(scratch, &mut first).await?;
+        self.warm(scratch, &mut first).await?;
         Ok(first)
+    }
+
+    /// Whether this command's runs are forked from a warm interpreter
+    /// ([`crate::run::warm`]). Only for a runner that names what may be
+    /// forked (pytest, unittest) and a command that is one start of it.
+    /// The green baseline runs twice more, forked: first from an
+    /// interpreter that has imported nothing of the suite (its child
+    /// records the modules it ended with), then from one that imported
+    /// those not the project's first. Only when both give the same tests
+    /// with the same outcomes as the baseline (and the second was forked
+    /// from the full interpreter) do the runs go warm; otherwise one
+    /// `note:` line and `baselines[].warm_note` say why.
+    async fn warm(&self, scratch: &mut Scratch, green: &mut Green) -> Result<()> {
+        let Some(slot) = self.warm else {
+            return Ok(());
+        };
+        let area = scratch.junit_dir.with_file_name("warm-modules");
+        let _ = std::fs::create_dir_all(&area);
+        let first_list = area.join("first.txt");
+        let second_list = area.join("second.txt");
+        let _ = std::fs::remove_file(&first_list);
+        let _ = std::fs::remove_file(&second_list);
+        let log_a = green.result.log_file.replacen(".log", ".warm.log", 1);
+        let run = self
+            .suite_as(
+                scratch,
+                &log_a,
+                Some(green.timeout),
+                Warmth::Record(first_list.clone()),
+            )
+            .await?;
+        if !run.res.forked {
+            // Not a forkable start (no note: most commands), or it could
+            // not be forked: then the log's `# warm:` line says why.
+            if let Some(why) = warm_refusal(&self.opts.out.join(&log_a)) {
+                self.warm_off(green, &format!("{why}; log {log_a}"));
+            }
+            return Ok(());
+        }
+        if let Some(d) = self.warm_differs(green, &run)? {
+            self.warm_off(green, &format!("forked, it differs ({d}; log {log_a})"));
+            return Ok(());
+        }
+        let Ok(text) = std::fs::read_to_string(&first_list) else {
+            let why = warm_refusal(&self.opts.out.join(&log_a))
+                .unwrap_or_else(|| "the forked run did not say which modules it imported".into());
+            self.warm_off(green, &format!("{why}; log {log_a}"));
+            return Ok(());
+        };
+        let names: Arc<Vec<String>> = Arc::new(
+            text.lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .map(str::to_string)
+                .collect(),
+        );
+        let log_b = green
+            .result
+            .log_file
+            .replacen(".log", ".warm-preloaded.log", 1);
+        let run = self
+            .suite_as(
+                scratch,
+                &log_b,
+                Some(green.timeout),
+                Warmth::Preloaded(Arc::clone(&names), Some(second_list.clone())),
+            )
+            .await?;
+        let why = if !run.res.forked || !second_list.exists() {
+            Some(
+                warm_refusal(&self.opts.out.join(&log_b)).unwrap_or_else(|| {
+                    "the run with the suite's modules imported first was not forked".into()
+                }),
+            )
+        } else {
+            self.warm_differs(green, &run)?.map(|d| {
+                format!("with the suite's third-party modules imported first, it differs ({d})")
+            })
+        };
+        let _ = std::fs::remove_dir_all(&area);
+        match why {
+            Some(w) => self.warm_off(green, &format!("{w}; log {log_b}")),
+            None => {
+                *lock(slot) = Some(names);
+                green.result.warm = true;
+            }
+        }
+        Ok(())
+    }
+
+    /// How a forked baseline run differs from the green baseline, if it does.
+    fn warm_differs(&self, green: &Green, run: &super::suite::SuiteRun) -> Result<Option<String>> {
+        // The first test that differs says most, red or not.
+        match (green.report.as_ref(), run.junit.report()) {
+            (Some(cold), Some(warm)) => {
+                if let Some(d) = outcome_change(cold, warm, ("forked", "as written")) {
+                    return Ok(Some(d));
+                }
+            }
+            // The baseline was green: a red test of the forked run is the change.
+            (None, Some(warm)) => {
+                if let Some(c) = warm
+                    .cases
+                    .iter()
+                    .find(|c| matches!(c.status, Status::Failed | Status::Error))
+                {
+                    return Ok(Some(format!(
+                        "`{}` {:?} forked, green as written",
+                        c.id(),
+                        c.status
+                    )));
+                }
+            }
+            _ => {}
+        }
+        Ok(
+            match outcome::baseline(&run.res.exit, self.cfg, run.junit.clone()) {
+                BaselineVerdict::Interrupted => return Err(Error::Interrupted),
+                BaselineVerdict::Red { .. } => Some(match &run.junit {
+                    crate::outcome::reading::Reading::Observed(o)
+                        if o.red().is_some_and(|n| n > 0) =>
+                    {
+                        format!(
+                            "{} test(s) red forked, green as written",
+                            o.red().unwrap_or(0)
+                        )
+                    }
+                    _ => format!("red forked ({})", run.res.exit.describe()),
+                }),
+                BaselineVerdict::Green(report) => {
+                    let (a, b) = (green.result.tests_total, run.junit.tests_total());
+                    match (green.report.as_ref(), report.as_ref()) {
+                        (Some(cold), Some(warm)) => {
+                            outcome_change(cold, warm, ("forked", "as written"))
+                        }
+                        _ => (a != b).then(|| {
+                            format!("{} tests forked, {} as written", counted(b), counted(a))
+                        }),
+                    }
+                }
+            },
+        )
+    }
+
+    /// Say once why this command's runs start as written.
+    fn warm_off(&self, green: &mut Green, why: &str) {
+        let note = format!("its runs start as written, not forked from a warm interpreter: {why}");
+        self.progress
+            .line(&format!("note: `{}`: {note}", self.cfg.command.display()));
+        green.result.warm_note = Some(note);
     }
 
     /// Whether this command's runs get a network namespace of their own.
@@ -432,7 +600,9 @@ impl Baseline<'_> {
             BaselineVerdict::Green(report) => {
                 let (a, b) = (green.result.tests_total, run.junit.tests_total());
                 match (green.report.as_ref(), report.as_ref()) {
-                    (Some(outside), Some(inside)) => outcome_change(outside, inside),
+                    (Some(outside), Some(inside)) => {
+                        outcome_change(outside, inside, ("there", "outside"))
+                    }
                     _ => (a != b)
                         .then(|| format!("{} tests there, {} outside", counted(b), counted(a))),
                 }
@@ -478,12 +648,52 @@ impl Baseline<'_> {
         bare: bool,
         namespace: Option<Duration>,
     ) -> Result<super::suite::SuiteRun> {
-        let (cfg, opts) = (self.cfg, self.opts);
         // In a network namespace: the check after a green baseline, under
         // the mutants' timeout (a suite that hangs without the outside
         // network waits no longer than a mutant).
-        let network = namespace.is_some();
-        let cap = opts.timeout.or(namespace).unwrap_or(match cfg.timeout {
+        let run = Check {
+            bare,
+            network: namespace.is_some(),
+            timeout: namespace,
+            warm: Warmth::Cold,
+        };
+        self.check(scratch, log_name, run).await
+    }
+
+    /// One forked run of the unmutated suite into `log_name` (the warm
+    /// check after a green baseline: as its mutants will run, under their
+    /// `timeout`).
+    async fn suite_as(
+        &self,
+        scratch: &mut Scratch,
+        log_name: &str,
+        timeout: Option<Duration>,
+        warm: Warmth,
+    ) -> Result<super::suite::SuiteRun> {
+        let run = Check {
+            bare: self.is_bare(),
+            network: self.isolated.is_some_and(|f| f.load(Ordering::Relaxed)),
+            timeout,
+            warm,
+        };
+        self.check(scratch, log_name, run).await
+    }
+
+    async fn check(
+        &self,
+        scratch: &mut Scratch,
+        log_name: &str,
+        run: Check,
+    ) -> Result<super::suite::SuiteRun> {
+        let (cfg, opts) = (self.cfg, self.opts);
+        let Check {
+            bare,
+            network,
+            timeout,
+            warm,
+        } = run;
+        let forked = !matches!(warm, Warmth::Cold);
+        let cap = opts.timeout.or(timeout).unwrap_or(match cfg.timeout {
             TimeoutSetting::Fixed(d) => d,
             TimeoutSetting::Auto => BASELINE_CAP,
         });
@@ -497,15 +707,20 @@ impl Baseline<'_> {
                 log: &opts.out.join(log_name),
                 timeout: cap,
                 header: format!(
-                    "baseline of `{}`{}{}",
+                    "baseline of `{}`{}{}{}",
                     cfg.command.display(),
                     if bare {
                         " without unguard's additions"
                     } else {
                         ""
                     },
-                    if network {
+                    if network && !forked {
                         " in a network namespace of its own"
+                    } else {
+                        ""
+                    },
+                    if forked {
+                        " forked from a warm interpreter"
                     } else {
                         ""
                     }
@@ -518,6 +733,7 @@ impl Baseline<'_> {
                 alone: false,
                 coverage: None,
                 network,
+                warm,
             },
             self.cancel,
         )
@@ -646,6 +862,8 @@ impl Baseline<'_> {
                 coverage: None,
                 network: Network::Shared,
                 network_note: None,
+                warm: false,
+                warm_note: None,
             },
             timeout,
             report,
@@ -656,22 +874,45 @@ impl Baseline<'_> {
     }
 }
 
+/// How [`Baseline::check`] runs the suite.
+struct Check {
+    bare: bool,
+    network: bool,
+    timeout: Option<Duration>,
+    warm: Warmth,
+}
+
+/// The reason a warm run's log gives for starting cold (`# warm: started
+/// cold: …`, or the client's `# unguard: ran cold (…)`).
+fn warm_refusal(log: &std::path::Path) -> Option<String> {
+    let text = std::fs::read_to_string(log).ok()?;
+    text.lines().find_map(|l| {
+        l.strip_prefix("# warm: started cold: ")
+            .or_else(|| l.strip_prefix("# unguard: ran cold ("))
+            .map(|r| r.trim_end_matches(')').to_string())
+    })
+}
+
 /// The first test whose outcome differs between two reports of the same
 /// suite (or that only one of them ran), in a few words; `None`: the same.
-fn outcome_change(outside: &Report, inside: &Report) -> Option<String> {
+fn outcome_change(
+    outside: &Report,
+    inside: &Report,
+    (there, here): (&str, &str),
+) -> Option<String> {
     let map = |r: &Report| -> BTreeMap<String, Status> {
         r.cases.iter().map(|c| (c.id(), c.status)).collect()
     };
     let (a, b) = (map(outside), map(inside));
     if let Some((id, s)) = b.iter().find(|(id, s)| a.get(*id) != Some(*s)) {
         return Some(match a.get(id) {
-            Some(was) => format!("`{id}` {s:?} there, {was:?} outside"),
-            None => format!("`{id}` ran only there"),
+            Some(was) => format!("`{id}` {s:?} {there}, {was:?} {here}"),
+            None => format!("`{id}` ran only {there}"),
         });
     }
     a.keys()
         .find(|id| !b.contains_key(*id))
-        .map(|id| format!("`{id}` did not run there"))
+        .map(|id| format!("`{id}` did not run {there}"))
 }
 
 fn counted(n: Option<usize>) -> String {
@@ -750,7 +991,7 @@ mod tests {
     fn the_same_tests_with_the_same_outcomes_are_no_change_in_any_order() {
         let a = report(&[("a", Status::Passed), ("b", Status::Skipped)]);
         let b = report(&[("b", Status::Skipped), ("a", Status::Passed)]);
-        assert_eq!(outcome_change(&a, &b), None);
+        assert_eq!(outcome_change(&a, &b, ("there", "outside")), None);
     }
 
     #[test]
@@ -758,16 +999,16 @@ mod tests {
         let outside = report(&[("a", Status::Passed), ("b", Status::Passed)]);
         let skipped = report(&[("a", Status::Passed), ("b", Status::Skipped)]);
         assert_eq!(
-            outcome_change(&outside, &skipped).as_deref(),
+            outcome_change(&outside, &skipped, ("there", "outside")).as_deref(),
             Some("`t::b` Skipped there, Passed outside")
         );
         let fewer = report(&[("a", Status::Passed)]);
         assert_eq!(
-            outcome_change(&outside, &fewer).as_deref(),
+            outcome_change(&outside, &fewer, ("there", "outside")).as_deref(),
             Some("`t::b` did not run there")
         );
         assert_eq!(
-            outcome_change(&fewer, &outside).as_deref(),
+            outcome_change(&fewer, &outside, ("there", "outside")).as_deref(),
             Some("`t::b` ran only there")
         );
     }

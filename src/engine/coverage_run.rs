@@ -107,6 +107,7 @@ pub(super) async fn measure(
             alone: false,
             coverage: Some(&instrumented),
             network: ctx.baselines.isolated(test),
+            warm: super::suite::Warmth::Cold,
         },
         cancel,
     )

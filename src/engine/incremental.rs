@@ -103,7 +103,7 @@ impl Reuse {
 /// The settings of a run that decide verdicts besides the mutants' own:
 /// the spec's top-level `test` block and linked dirs, and the flags that
 /// change what runs (canary, kill-first, coverage, re-checks, timeout,
-/// isolation, network isolation).
+/// isolation, network isolation, `--cold`).
 fn settings(spec: &Spec, opts: &EngineOptions) -> String {
     let mut f = Fingerprint::new("settings");
     f.field("test", format!("{:?}", spec.test).as_bytes())
@@ -115,7 +115,8 @@ fn settings(spec: &Spec, opts: &EngineOptions) -> String {
         .field("recheck_survivors", &opts.recheck_survivors.to_le_bytes())
         .field("recheck_kills", &opts.recheck_kills.to_le_bytes())
         .field("isolation", format!("{:?}", opts.isolation).as_bytes())
-        .field("network", format!("{:?}", opts.network).as_bytes());
+        .field("network", format!("{:?}", opts.network).as_bytes())
+        .field("cold", &[u8::from(opts.cold)]);
     f.finish()
 }
 

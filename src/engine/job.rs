@@ -124,6 +124,7 @@ pub(super) async fn run_canary(
             alone: false,
             coverage: None,
             network: ctx.baselines.isolated(test),
+            warm: ctx.baselines.warmth(test),
         },
         cancel,
     )
@@ -490,6 +491,7 @@ impl MutantRun<'_> {
                 timeout,
                 label: format!("check of mutant {}", m.id),
                 network: false,
+                warm: None,
             },
             self.cancel.clone(),
         )
@@ -541,6 +543,7 @@ impl MutantRun<'_> {
                 alone,
                 coverage: None,
                 network,
+                warm: self.ctx.baselines.warmth(m.test),
             },
             self.cancel,
         )

@@ -459,6 +459,7 @@ async fn run_check(
             alone: false,
             coverage: None,
             network: ctx.baselines.isolated(test),
+            warm: ctx.baselines.warmth(test),
         },
         cancel,
     )

@@ -86,6 +86,8 @@ pub struct EngineOptions {
     pub network: crate::run::network::NetworkIsolation,
     /// `--full`: every mutant runs the full suite (no kill-first).
     pub full: bool,
+    /// `--cold`: no run is forked from a warm interpreter.
+    pub cold: bool,
     /// Per-test coverage (off with `--no-coverage`, and under `--full`): a
     /// coverage run after a green baseline picks each mutant's covering
     /// tests and finds the mutants no test executes (`no-coverage`).
@@ -288,6 +290,8 @@ async fn execute_async(
         reuse,
     });
     let phase = scheduler::run_phase(&ctx, copies, jobs, &cancel).await;
+    // Every worker is done: so are their warm interpreters.
+    crate::run::warm::stop_all().await;
     // A baseline that cannot be used (or a baseline job that failed) stops
     // the run: exit 4, and no verdict of the jobs it stopped counts.
     if let Some(e) = ctx.baselines.take_failure() {

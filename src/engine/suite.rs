@@ -223,6 +223,25 @@ pub(super) struct SuiteCall<'a> {
     /// Run it in a network namespace of its own (the config's baseline was
     /// the same inside one: see `Baseline::network`).
     pub network: bool,
+    /// Fork it from the worker's warm interpreter (see [`Warmth`]).
+    pub warm: Warmth,
+}
+
+/// Whether a run is forked from the worker's warm Python interpreter
+/// ([`crate::run::warm`]), where its runner and command allow it.
+#[derive(Debug, Clone, Default)]
+pub(super) enum Warmth {
+    /// Started as written.
+    #[default]
+    Cold,
+    /// Forked from an interpreter that has imported nothing of the suite;
+    /// the child writes the modules it ended with to this file (the
+    /// baseline's first warm run).
+    Record(PathBuf),
+    /// Forked from an interpreter that has imported these modules first;
+    /// with `Some(file)`, the child writes its modules there too (proof
+    /// that the baseline's second warm run was forked).
+    Preloaded(std::sync::Arc<Vec<String>>, Option<PathBuf>),
 }
 
 /// A coverage run's collector, and the command it runs instead of the
@@ -370,15 +389,7 @@ pub(super) async fn run_suite(
     let _slot = Slot::take(call.alone, call.progress, call.label).await;
     scratch.begin_run()?;
     let junit_path = scratch.next_junit_path(call.label);
-    // A report left by an earlier run must never be read as this run's.
-    let report_path = if call.read_junit {
-        junit_report_path(call.cfg, &junit_path, &scratch.tree)
-    } else {
-        None
-    };
-    if let Some(p) = &report_path {
-        let _ = std::fs::remove_file(p);
-    }
+    let report_path = fresh_report_path(&call, &junit_path, &scratch.tree);
     let mut env = env_for(call.cfg, call.worker, call.label, scratch);
     // Every run of a config without `test.junit` gets the same request (the
     // canary too, so it runs the suite exactly as the mutants do).
@@ -431,6 +442,14 @@ pub(super) async fn run_suite(
         .or(injected.as_deref())
         .filter(|_| call.read_junit)
         .and_then(Versions::watch);
+    let warm = warm_run(
+        (&call.warm, call.network, call.coverage.is_some()),
+        runner.forkable(),
+        command,
+        &substitutions,
+        &env,
+        scratch,
+    );
     let res = run::run(
         Invocation {
             command,
@@ -441,6 +460,7 @@ pub(super) async fn run_suite(
             timeout: call.timeout,
             label: call.header,
             network: call.network,
+            warm,
         },
         cancel.clone(),
     )
@@ -474,6 +494,48 @@ pub(super) async fn run_suite(
         seen,
         reset,
         additions,
+    })
+}
+
+/// The path of the run's configured report, if it is read; a report left
+/// by an earlier run is removed first (never read as this run's).
+fn fresh_report_path(call: &SuiteCall<'_>, junit_path: &Path, tree: &Path) -> Option<PathBuf> {
+    let p = junit_report_path(call.cfg, junit_path, tree).filter(|_| call.read_junit)?;
+    let _ = std::fs::remove_file(&p);
+    Some(p)
+}
+
+/// How a run (its [`Warmth`], whether it gets its own network, whether it
+/// is a coverage run) is forked, when it is warm and its `command` (with
+/// `substitutions`, in `env`) is one start of a Python interpreter running
+/// one of `mains`. A coverage run never is: its collector may read its
+/// set-up when the interpreter starts.
+fn warm_run(
+    (warmth, network, coverage): (&Warmth, bool, bool),
+    mains: &[&str],
+    command: &Command,
+    substitutions: &[(&'static str, String)],
+    env: &ChildEnv,
+    scratch: &Scratch,
+) -> Option<run::warm::Warm> {
+    let (preload, record) = match warmth {
+        _ if coverage => return None,
+        Warmth::Cold => return None,
+        Warmth::Record(file) => (std::sync::Arc::new(Vec::new()), Some(file.clone())),
+        Warmth::Preloaded(names, file) => (std::sync::Arc::clone(names), file.clone()),
+    };
+    if mains.is_empty() {
+        return None;
+    }
+    let argv = run::argv(command, substitutions);
+    let entry = run::warm::entry::read(&argv, &run::warm::environment(env), &scratch.tree, mains)?;
+    Some(run::warm::Warm {
+        entry,
+        socket: run::warm::socket_in(scratch.junit_dir.parent()?)?,
+        roots: vec![scratch.tree.clone(), scratch.root().to_path_buf()],
+        preload,
+        record,
+        netns: network,
     })
 }
 

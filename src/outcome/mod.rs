@@ -573,6 +573,7 @@ mod tests {
     }
     fn run(exit: Exit) -> RunResult {
         RunResult {
+            forked: false,
             exit,
             duration: Duration::from_millis(10),
         }

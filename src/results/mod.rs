@@ -387,6 +387,15 @@ pub struct BaselineResult {
     /// `--network-isolation off`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub network_note: Option<String>,
+    /// This command's runs after the baseline were forked from a warm
+    /// Python interpreter (one per worker; the baseline ran both ways and
+    /// agreed). Left out when they started as written.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub warm: bool,
+    /// Why they started as written although the command is a start of
+    /// pytest or unittest that could be forked (`None` under `--cold`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warm_note: Option<String>,
 }
 
 /// The coverage run of one test command: one run of the whole suite with

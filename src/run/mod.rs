@@ -18,6 +18,7 @@ pub mod report_versions;
 pub mod shell;
 pub mod shell_line;
 pub mod supervise;
+pub mod warm;
 
 use std::io::Write;
 use std::path::Path;
@@ -67,6 +68,9 @@ pub struct RunResult {
     /// Wall-clock time from the start of the run until its command ended
     /// (or could not start).
     pub duration: Duration,
+    /// It was forked from a warm interpreter (see [`warm`]); the client may
+    /// still have started it cold (its log says so).
+    pub forked: bool,
 }
 
 /// What to run and where.
@@ -88,6 +92,9 @@ pub struct Invocation<'a> {
     /// Run it in a network namespace of its own ([`network`]); where that
     /// cannot be made, it does not run (a spawn failure), never shared.
     pub network: bool,
+    /// Fork it from the worker's warm interpreter ([`warm`]) where it can;
+    /// `None`: start it as written.
+    pub warm: Option<warm::Warm>,
 }
 
 fn expand(text: &str, subs: &[(&'static str, String)], quote: bool) -> String {
@@ -122,8 +129,25 @@ pub async fn run(inv: Invocation<'_>, mut cancel: watch::Receiver<bool>) -> RunR
     let failed = |msg: String| RunResult {
         exit: Exit::SpawnFailed(msg),
         duration: started.elapsed(),
+        forked: false,
     };
-    let setup = match Setup::prepare(inv.network) {
+    // A warm run's leader is unguard's client; the fork lives in the warm
+    // interpreter's network (the worker's own namespace where the runs get one).
+    let (leader, warm_line) = match &inv.warm {
+        Some(w) => match warm::prepare(w, &argv, inv.cwd, &inv.env).await {
+            Ok(client) => (
+                Some(client),
+                format!(
+                    "forked from the worker's warm interpreter ({})",
+                    w.describe()
+                ),
+            ),
+            Err(why) => (None, format!("started cold: {why}")),
+        },
+        None => (None, String::new()),
+    };
+    let forked = leader.is_some();
+    let setup = match Setup::prepare(inv.network && !forked) {
         Ok(s) => s,
         Err(msg) => {
             // The log still says what this run was and why it never started.
@@ -141,11 +165,14 @@ pub async fn run(inv: Invocation<'_>, mut cancel: watch::Receiver<bool>) -> RunR
         Ok(f) => f,
         Err(msg) => return failed(msg),
     };
+    if !warm_line.is_empty() {
+        let _ = writeln!(log, "# warm: {warm_line}");
+    }
     let Started {
         mut child,
         capture,
         note,
-    } = match Child::start(&inv, &argv, &log, setup) {
+    } = match Child::start(&inv, leader.as_deref().unwrap_or(&argv), &log, setup) {
         Ok(started) => started,
         Err(msg) => {
             let _ = writeln!(log, "# unguard: could not start {msg}");
@@ -178,7 +205,11 @@ pub async fn run(inv: Invocation<'_>, mut cancel: watch::Receiver<bool>) -> RunR
         let _ = writeln!(log, "# unguard: could not start {m}");
     }
     write_footer(&mut log, captured, escaped, notes, &exit, duration);
-    RunResult { exit, duration }
+    RunResult {
+        exit,
+        duration,
+        forked,
+    }
 }
 
 /// Create the log and write its header: what runs, where, under which

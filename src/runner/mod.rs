@@ -81,6 +81,13 @@ pub trait Runner: std::fmt::Debug + Send + Sync {
     /// The runner's name, for logs and messages.
     fn name(&self) -> &'static str;
 
+    /// The Python modules (`-m NAME`) and console scripts whose start of
+    /// an interpreter may be forked from a warm one ([`crate::run::warm`]);
+    /// empty: this runner's runs always start as written.
+    fn forkable(&self) -> &'static [&'static str] {
+        &[]
+    }
+
     /// The command that runs only `ids` in the copy (`None`: the config's
     /// own command, with the select plugin's environment, see
     /// [`Runner::plugin`]; or the runner cannot select one of these ids,

@@ -37,6 +37,10 @@ impl Runner for Pytest {
         "pytest"
     }
 
+    fn forkable(&self) -> &'static [&'static str] {
+        &["pytest", "py.test"]
+    }
+
     fn subset(&self, _ids: &[String], _at: &Place<'_>) -> Option<Command> {
         None
     }

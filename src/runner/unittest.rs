@@ -19,6 +19,10 @@ impl Runner for Unittest {
         "unittest"
     }
 
+    fn forkable(&self) -> &'static [&'static str] {
+        &["unittest"]
+    }
+
     fn subset(&self, ids: &[String], _at: &Place<'_>) -> Option<Command> {
         let dotted: Vec<String> = ids.iter().map(|i| dotted(i)).collect::<Option<_>>()?;
         let mut argv = self.prefix.clone();

@@ -59,5 +59,6 @@ mod suite_environment;
 mod transparent_runs;
 mod twins;
 mod user_tree_safety;
+mod warm_runs;
 mod workspace_and_baselines;
 mod wrappers_and_small_rules;
