@@ -434,6 +434,9 @@ impl Baseline<'_> {
         let Some(slot) = self.warm else {
             return Ok(());
         };
+        if !super::suite::forkable(self.cfg, scratch) {
+            return Ok(());
+        }
         let area = scratch.junit_dir.with_file_name("warm-modules");
         let _ = std::fs::create_dir_all(&area);
         let first_list = area.join("first.txt");

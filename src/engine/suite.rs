@@ -497,6 +497,37 @@ pub(super) async fn run_suite(
     })
 }
 
+/// Whether `cfg`'s command may be forked from a warm interpreter in
+/// `scratch` at all: its runner names what may be forked and the command
+/// is one start of it (read with unguard's environment and `test.env`; a
+/// run reads it again with its own). Nothing is run.
+pub(super) fn forkable(cfg: &TestConfig, scratch: &Scratch) -> bool {
+    let runner = runner::recognise(cfg, &scratch.tree, None).unwrap_or_else(runner::generic);
+    if runner.forkable().is_empty()
+        || scratch
+            .junit_dir
+            .parent()
+            .and_then(run::warm::socket_in)
+            .is_none()
+    {
+        return false;
+    }
+    let env = ChildEnv::with(
+        cfg.env
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+    );
+    let argv = run::argv(&cfg.command, &[("{junit}", "report.xml".to_string())]);
+    run::warm::entry::read(
+        &argv,
+        &run::warm::environment(&env),
+        &scratch.tree,
+        runner.forkable(),
+    )
+    .is_some()
+}
+
 /// The path of the run's configured report, if it is read; a report left
 /// by an earlier run is removed first (never read as this run's).
 fn fresh_report_path(call: &SuiteCall<'_>, junit_path: &Path, tree: &Path) -> Option<PathBuf> {

@@ -245,8 +245,9 @@ def test_timing():
     // the unmutated copy (the check that it is green alone), 5 its
     // confirmation alone (green), 6 the whole suite once more (green).
     // Without the coverage run (a run of its own of test_timing; and with
-    // no canary the map would decide nothing anyway).
-    let (code, out, err) = fx.run(&["run", "--out", "out", "-j", "1", "--no-coverage"]);
+    // no canary the map would decide nothing anyway), and cold: the warm
+    // check runs the baseline twice more (tests/it/warm_runs.rs).
+    let (code, out, err) = fx.run(&["run", "--out", "out", "-j", "1", "--no-coverage", "--cold"]);
     let v = fx.verdicts("out");
     assert_eq!(v["host-check"], "killed", "{}", ctx(code, &out, &err));
     assert_eq!(v["equivalent"], "flaky", "{}", ctx(code, &out, &err));
