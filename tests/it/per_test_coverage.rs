@@ -121,9 +121,18 @@ fn covering_tests_run_first_and_an_uncovered_mutant_runs_nothing() {
     );
     assert_eq!(uncovered["full_suite"], false);
     assert_eq!(uncovered["subset_runs"], serde_json::json!([]));
-    // The slow test ran in the baseline, the coverage run and the canary
-    // only: never for a mutant.
-    assert_eq!(std::fs::read_to_string(&count).unwrap().len(), 3, "{said}");
+    // The slow test ran in the baseline (and its runs forked to check warm
+    // runs: tests/it/warm_runs.rs), the coverage run and the canary only:
+    // never for a mutant.
+    let warm_checks = ["@baseline.warm.log", "@baseline.warm-preloaded.log"]
+        .iter()
+        .filter(|f| fx.path().join("out").join(f).exists())
+        .count();
+    assert_eq!(
+        std::fs::read_to_string(&count).unwrap().len(),
+        3 + warm_checks,
+        "{said}"
+    );
     // A no-coverage mutant fails the gate like a survivor.
     assert_eq!(code, 2, "{said}");
 }
