@@ -507,7 +507,7 @@ pub(super) fn forkable(cfg: &TestConfig, scratch: &Scratch) -> bool {
         || scratch
             .junit_dir
             .parent()
-            .and_then(run::warm::socket_in)
+            .and_then(|a| run::warm::socket_in(a, true))
             .is_none()
     {
         return false;
@@ -562,7 +562,7 @@ fn warm_run(
     let entry = run::warm::entry::read(&argv, &run::warm::environment(env), &scratch.tree, mains)?;
     Some(run::warm::Warm {
         entry,
-        socket: run::warm::socket_in(scratch.junit_dir.parent()?)?,
+        socket: run::warm::socket_in(scratch.junit_dir.parent()?, network)?,
         roots: vec![scratch.tree.clone(), scratch.root().to_path_buf()],
         preload,
         record,

@@ -124,22 +124,17 @@ pub fn argv(command: &Command, subs: &[(&'static str, String)]) -> Vec<String> {
 /// its leader exits; after that the group, the run token and the run's
 /// cgroup are swept too.
 pub async fn run(inv: Invocation<'_>, mut cancel: watch::Receiver<bool>) -> RunResult {
-    let started = Instant::now();
     let argv = argv(inv.command, &inv.substitutions);
-    let failed = |msg: String| RunResult {
-        exit: Exit::SpawnFailed(msg),
-        duration: started.elapsed(),
-        forked: false,
-    };
     // A warm run's leader is unguard's client; the fork lives in the warm
     // interpreter's network (the worker's own namespace where the runs get one).
     let (leader, warm_line) = match &inv.warm {
         Some(w) => match warm::prepare(w, &argv, inv.cwd, &inv.env).await {
-            Ok(client) => (
+            Ok((client, started)) => (
                 Some(client),
                 format!(
-                    "forked from the worker's warm interpreter ({})",
-                    w.describe()
+                    "forked from the worker's warm interpreter ({}){}",
+                    w.describe(),
+                    started.map_or(String::new(), |s| format!("; {s}"))
                 ),
             ),
             Err(why) => (None, format!("started cold: {why}")),
@@ -147,6 +142,13 @@ pub async fn run(inv: Invocation<'_>, mut cancel: watch::Receiver<bool>) -> RunR
         None => (None, String::new()),
     };
     let forked = leader.is_some();
+    // Starting (or asking) the worker's interpreter is unguard's cost, not the run's.
+    let started = Instant::now();
+    let failed = |msg: String| RunResult {
+        exit: Exit::SpawnFailed(msg),
+        duration: started.elapsed(),
+        forked: false,
+    };
     let setup = match Setup::prepare(inv.network && !forked) {
         Ok(s) => s,
         Err(msg) => {

@@ -106,6 +106,33 @@ struct Key {
     netns: bool,
 }
 
+impl Key {
+    /// What differs from `other`, in a few words (names only: values may
+    /// be secrets).
+    fn change(&self, other: &Key) -> String {
+        if self.python != other.python || self.options != other.options || self.main != other.main {
+            return "the interpreter or what it runs".into();
+        }
+        if self.cwd != other.cwd || self.roots != other.roots {
+            return "the directory".into();
+        }
+        if self.netns != other.netns {
+            return "the network".into();
+        }
+        let names: Vec<&str> = self
+            .env
+            .keys()
+            .chain(other.env.keys())
+            .filter(|k| self.env.get(*k) != other.env.get(*k))
+            .map(String::as_str)
+            .collect();
+        match names.first() {
+            Some(n) => format!("`{n}`"),
+            None => "nothing".into(),
+        }
+    }
+}
+
 /// One worker's interpreter.
 struct Server {
     key: Key,
@@ -149,10 +176,13 @@ pub fn environment(env: &ChildEnv) -> BTreeMap<String, String> {
     out
 }
 
-/// The socket of the worker whose scratch area is `area` (`None` when its
-/// path is too long for a socket address).
-pub fn socket_in(area: &Path) -> Option<PathBuf> {
-    let p = area.join("warm.sock");
+/// The socket of the worker whose scratch area is `area`, for runs in a
+/// network namespace of the worker's own (`netns`) or on the machine's
+/// network: one interpreter each, so a confirmation outside the namespace
+/// does not cost the other its imports (`None` when the path is too long
+/// for a socket address).
+pub fn socket_in(area: &Path, netns: bool) -> Option<PathBuf> {
+    let p = area.join(if netns { "warm-ns.sock" } else { "warm.sock" });
     (p.as_os_str().len() <= MAX_SOCKET_PATH).then_some(p)
 }
 
@@ -164,7 +194,7 @@ pub async fn prepare(
     argv: &[String],
     cwd: &Path,
     env: &ChildEnv,
-) -> Result<Vec<String>, String> {
+) -> Result<(Vec<String>, Option<String>), String> {
     let mut full = environment(env);
     full.extend(warm.entry.assigns.iter().cloned());
     full.retain(|k, _| !k.starts_with("UNGUARD_"));
@@ -188,9 +218,24 @@ pub async fn prepare(
             return Err(why.clone());
         }
     }
-    let alive = match slot.server.as_mut() {
-        Some(s) => s.key == key && matches!(s.process.try_wait(), Ok(None)),
-        None => false,
+    let ended = slot
+        .server
+        .as_mut()
+        .is_some_and(|s| !matches!(s.process.try_wait(), Ok(None)));
+    let (alive, mut started) = match slot.server.as_ref() {
+        Some(s) if ended => (
+            false,
+            Some(format!(
+                "started again: the last one ended ({})",
+                s.last_words()
+            )),
+        ),
+        Some(s) if s.key != key => (
+            false,
+            Some(format!("started again: {} changed", s.key.change(&key))),
+        ),
+        Some(_) => (true, None),
+        None => (false, Some("started for this run".to_string())),
     };
     if !alive {
         if let Some(old) = slot.server.take() {
@@ -211,6 +256,10 @@ pub async fn prepare(
             .as_ref()
             .is_some_and(|p| Arc::ptr_eq(p, &warm.preload));
     if wanted {
+        started = Some(match started {
+            Some(s) => format!("{s}; it imported the suite's modules first"),
+            None => "it imported the suite's modules for this run".into(),
+        });
         if server.preloaded.is_some() {
             // Another list: a fresh interpreter imports it.
             let old = slot.server.take().expect("present");
@@ -231,7 +280,7 @@ pub async fn prepare(
             return Err(why);
         }
     }
-    Ok(client_argv(warm, argv))
+    Ok((client_argv(warm, argv), started))
 }
 
 /// Whether the worker at `socket` has refused `warm`'s command, and why

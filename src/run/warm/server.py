@@ -36,11 +36,18 @@ WRAPPER_UNSET = [k for k in GIVEN if k not in os.environ]
 STARTUP_VARS = ("PYTHON", "HOME", "VIRTUAL_ENV", "LC_", "LANG", "PATH")
 
 
+_REAL = {}
+
+
 def _real(path):
-    try:
-        return os.path.realpath(path)
-    except (OSError, ValueError):
-        return path
+    real = _REAL.get(path)
+    if real is None:
+        try:
+            real = os.path.realpath(path)
+        except (OSError, ValueError):
+            real = path
+        _REAL[path] = real
+    return real
 
 
 PROJECT = [_real(r) for r in ROOTS]
@@ -70,13 +77,14 @@ def _module_files(mod):
     return files
 
 
-def _own_modules():
-    """Names of loaded modules that are the project's own."""
-    return [
-        name
-        for name, mod in list(sys.modules.items())
-        if mod is not None and any(_project_file(f) for f in _module_files(mod))
-    ]
+def _own_modules(names):
+    """Those of the loaded modules `names` that are the project's own."""
+    out = []
+    for name in names:
+        mod = sys.modules.get(name)
+        if mod is not None and any(_project_file(f) for f in _module_files(mod)):
+            out.append(name)
+    return out
 
 
 def _threads():
@@ -199,6 +207,7 @@ def _preload(names, own_fds):
     for name in names:
         if name in sys.modules or name.split(".")[0] in plugins:
             continue
+        before = set(sys.modules)
         try:
             importlib.import_module(name)
             loaded += 1
@@ -209,7 +218,7 @@ def _preload(names, own_fds):
             return {"unsafe": "importing `%s` started a thread" % name}
         if _sockets(own_fds):
             return {"unsafe": "importing `%s` opened a socket" % name}
-        own = _own_modules()
+        own = _own_modules(set(sys.modules) - before)
         if own:
             return {"unsafe": "importing `%s` imported the project's own `%s`" % (name, own[0])}
     return {"preloaded": loaded, "failed": failed}
