@@ -197,7 +197,7 @@ fn a_forked_runs_processes_end_with_it() {
     let app = format!(
         "import subprocess, sys, time\nimport slowlib\n\n\ndef check(token):\n    # a note\n    subprocess.Popen([sys.executable, \"-c\", \"import time; time.sleep(300)\", \"{mark}\"], start_new_session=True, env={{}})\n    # hang here\n    if token != \"secret\":\n        return False\n    return True\n"
     );
-    let s = spec_timing_out(&libs, "4s").mutation(mutation(
+    let s = spec_timing_out(&libs, "10s").mutation(mutation(
         "hang",
         "app.py",
         "# hang here",
@@ -220,5 +220,17 @@ fn a_forked_runs_processes_end_with_it() {
     assert_eq!(fx.outcomes("out")["baselines"][0]["warm"], true);
     let hang_log = std::fs::read_to_string(fx.path().join("out/hang.log")).unwrap();
     assert!(hang_log.contains("# warm: forked"), "{hang_log}");
+    // The detached process (no run token: its environment is empty) was
+    // killed when its run ended, not when unguard did.
+    let guard_log = std::fs::read_to_string(fx.path().join("out/guard.log")).unwrap();
+    assert!(
+        guard_log
+            .lines()
+            .any(|l| l.starts_with("# unguard: killed ")
+                && l.ends_with(
+                    "process(es) the run left running (the warm interpreter adopts them)"
+                )),
+        "{guard_log}"
+    );
     assert_no_processes(&mark, "forked runs");
 }

@@ -153,9 +153,22 @@ fn ask(opts: &Options) -> Result<End, String> {
         }
         if v.get("started").is_some() {
             started = true;
-        } else if let Some(c) = v.get("exit").and_then(serde_json::Value::as_i64) {
+            continue;
+        }
+        if let Some(n) = v
+            .get("left")
+            .and_then(serde_json::Value::as_u64)
+            .filter(|n| *n > 0)
+        {
+            let _ = writeln!(
+                std::io::stderr(),
+                "\n# unguard: killed {n} process(es) the run left running (the warm interpreter adopts them)"
+            );
+        }
+        if let Some(c) = v.get("exit").and_then(serde_json::Value::as_i64) {
             return Ok(End::Exit(i32::try_from(c).unwrap_or(1)));
-        } else if let Some(s) = v.get("signal").and_then(serde_json::Value::as_i64) {
+        }
+        if let Some(s) = v.get("signal").and_then(serde_json::Value::as_i64) {
             return Ok(End::Signal(i32::try_from(s).unwrap_or(9)));
         }
     }

@@ -237,19 +237,21 @@ pub async fn prepare(
         Some(_) => (true, None),
         None => (false, Some("started for this run".to_string())),
     };
-    if !alive {
-        if let Some(old) = slot.server.take() {
-            old.stop().await;
-        }
-        match Server::start(key.clone(), &full, warm).await {
-            Ok(s) => slot.server = Some(s),
-            Err(why) => {
-                slot.refused = Some((key, why.clone()));
-                return Err(why);
+    let mut server = match (alive, slot.server.take()) {
+        (true, Some(s)) => s,
+        (_, old) => {
+            if let Some(old) = old {
+                old.stop().await;
+            }
+            match Server::start(key.clone(), &full, warm).await {
+                Ok(s) => s,
+                Err(why) => {
+                    slot.refused = Some((key, why.clone()));
+                    return Err(why);
+                }
             }
         }
-    }
-    let server = slot.server.as_mut().expect("started above");
+    };
     let wanted = !warm.preload.is_empty()
         && !server
             .preloaded
@@ -262,36 +264,23 @@ pub async fn prepare(
         });
         if server.preloaded.is_some() {
             // Another list: a fresh interpreter imports it.
-            let old = slot.server.take().expect("present");
-            old.stop().await;
-            match Server::start(key.clone(), &full, warm).await {
-                Ok(s) => slot.server = Some(s),
+            server.stop().await;
+            server = match Server::start(key.clone(), &full, warm).await {
+                Ok(s) => s,
                 Err(why) => {
                     slot.refused = Some((key, why.clone()));
                     return Err(why);
                 }
-            }
+            };
         }
-        let server = slot.server.as_mut().expect("started above");
         if let Err(why) = server.preload(&warm.socket, &warm.preload).await {
-            let s = slot.server.take().expect("present");
-            s.stop().await;
+            server.stop().await;
             slot.refused = Some((key, why.clone()));
             return Err(why);
         }
     }
+    slot.server = Some(server);
     Ok((client_argv(warm, argv), started))
-}
-
-/// Whether the worker at `socket` has refused `warm`'s command, and why
-/// (an import was unsafe; the interpreter would not start).
-pub async fn refused(socket: &Path) -> Option<String> {
-    slot(socket)
-        .lock()
-        .await
-        .refused
-        .as_ref()
-        .map(|(_, why)| why.clone())
 }
 
 fn client_argv(warm: &Warm, argv: &[String]) -> Vec<String> {

@@ -124,6 +124,7 @@ def _own_cgroup():
 
 
 def _children():
+    """(pid, zombie) of every child of this process."""
     me = str(os.getpid())
     out = []
     for name in os.listdir("/proc"):
@@ -136,7 +137,7 @@ def _children():
             continue
         fields = stat[stat.rfind(")") + 2 :].split()
         if len(fields) > 1 and fields[1] == me:
-            out.append(int(name))
+            out.append((int(name), fields[0] == "Z"))
     return out
 
 
@@ -147,13 +148,15 @@ def _kill_children():
         kids = _children()
         if not kids:
             break
-        for kid in kids:
+        for kid, zombie in kids:
+            if zombie:
+                continue
             try:
                 os.kill(kid, signal.SIGKILL)
                 killed += 1
             except OSError:
                 pass
-        for kid in kids:
+        for kid, _ in kids:
             try:
                 os.waitpid(kid, 0)
             except OSError:
