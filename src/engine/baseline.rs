@@ -460,7 +460,7 @@ impl Baseline<'_> {
             }
             return Ok(());
         }
-        if let Some(d) = self.warm_differs(green, &run)? {
+        if let Some(d) = self.differs(green, &run, ("forked", "as written"))? {
             self.warm_off(green, &format!("forked, it differs ({d}; log {log_a})"));
             return Ok(());
         }
@@ -496,9 +496,10 @@ impl Baseline<'_> {
                 }),
             )
         } else {
-            self.warm_differs(green, &run)?.map(|d| {
-                format!("with the suite's third-party modules imported first, it differs ({d})")
-            })
+            self.differs(green, &run, ("forked", "as written"))?
+                .map(|d| {
+                    format!("with the suite's third-party modules imported first, it differs ({d})")
+                })
         };
         let _ = std::fs::remove_dir_all(&area);
         match why {
@@ -511,24 +512,31 @@ impl Baseline<'_> {
         Ok(())
     }
 
-    /// How a forked baseline run differs from the green baseline, if it does.
-    fn warm_differs(&self, green: &Green, run: &super::suite::SuiteRun) -> Result<Option<String>> {
-        // The first test that differs says most, red or not.
+    /// How `run`, the unmutated suite run once more (in a namespace, or
+    /// forked), differs from the green baseline, if it does: the first test
+    /// whose outcome differs, else how many went red, else how it ended or
+    /// how many tests each counted; `(there, here)` name the two sides.
+    fn differs(
+        &self,
+        green: &Green,
+        run: &super::suite::SuiteRun,
+        (there, here): (&str, &str),
+    ) -> Result<Option<String>> {
         match (green.report.as_ref(), run.junit.report()) {
-            (Some(cold), Some(warm)) => {
-                if let Some(d) = outcome_change(cold, warm, ("forked", "as written")) {
+            (Some(before), Some(now)) => {
+                if let Some(d) = outcome_change(before, now, (there, here)) {
                     return Ok(Some(d));
                 }
             }
-            // The baseline was green: a red test of the forked run is the change.
-            (None, Some(warm)) => {
-                if let Some(c) = warm
+            // The baseline was green: a red test of this run is the change.
+            (None, Some(now)) => {
+                if let Some(c) = now
                     .cases
                     .iter()
                     .find(|c| matches!(c.status, Status::Failed | Status::Error))
                 {
                     return Ok(Some(format!(
-                        "`{}` {:?} forked, green as written",
+                        "`{}` {:?} {there}, green {here}",
                         c.id(),
                         c.status
                     )));
@@ -539,27 +547,17 @@ impl Baseline<'_> {
         Ok(
             match outcome::baseline(&run.res.exit, self.cfg, run.junit.clone()) {
                 BaselineVerdict::Interrupted => return Err(Error::Interrupted),
-                BaselineVerdict::Red { .. } => Some(match &run.junit {
+                BaselineVerdict::Red { reason, .. } => Some(match &run.junit {
                     crate::outcome::reading::Reading::Observed(o)
                         if o.red().is_some_and(|n| n > 0) =>
                     {
-                        format!(
-                            "{} test(s) red forked, green as written",
-                            o.red().unwrap_or(0)
-                        )
+                        format!("{} test(s) red {there}, green {here}", o.red().unwrap_or(0))
                     }
-                    _ => format!("red forked ({})", run.res.exit.describe()),
+                    _ => format!("red {there}: {reason}"),
                 }),
-                BaselineVerdict::Green(report) => {
+                BaselineVerdict::Green(_) => {
                     let (a, b) = (green.result.tests_total, run.junit.tests_total());
-                    match (green.report.as_ref(), report.as_ref()) {
-                        (Some(cold), Some(warm)) => {
-                            outcome_change(cold, warm, ("forked", "as written"))
-                        }
-                        _ => (a != b).then(|| {
-                            format!("{} tests forked, {} as written", counted(b), counted(a))
-                        }),
-                    }
+                    (a != b).then(|| format!("{} tests {there}, {} {here}", counted(b), counted(a)))
                 }
             },
         )
@@ -596,22 +594,7 @@ impl Baseline<'_> {
         let run = self
             .suite(scratch, &log_name, self.is_bare(), Some(green.timeout))
             .await?;
-        let inside = outcome::baseline(&run.res.exit, self.cfg, run.junit.clone());
-        let differs = match inside {
-            BaselineVerdict::Interrupted => return Err(Error::Interrupted),
-            BaselineVerdict::Red { reason, .. } => Some(format!("red there: {reason}")),
-            BaselineVerdict::Green(report) => {
-                let (a, b) = (green.result.tests_total, run.junit.tests_total());
-                match (green.report.as_ref(), report.as_ref()) {
-                    (Some(outside), Some(inside)) => {
-                        outcome_change(outside, inside, ("there", "outside"))
-                    }
-                    _ => (a != b)
-                        .then(|| format!("{} tests there, {} outside", counted(b), counted(a))),
-                }
-            }
-        };
-        match differs {
+        match self.differs(green, &run, ("there", "outside"))? {
             None => {
                 flag.store(true, Ordering::Relaxed);
                 green.result.network = Network::Namespace;

@@ -503,29 +503,35 @@ pub(super) async fn run_suite(
 /// run reads it again with its own). Nothing is run.
 pub(super) fn forkable(cfg: &TestConfig, scratch: &Scratch) -> bool {
     let runner = runner::recognise(cfg, &scratch.tree, None).unwrap_or_else(runner::generic);
-    if runner.forkable().is_empty()
-        || scratch
-            .junit_dir
-            .parent()
-            .and_then(|a| run::warm::socket_in(a, true))
-            .is_none()
-    {
-        return false;
-    }
     let env = ChildEnv::with(
         cfg.env
             .iter()
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect(),
     );
-    let argv = run::argv(&cfg.command, &[("{junit}", "report.xml".to_string())]);
-    run::warm::entry::read(
-        &argv,
-        &run::warm::environment(&env),
-        &scratch.tree,
-        runner.forkable(),
-    )
-    .is_some()
+    let subs = [("{junit}", "report.xml".to_string())];
+    interpreter_start(runner.forkable(), &cfg.command, &subs, &env, scratch, true).is_some()
+}
+
+/// `command` (with `substitutions`, in `env`) read as one start of a
+/// Python interpreter running one of `mains` in `scratch`, and the socket
+/// of the worker's interpreter for that network; `None`: it cannot be
+/// forked there.
+fn interpreter_start(
+    mains: &[&str],
+    command: &Command,
+    substitutions: &[(&'static str, String)],
+    env: &ChildEnv,
+    scratch: &Scratch,
+    network: bool,
+) -> Option<(run::warm::Entry, PathBuf)> {
+    if mains.is_empty() {
+        return None;
+    }
+    let socket = run::warm::socket_in(scratch.junit_dir.parent()?, network)?;
+    let argv = run::argv(command, substitutions);
+    let entry = run::warm::entry::read(&argv, &run::warm::environment(env), &scratch.tree, mains)?;
+    Some((entry, socket))
 }
 
 /// The path of the run's configured report, if it is read; a report left
@@ -555,14 +561,10 @@ fn warm_run(
         Warmth::Record(file) => (std::sync::Arc::new(Vec::new()), Some(file.clone())),
         Warmth::Preloaded(names, file) => (std::sync::Arc::clone(names), file.clone()),
     };
-    if mains.is_empty() {
-        return None;
-    }
-    let argv = run::argv(command, substitutions);
-    let entry = run::warm::entry::read(&argv, &run::warm::environment(env), &scratch.tree, mains)?;
+    let (entry, socket) = interpreter_start(mains, command, substitutions, env, scratch, network)?;
     Some(run::warm::Warm {
         entry,
-        socket: run::warm::socket_in(scratch.junit_dir.parent()?, network)?,
+        socket,
         roots: vec![scratch.tree.clone(), scratch.root().to_path_buf()],
         preload,
         record,

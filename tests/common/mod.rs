@@ -143,6 +143,16 @@ impl Fixture {
         serde_json::from_str(&text).unwrap()
     }
 
+    /// How many whole-suite runs of the unmutated copy the baseline of
+    /// `out_dir` forked to check warm runs (tests/it/warm_runs.rs): counted
+    /// like the baseline by tests that count a suite's runs.
+    pub fn warm_checks(&self, out_dir: &str) -> usize {
+        ["@baseline.warm.log", "@baseline.warm-preloaded.log"]
+            .iter()
+            .filter(|f| self.path().join(out_dir).join(f).exists())
+            .count()
+    }
+
     /// `id -> outcome` from `outcomes.json`.
     pub fn verdicts(&self, out_dir: &str) -> BTreeMap<String, String> {
         verdicts_in(&self.path().join(out_dir))

@@ -31,15 +31,6 @@ fn runs_counted(path: &str) -> usize {
     std::fs::read_to_string(path).unwrap().len()
 }
 
-/// The baseline's runs forked to check warm runs (tests/it/warm_runs.rs):
-/// whole-suite runs of the unmutated copy, counted like the baseline.
-fn warm_checks(fx: &Fixture, out: &str) -> usize {
-    ["@baseline.warm.log", "@baseline.warm-preloaded.log"]
-        .iter()
-        .filter(|f| fx.path().join(out).join(f).exists())
-        .count()
-}
-
 fn guard_fixture(counter: &str) -> Fixture {
     Fixture::git(&[
         ("m.py", "LIMIT = 10\n\n\ndef allowed(n):\n    return n <= LIMIT\n"),
@@ -74,7 +65,7 @@ fn expected_killers_run_alone_and_the_full_suite_only_for_a_survivor() {
     // The counted test ran in the baseline (and its warm checks), the
     // canary (m.py emptied breaks no import) and the survivor's full suite:
     // never for the kill (old: once more, its full suite).
-    let checks = warm_checks(&fx, "out");
+    let checks = fx.warm_checks("out");
     assert_eq!(
         runs_counted(&count),
         3 + checks,
@@ -178,7 +169,7 @@ fn without_killed_by_the_canarys_red_tests_then_the_siblings_killers_run_first()
     // The counted test (which the canary left green: it does not import
     // m.py) ran in the baseline alone (and its warm checks; old: once per
     // mutant too).
-    let checks = warm_checks(&fx, "out");
+    let checks = fx.warm_checks("out");
     assert_eq!(
         runs_counted(&count),
         1 + checks,

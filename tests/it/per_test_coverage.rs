@@ -124,13 +124,9 @@ fn covering_tests_run_first_and_an_uncovered_mutant_runs_nothing() {
     // The slow test ran in the baseline (and its runs forked to check warm
     // runs: tests/it/warm_runs.rs), the coverage run and the canary only:
     // never for a mutant.
-    let warm_checks = ["@baseline.warm.log", "@baseline.warm-preloaded.log"]
-        .iter()
-        .filter(|f| fx.path().join("out").join(f).exists())
-        .count();
     assert_eq!(
         std::fs::read_to_string(&count).unwrap().len(),
-        3 + warm_checks,
+        3 + fx.warm_checks("out"),
         "{said}"
     );
     // A no-coverage mutant fails the gate like a survivor.

@@ -48,6 +48,15 @@ fn spec_timing_out(libs: &Libs, timeout: &str) -> SpecBuilder {
         .mutation(mutation("note", "app.py", "# a note", "# another note"))
 }
 
+/// `app.py` and its tests, with [`spec`]'s mutants.
+fn guarded_app(libs: &Libs) -> Fixture {
+    Fixture::git(&[
+        ("app.py", APP),
+        ("tests/test_app.py", TESTS),
+        ("unguard.yaml", &spec(libs).build()),
+    ])
+}
+
 fn logs_with(out: &std::path::Path, line: &str) -> usize {
     std::fs::read_dir(out)
         .unwrap()
@@ -68,24 +77,16 @@ fn logs_with(out: &std::path::Path, line: &str) -> usize {
 #[test]
 fn forked_runs_give_the_cold_table_and_never_hold_the_projects_modules() {
     let libs = Libs::new(&[("slowlib.py", SLOWLIB)]);
-    let fx = Fixture::git(&[
-        ("app.py", APP),
-        ("tests/test_app.py", TESTS),
-        ("unguard.yaml", &spec(&libs).build()),
-    ]);
+    let fx = guarded_app(&libs);
     let (code, out, err) = fx.run(&["run", "--out", "warm", "-j", "2"]);
     let warm = fx.verdicts("warm");
     assert_eq!(
-        warm.get("guard").map(String::as_str),
-        Some("killed"),
+        warm["guard"],
+        "killed",
         "{warm:?}\n{}",
         ctx(code, &out, &err)
     );
-    assert_eq!(
-        warm.get("note").map(String::as_str),
-        Some("survived"),
-        "{warm:?}"
-    );
+    assert_eq!(warm["note"], "survived", "{warm:?}");
     let o = fx.outcomes("warm");
     assert_eq!(o["baselines"][0]["warm"], true, "{}", o["baselines"][0]);
     let dir = fx.path().join("warm");
@@ -120,19 +121,10 @@ fn an_import_that_starts_a_thread_keeps_the_runs_cold() {
     let libs = Libs::new(&[
         ("slowlib.py", "import threading, time\nthreading.Thread(target=time.sleep, args=(600,), daemon=True).start()\nANSWER = 42\n"),
     ]);
-    let fx = Fixture::git(&[
-        ("app.py", APP),
-        ("tests/test_app.py", TESTS),
-        ("unguard.yaml", &spec(&libs).build()),
-    ]);
+    let fx = guarded_app(&libs);
     let (code, out, err) = fx.run(&["run", "--out", "out", "-j", "1"]);
     let v = fx.verdicts("out");
-    assert_eq!(
-        v.get("guard").map(String::as_str),
-        Some("killed"),
-        "{v:?}\n{}",
-        ctx(code, &out, &err)
-    );
+    assert_eq!(v["guard"], "killed", "{v:?}\n{}", ctx(code, &out, &err));
     let o = fx.outcomes("out");
     let b = &o["baselines"][0];
     assert!(b.get("warm").is_none(), "{b}");
@@ -170,13 +162,8 @@ fn a_suite_that_differs_forked_runs_cold() {
     ]);
     let (code, out, err) = fx.run(&["run", "--out", "out", "-j", "1"]);
     let v = fx.verdicts("out");
-    assert_eq!(
-        v.get("guard").map(String::as_str),
-        Some("killed"),
-        "{v:?}\n{}",
-        ctx(code, &out, &err)
-    );
-    assert_eq!(v.get("note").map(String::as_str), Some("survived"), "{v:?}");
+    assert_eq!(v["guard"], "killed", "{v:?}\n{}", ctx(code, &out, &err));
+    assert_eq!(v["note"], "survived", "{v:?}");
     let o = fx.outcomes("out");
     let b = &o["baselines"][0];
     assert!(b.get("warm").is_none(), "{b}");
@@ -210,13 +197,8 @@ fn a_forked_runs_processes_end_with_it() {
     ]);
     let (code, out, err) = fx.run(&["run", "--out", "out", "-j", "1"]);
     let v = fx.verdicts("out");
-    assert_eq!(
-        v.get("guard").map(String::as_str),
-        Some("killed"),
-        "{v:?}\n{}",
-        ctx(code, &out, &err)
-    );
-    assert_eq!(v.get("hang").map(String::as_str), Some("timeout"), "{v:?}");
+    assert_eq!(v["guard"], "killed", "{v:?}\n{}", ctx(code, &out, &err));
+    assert_eq!(v["hang"], "timeout", "{v:?}");
     assert_eq!(fx.outcomes("out")["baselines"][0]["warm"], true);
     let hang_log = std::fs::read_to_string(fx.path().join("out/hang.log")).unwrap();
     assert!(hang_log.contains("# warm: forked"), "{hang_log}");

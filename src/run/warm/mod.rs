@@ -39,7 +39,6 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use crate::run::child_env::ChildEnv;
 use crate::run::isolation;
 use crate::run::reaper;
-use crate::run::supervise;
 pub use entry::{Entry, Main};
 
 /// The interpreter's program (run with `-c`).
@@ -324,23 +323,23 @@ impl Server {
             Main::Module(m) => serde_json::json!({"kind": "module", "module": m}),
             Main::Script(p) => serde_json::json!({"kind": "script", "path": p}),
         };
-        let mut args = vec![
-            supervise::SUBCOMMAND.to_string(),
-            "--grace".into(),
-            "0.5".into(),
-        ];
-        if key.netns {
-            args.push("--netns".into());
-        }
-        args.push("--".into());
-        args.push(key.python.display().to_string());
-        args.extend(key.options.iter().cloned());
-        args.push("-c".into());
-        args.push(SERVER_SOURCE.into());
-        args.push(warm.socket.display().to_string());
-        args.push(entry.to_string());
-        args.push(serde_json::json!(key.roots).to_string());
-        args.push(serde_json::json!(env).to_string());
+        let mut interpreter = vec![key.python.display().to_string()];
+        interpreter.extend(key.options.iter().cloned());
+        interpreter.extend([
+            "-c".into(),
+            SERVER_SOURCE.into(),
+            warm.socket.display().to_string(),
+            entry.to_string(),
+            serde_json::json!(key.roots).to_string(),
+            serde_json::json!(env).to_string(),
+        ]);
+        // Its own supervisor, as a run has (no cgroup: it lives for the
+        // whole run of unguard; each fork joins its run's).
+        let supervisor = isolation::Setup {
+            netns: key.netns,
+            ..isolation::Setup::direct()
+        };
+        let args = supervisor.supervisor_args(&interpreter, Duration::from_millis(500));
         let token = reaper::new_run_token();
         let control = ours
             .try_clone()
