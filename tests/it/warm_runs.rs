@@ -216,3 +216,41 @@ fn a_forked_runs_processes_end_with_it() {
     );
     assert_no_processes(&mark, "forked runs");
 }
+
+/// A third-party module that reads a data file of the project when it is
+/// imported would keep the unmutated contents in a warm interpreter, so a
+/// mutant of that file would survive forked and be killed cold: such an
+/// import makes the runs start as written, and the mutant is killed.
+#[test]
+fn an_import_that_reads_a_file_of_the_project_keeps_the_runs_cold() {
+    let libs = Libs::new(&[(
+        "limits.py",
+        "with open(\"limits.txt\") as f:\n    MAX = int(f.read())\n",
+    )]);
+    let spec = SpecBuilder::new(PYTEST)
+        .timeout("20s")
+        .env("PYTHONPATH", &libs.path())
+        .mutation(mutation("limit", "limits.txt", "10", "1000"));
+    let fx = Fixture::git(&[
+        ("limits.txt", "10\n"),
+        (
+            "app.py",
+            "import limits\n\n\ndef allowed(n):\n    return n <= limits.MAX\n",
+        ),
+        (
+            "tests/test_app.py",
+            "from app import allowed\n\n\ndef test_big_is_refused():\n    assert not allowed(11)\n",
+        ),
+        ("unguard.yaml", &spec.build()),
+    ]);
+    let (code, out, err) = fx.run(&["run", "--out", "out", "-j", "1"]);
+    let v = fx.verdicts("out");
+    assert_eq!(v["limit"], "killed", "{v:?}\n{}", ctx(code, &out, &err));
+    let b = &fx.outcomes("out")["baselines"][0];
+    assert!(b.get("warm").is_none(), "{b}");
+    let note = b["warm_note"].as_str().unwrap_or_default();
+    assert!(
+        note.contains("importing `limits` read the project's `limits.txt`"),
+        "{note}"
+    );
+}

@@ -200,13 +200,48 @@ def _plugin_packages():
     return tops
 
 
+# Files of the project opened while the preload runs (an import that reads a data file of
+# the project would hold its unmutated contents in every fork). The hook stays installed
+# (audit hooks cannot be removed) but records nothing outside the preload.
+_OPENED = {"on": False, "inside": False, "files": []}
+
+
+def _audit(event, args):
+    if not _OPENED["on"] or _OPENED["inside"] or event != "open" or not args:
+        return
+    _OPENED["inside"] = True
+    try:
+        path = args[0]
+        if isinstance(path, bytes):
+            path = os.fsdecode(path)
+        # Package metadata (an editable install's `*.egg-info`) is not the project's code or data.
+        if (
+            isinstance(path, str)
+            and ".egg-info" not in path
+            and ".dist-info" not in path
+            and _project_file(os.path.abspath(path))
+        ):
+            _OPENED["files"].append(path)
+    finally:
+        _OPENED["inside"] = False
+
+
 def _preload(names, own_fds):
     """Import `names` in order; stop at the first import that leaves a thread or a socket
-    behind or pulls in a module of the project."""
-    loaded, failed = 0, 0
+    behind, pulls in a module of the project, or opens a file of the project."""
     import importlib
 
     plugins = _plugin_packages()
+    sys.addaudithook(_audit)
+    _OPENED["on"] = True
+    try:
+        return _import_each(names, own_fds, importlib, plugins)
+    finally:
+        _OPENED["on"] = False
+
+
+def _import_each(names, own_fds, importlib, plugins):
+    loaded, failed = 0, 0
     for name in names:
         if name in sys.modules or name.split(".")[0] in plugins:
             continue
@@ -224,6 +259,8 @@ def _preload(names, own_fds):
         own = _own_modules(set(sys.modules) - before)
         if own:
             return {"unsafe": "importing `%s` imported the project's own `%s`" % (name, own[0])}
+        if _OPENED["files"]:
+            return {"unsafe": "importing `%s` read the project's `%s`" % (name, _OPENED["files"][0])}
     return {"preloaded": loaded, "failed": failed}
 
 
